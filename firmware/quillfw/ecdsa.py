@@ -1,0 +1,148 @@
+"""ECDSA over secp256k1 exactly as Bitcoin Core signs (CKey::Sign, grind=true).
+
+API:
+    sign(secret32, msg32) -> DER bytes (no sighash byte)
+        RFC6979 nonce as libsecp256k1's nonce_function_rfc6979, low-S, low-R
+        grinding. Byte-identical to Core for every (key, hash).
+    verify(pubkey_bytes, msg32, der_sig) -> bool
+        Bitcoin rules: strict DER (BIP66), low S (BIP146 LOW_S), 1 <= r, s < N.
+        Any malformed input gives False.
+    der_encode(r, s) -> bytes
+    der_decode(sig) -> (r, s)   strict DER as BIP66; ValueError otherwise.
+    rfc6979_nonce(secret32, msg32, extra32=None) -> generator of candidate ints
+
+Core's procedure (src/key.cpp, CKey::Sign): sign with no extra entropy; while
+the signature's r needs 33 DER bytes (r >= 2^255, "high R"), sign again with
+extra entropy = 32 bytes whose first 4 are a counter 1, 2, 3, ... in
+little-endian. Low R saves one byte of every signature.
+"""
+from quillfw import secp256k1 as ec
+from quillfw.hashes import hmac_sha256
+
+N = ec.N
+_HALF_N = N >> 1
+_HIGH_R = 1 << 255
+
+
+def rfc6979_nonce(secret32, msg32, extra32=None):
+    """RFC 6979 section 3.2 HMAC-SHA256 DRBG as libsecp256k1 seeds it.
+
+    Seed (nonce_function_rfc6979): key32 || (msg32 mod N) || extra32, the last
+    only when given. Yields candidate nonces; a rejected candidate (0 or >= N,
+    or r = 0 / s = 0 in the caller) continues the DRBG as RFC 6979 3.2.h.
+    """
+    msg = (int.from_bytes(msg32, "big") % N).to_bytes(32, "big")
+    seed = bytes(secret32) + msg
+    if extra32 is not None:
+        seed += bytes(extra32)
+    v = b"\x01" * 32
+    k = bytes(32)
+    k = hmac_sha256(k, v + b"\x00" + seed)
+    v = hmac_sha256(k, v)
+    k = hmac_sha256(k, v + b"\x01" + seed)
+    v = hmac_sha256(k, v)
+    while True:
+        v = hmac_sha256(k, v)
+        candidate = int.from_bytes(v, "big")
+        if 0 < candidate < N:
+            yield candidate
+        k = hmac_sha256(k, v + b"\x00")
+        v = hmac_sha256(k, v)
+
+
+def _sign_once(d, z, secret32, msg32, extra32):
+    """One libsecp256k1 secp256k1_ecdsa_sign call: (r, s) with low S."""
+    for k in rfc6979_nonce(secret32, msg32, extra32):
+        x, _ = ec.point_mul_g(k)
+        r = x % N
+        if r == 0:
+            continue
+        s = ec.inverse(k, N) * (z + r * d) % N
+        if s == 0:
+            continue
+        if s > _HALF_N:
+            s = N - s
+        return r, s
+
+
+def sign(secret32, msg32):
+    """Core's CKey::Sign(hash, sig, grind=true): DER signature with low R and low S."""
+    d = ec.scalar_from_secret(secret32)
+    if len(msg32) != 32:
+        raise ValueError("message hash must be 32 bytes")
+    z = int.from_bytes(msg32, "big") % N
+    r, s = _sign_once(d, z, secret32, msg32, None)
+    counter = 0
+    while r >= _HIGH_R:
+        counter += 1
+        extra = counter.to_bytes(4, "little") + bytes(28)
+        r, s = _sign_once(d, z, secret32, msg32, extra)
+    return der_encode(r, s)
+
+
+# --- DER (X.690) as constrained by BIP66 --------------------------------------
+
+def _der_int(v):
+    b = v.to_bytes(32, "big")
+    i = 0
+    while i < 31 and b[i] == 0:
+        i += 1
+    b = b[i:]
+    if b[0] & 0x80:
+        b = b"\x00" + b
+    return b"\x02" + bytes((len(b),)) + b
+
+
+def der_encode(r, s):
+    if not (0 < r < N and 0 < s < N):
+        raise ValueError("signature values out of range")
+    body = _der_int(r) + _der_int(s)
+    return b"\x30" + bytes((len(body),)) + body
+
+
+def der_decode(sig):
+    """(r, s) from a strict-DER signature (BIP66 IsValidSignatureEncoding,
+    applied to the signature without its sighash byte)."""
+    n = len(sig)
+    # 0x30 len 0x02 lenR R 0x02 lenS S, each integer 1..33 bytes.
+    if n < 8 or n > 72:
+        raise ValueError("DER signature has a bad length")
+    if sig[0] != 0x30 or sig[1] != n - 2:
+        raise ValueError("DER signature is not a sequence of its own length")
+    len_r = sig[3]
+    if 5 + len_r >= n:
+        raise ValueError("DER signature: R runs past the end")
+    len_s = sig[5 + len_r]
+    if len_r + len_s + 6 != n:
+        raise ValueError("DER signature: lengths do not add up")
+    r = _der_decode_int(sig, 2, len_r, "R")
+    s = _der_decode_int(sig, 4 + len_r, len_s, "S")
+    return r, s
+
+
+def _der_decode_int(sig, pos, length, name):
+    if sig[pos] != 0x02:
+        raise ValueError("DER signature: " + name + " is not an integer")
+    if length == 0:
+        raise ValueError("DER signature: " + name + " is empty")
+    first = pos + 2
+    if sig[first] & 0x80:
+        raise ValueError("DER signature: " + name + " is negative")
+    if length > 1 and sig[first] == 0 and not sig[first + 1] & 0x80:
+        raise ValueError("DER signature: " + name + " has a needless leading zero")
+    return int.from_bytes(sig[first:first + length], "big")
+
+
+def verify(pubkey, msg32, der_sig):
+    """True iff der_sig is a valid low-S strict-DER signature of msg32 by pubkey."""
+    try:
+        point = ec.sec_decode(pubkey)
+        r, s = der_decode(der_sig)
+    except ValueError:
+        return False
+    if len(msg32) != 32 or not (0 < r < N and 0 < s <= _HALF_N):
+        return False
+    z = int.from_bytes(msg32, "big") % N
+    w = ec.inverse(s, N)
+    R = ec.point_add(ec.point_mul_g(z * w % N), ec.point_mul(point, r * w % N))
+    return R is not None and R[0] % N == r
