@@ -84,12 +84,26 @@ class JSONParseError(ValueError):
     pass
 
 
+class JSONObject(dict):
+    """A parsed object. UniValue keeps repeated keys; the first value is the
+    one read, and the repeated names are kept for the errors that name them."""
+
+    __slots__ = ("duplicate_keys",)
+
+
+def _object_from_pairs(pairs):
+    obj = JSONObject()
+    obj.duplicate_keys = None
+    for key, value in pairs:
+        if key in obj:
+            obj.duplicate_keys = (obj.duplicate_keys or []) + [key]
+        else:
+            obj[key] = value
+    return obj
+
+
 def _reject_constant(name):
     raise JSONParseError(f"invalid JSON constant {name}")
-
-
-def _int_literal(text: str):
-    return int(text)
 
 
 def _depth_ok(text: str) -> bool:
@@ -127,8 +141,8 @@ def loads(text):
     if not _depth_ok(text):
         raise JSONParseError("nesting too deep")
     try:
-        return json.loads(text, parse_float=Number, parse_int=_int_literal,
-                          parse_constant=_reject_constant)
+        return json.loads(text, parse_float=Number,
+                          parse_constant=_reject_constant, object_pairs_hook=_object_from_pairs)
     except (ValueError, RecursionError) as e:
         raise JSONParseError(str(e)) from e
 

@@ -1,0 +1,40 @@
+"""debug.log in the chain's datadir, Core's line format, and the logging rule:
+request parameters are never logged, so keys and passwords cannot reach a log.
+"""
+
+import logging
+import sys
+import time
+
+CATEGORIES = ("rpc", "http", "device", "chain", "wallet")
+
+
+class CoreFormatter(logging.Formatter):
+    converter = time.gmtime
+
+    def format(self, record):
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created))
+        category = record.name.split(".", 1)[1] if "." in record.name else ""
+        prefix = f"[{category}] " if record.levelno == logging.DEBUG and category else ""
+        level = "" if record.levelno in (logging.INFO, logging.DEBUG) else f"[{record.levelname.lower()}] "
+        return f"{stamp} {level}{prefix}{record.getMessage()}"
+
+
+def setup(log_path: str | None, print_to_console: bool, debug_categories) -> None:
+    root = logging.getLogger("quill")
+    root.handlers.clear()
+    root.propagate = False
+    root.setLevel(logging.DEBUG)
+    formatter = CoreFormatter()
+    handlers = []
+    if log_path:
+        handlers.append(logging.FileHandler(log_path, encoding="utf-8"))
+    if print_to_console:
+        handlers.append(logging.StreamHandler(sys.stdout))
+    wanted = set(debug_categories)
+    everything = bool(wanted & {"", "1", "all"})
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        handler.addFilter(lambda r: r.levelno > logging.DEBUG or everything
+                          or r.name.split(".", 1)[-1] in wanted)
+        root.addHandler(handler)

@@ -1,0 +1,188 @@
+"""quilld: the bridge daemon. Reads options Core style, starts the JSON-RPC
+server with Core's authentication, and runs until `stop`, SIGTERM or SIGINT.
+"""
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from quill import __version__, config
+from quill.chainparams import CHAINS
+from quill.daemon import logging_setup
+from quill.daemon.node import Node
+from quill.handlers import control
+from quill.rpc import auth
+from quill.rpc.jsonrpc import Dispatcher
+from quill.rpc.registry import Registry
+from quill.rpc.server import RPCServer
+
+log = logging.getLogger("quill.init")
+
+HANDLER_MODULES = [control]
+
+
+def build_registry() -> Registry:
+    registry = Registry()
+    for module in HANDLER_MODULES:
+        registry.add(module.METHODS)
+    return registry
+
+
+def usage() -> str:
+    lines = [f"Quill daemon version v{__version__}", "", "Usage:  quilld [options]", "", "Options:", ""]
+    for opt in config.DAEMON_OPTIONS.values():
+        lines.append(f"  -{opt.name}")
+        lines.append(f"       {opt.help}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+class Daemon:
+    """Everything one quilld process owns, set up from its Args."""
+
+    def __init__(self, args: config.Args):
+        self.args = args
+        self.chain = args.chain
+        self.datadir = self._make_datadir()
+        self.chain_datadir = config.chain_datadir(self.datadir, self.chain)
+        os.makedirs(self.chain_datadir, exist_ok=True)
+        self.log_path = self._log_path()
+        self.cookie_path = None
+        self.device = None
+
+    def _make_datadir(self) -> str:
+        path = config.resolve_datadir(self.args)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def _log_path(self):
+        value = self.args.get("debuglogfile", "debug.log")
+        if value in ("0", ""):
+            return None
+        return value if os.path.isabs(value) else os.path.join(self.chain_datadir, value)
+
+    # -- authentication --------------------------------------------------
+
+    def credentials(self):
+        creds = []
+        user = self.args.get("rpcuser", "")
+        password = self.args.get("rpcpassword", "")
+        if password:
+            creds.append(auth.Credential.from_password(user, password))
+        elif self.args.get("rpccookiefile", None) != "0":
+            self.cookie_path = self._cookie_path()
+            cookie_password = auth.write_cookie(self.cookie_path, self.args.get("rpccookieperms", "owner"))
+            creds.append(auth.Credential.from_password(auth.COOKIE_USER, cookie_password))
+            log.info("Generated RPC authentication cookie %s", self.cookie_path)
+        for value in self.args.get_all("rpcauth"):
+            creds.append(auth.Credential.from_rpcauth(value))
+        return creds
+
+    def _cookie_path(self) -> str:
+        value = self.args.get("rpccookiefile", "")
+        if not value:
+            return os.path.join(self.chain_datadir, ".cookie")
+        return value if os.path.isabs(value) else os.path.join(self.chain_datadir, value)
+
+    # -- listening -------------------------------------------------------
+
+    def binds(self):
+        port = self.args.get_int("rpcport", CHAINS[self.chain].rpc_port)
+        allowips = self.args.get_all("rpcallowip")
+        rpcbinds = self.args.get_all("rpcbind")
+        if rpcbinds and not allowips:
+            log.warning("WARNING: option -rpcbind was ignored because -rpcallowip was not specified, "
+                        "refusing to allow everyone to connect")
+        if not (rpcbinds and allowips):
+            return [("::1", port), ("127.0.0.1", port)]
+        return [split_host_port(b, port) for b in rpcbinds]
+
+    # -- device ----------------------------------------------------------
+
+    def open_device(self):
+        spec = self.args.get("device", "")
+        if not spec:
+            log.info("No signing device configured (-device); signing calls will fail until one is given")
+            return None
+        try:
+            from quill.device.manager import DeviceManager
+        except ImportError:
+            log.warning("Device support is not available in this build; ignoring -device=%s", spec)
+            return None
+        return DeviceManager(spec, datadir=self.chain_datadir, logger=logging.getLogger("quill.device"))
+
+    # -- run -------------------------------------------------------------
+
+    async def run(self) -> int:
+        registry = build_registry()
+        dispatcher = Dispatcher(registry)
+        node = Node(chain_name=self.chain, datadir=self.datadir, chain_datadir=self.chain_datadir,
+                    log_path=self.log_path or "", deprecated_rpc=self.args.get_all("deprecatedrpc"),
+                    registry=registry, active_commands=dispatcher.active)
+        allowlist = auth.AllowList(self.args.get_all("rpcallowip"))
+        authenticator = auth.Authenticator(self.credentials())
+        server = RPCServer(dispatcher=dispatcher, authenticator=authenticator, allowlist=allowlist,
+                           node=node, binds=self.binds(),
+                           work_queue=max(1, self.args.get_int("rpcworkqueue", 64)),
+                           threads=max(1, self.args.get_int("rpcthreads", 16)),
+                           timeout=max(1, self.args.get_int("rpcservertimeout", 30)))
+        loop = asyncio.get_running_loop()
+        stop_event = asyncio.Event()
+        node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, node.request_shutdown)
+        try:
+            node.device = self.device = self.open_device()
+            await server.start()
+            log.info("quilld started on %s, RPC port %s", self.chain, ",".join(map(str, sorted(set(server.ports)))))
+            await stop_event.wait()
+            log.info("Shutdown: in progress...")
+            await server.stop()
+        finally:
+            if self.device is not None:
+                self.device.close()
+            if self.cookie_path:
+                auth.remove_cookie(self.cookie_path)
+            log.info("Shutdown: done")
+        return 0
+
+
+def split_host_port(value: str, default_port: int):
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") else default_port
+    if value.count(":") == 1:
+        host, port = value.split(":")
+        return host, int(port)
+    return value, default_port
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = config.load(argv, config.DAEMON_OPTIONS)
+        if any(args.is_set(h) for h in ("help", "h", "?")):
+            print(usage())
+            return 0
+        if args.is_set("version"):
+            print(f"Quill daemon version v{__version__}")
+            return 0
+        daemon = Daemon(args)
+        logging_setup.setup(daemon.log_path, args.get_bool("printtoconsole", False),
+                            args.get_all("debug"))
+        for warning in args.warnings:
+            log.warning("Warning: %s", warning)
+        log.info("Quill version v%s, chain=%s, datadir=%s", __version__, daemon.chain, daemon.datadir)
+        return asyncio.run(daemon.run())
+    except (config.ConfigError, auth.AuthConfigError) as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Control RPCs, as Core's rpc/server.cpp and rpc/node.cpp: help, stop,
+uptime, getrpcinfo, and the hidden echo/echojson used to test the transport."""
+
+from quill.errors import RPC_MISC_ERROR, RPCError
+from quill.rpc.registry import ANY, STR, Method, Param
+
+HIDDEN = "hidden"
+
+
+def help_(ctx, args):
+    registry = ctx.node.registry
+    command = args[0]
+    if command is None:
+        return _overview(registry)
+    method = registry.get(command)
+    if method is None:
+        return f"help: unknown command: {command}"
+    return method.help_text().rstrip("\n")
+
+
+def _overview(registry) -> str:
+    sections = []
+    for category, methods in registry.by_category().items():
+        if category == HIDDEN:
+            continue
+        lines = [f"== {category[:1].upper() + category[1:]} =="]
+        lines += [m.usage() for m in methods]
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections)
+
+
+def stop(ctx, args):
+    ctx.node.request_shutdown()
+    return "Quill stopping"
+
+
+def uptime(ctx, args):
+    return ctx.node.uptime()
+
+
+def getrpcinfo(ctx, args):
+    return {"active_commands": ctx.node.rpc_active_commands(), "logpath": ctx.node.log_path}
+
+
+def echo(ctx, args):
+    if args[9] == "trigger_internal_bug":
+        raise RPCError(RPC_MISC_ERROR, "Internal bug detected: echo trigger_internal_bug")
+    return list(args[:args.given])
+
+
+_ECHO_PARAMS = [Param(f"arg{i}", ANY) for i in range(10)]
+
+METHODS = [
+    Method("help", "control", help_, [Param("command", STR, help='(default=all commands) The command to get help on', placeholder='"command"')],
+           description="List all commands, or get help for a specified command.",
+           result='"str"    (string) The help text'),
+    Method("stop", "control", stop, description="Request a graceful shutdown of Quill.",
+           result='"str"    (string) A string with the content \'Quill stopping\''),
+    Method("uptime", "control", uptime, description="Returns the total uptime of the server.",
+           result="n    (numeric) The number of seconds that the server has been running",
+           examples="> quill-cli uptime"),
+    Method("getrpcinfo", "control", getrpcinfo, description="Returns details of the RPC server.",
+           result='{\n  "active_commands" : [...],    (json array) All active commands\n'
+                  '  "logpath" : "str"              (string) The complete file path to the debug log\n}'),
+    Method("echo", HIDDEN, echo, _ECHO_PARAMS,
+           description="Simply echo back the input arguments. This command is for testing.\n\n"
+                       "It will return an internal bug report when arg9='trigger_internal_bug' is passed.\n\n"
+                       "The difference between echo and echojson is that echojson has argument conversion "
+                       "enabled in the client-side table in quill-cli and the GUI. There is no server-side difference."),
+    Method("echojson", HIDDEN, echo, _ECHO_PARAMS,
+           description="Simply echo back the input arguments. This command is for testing.\n\n"
+                       "The difference between echo and echojson is that echojson has argument conversion "
+                       "enabled in the client-side table in quill-cli and the GUI. There is no server-side difference."),
+]

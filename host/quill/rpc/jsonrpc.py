@@ -1,0 +1,269 @@
+"""JSON-RPC 1.x/2.0 request handling exactly as Core's httprpc.cpp and
+rpc/request.cpp (core-rpc.md §5.3-5.5): request parsing, named parameters,
+argument checks, envelopes, batches and the HTTP status of each reply.
+
+`process_body` is the whole pipeline from request body to (status, body);
+it never raises. RPCError values are turned into error objects here and
+nowhere else.
+"""
+
+import itertools
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from quill.errors import (RPC_INVALID_PARAMETER, RPC_INVALID_REQUEST, RPC_METHOD_NOT_FOUND,
+                          RPC_MISC_ERROR, RPC_PARSE_ERROR, RPC_TYPE_ERROR, RPCError)
+from quill.rpc import univalue
+from quill.rpc.registry import Registry
+
+log = logging.getLogger("quill.rpc")
+
+HTTP_OK = 200
+HTTP_NO_CONTENT = 204
+HTTP_BAD_REQUEST = 400
+HTTP_NOT_FOUND = 404
+HTTP_INTERNAL_SERVER_ERROR = 500
+
+_ABSENT = object()
+
+
+@dataclass
+class Request:
+    id: object = _ABSENT
+    method: str = ""
+    params: object = field(default_factory=list)
+    version: int = 1  # 1 = legacy 1.x, 2 = JSON-RPC 2.0
+
+    @property
+    def is_notification(self) -> bool:
+        return self.version == 2 and self.id is _ABSENT
+
+
+class Args(list):
+    """A handler's arguments, one per declared parameter (None when absent or
+    null); `given` is how many the client actually sent (echo needs it)."""
+
+    given = 0
+
+
+@dataclass
+class CallContext:
+    """What a handler may know of the call: the node, the wallet URI, the user."""
+    node: object
+    wallet_name: str | None = None
+    user: str | None = None
+
+
+def parse_request(obj, req: Request) -> None:
+    """Fill `req` from a request object; raise RPCError as JSONRPCRequest::parse."""
+    if not isinstance(obj, dict):
+        raise RPCError(RPC_INVALID_REQUEST, "Invalid Request object")
+    if "id" in obj:
+        req.id = obj["id"]
+    if "jsonrpc" in obj and obj["jsonrpc"] is not None:
+        version = obj["jsonrpc"]
+        if not isinstance(version, str):
+            raise RPCError(RPC_INVALID_REQUEST, "jsonrpc field must be a string")
+        if version == "2.0":
+            req.version = 2
+        elif version != "1.0":
+            raise RPCError(RPC_INVALID_REQUEST, "JSON-RPC version not supported")
+    method = obj.get("method")
+    if method is None:
+        raise RPCError(RPC_INVALID_REQUEST, "Missing method")
+    if not isinstance(method, str):
+        raise RPCError(RPC_INVALID_REQUEST, "Method must be a string")
+    req.method = method
+    params = obj.get("params")
+    if params is None:
+        req.params = []
+    elif isinstance(params, (list, dict)):
+        req.params = params
+    else:
+        raise RPCError(RPC_INVALID_REQUEST, "Params must be an array or object")
+
+
+def reply_object(req: Request, result=None, error: RPCError | None = None) -> dict:
+    if req.version == 2:
+        out = {"jsonrpc": "2.0"}
+        if error is not None:
+            out["error"] = error.to_json()
+        else:
+            out["result"] = result
+        out["id"] = None if req.id is _ABSENT else req.id
+        return out
+    out = {"result": result if error is None else None,
+           "error": None if error is None else error.to_json()}
+    if req.id is not _ABSENT:
+        out["id"] = req.id
+    return out
+
+
+class ActiveCommands:
+    """The commands running now, for getrpcinfo."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._running = {}
+        self._ids = itertools.count()
+
+    def begin(self, method: str) -> int:
+        key = next(self._ids)
+        with self._lock:
+            self._running[key] = (method, time.monotonic())
+        return key
+
+    def end(self, key: int) -> None:
+        with self._lock:
+            self._running.pop(key, None)
+
+    def snapshot(self) -> list:
+        now = time.monotonic()
+        with self._lock:
+            items = sorted(self._running.items())
+        return [{"method": m, "duration": int((now - start) * 1_000_000)} for _, (m, start) in items]
+
+
+class Dispatcher:
+    def __init__(self, registry: Registry):
+        self.registry = registry
+        self.active = ActiveCommands()
+
+    # -- arguments -------------------------------------------------------
+
+    def positional_args(self, method, params) -> list:
+        """Named params mapped to positions, as Core's transformNamedArguments."""
+        if isinstance(params, list):
+            return list(params)
+        for name in getattr(params, "duplicate_keys", None) or ():
+            raise RPCError(RPC_INVALID_PARAMETER, f"Parameter {name} specified multiple times")
+        named = dict(params)
+        out, hole, initial_hole, initial_param = [], 0, 0, None
+        for p in method.params:
+            if p.name in named:
+                out.extend([None] * hole)
+                hole = 0
+                initial_param = initial_param or p.name
+                out.append(named.pop(p.name))
+            else:
+                hole += 1
+                if not out:
+                    initial_hole = hole
+        positional = named.pop("args", None)
+        if isinstance(positional, list):
+            if initial_hole < len(positional) and initial_param:
+                raise RPCError(RPC_INVALID_PARAMETER,
+                               f"Parameter {initial_param} specified twice both as positional and named argument")
+            out = list(positional) + out[len(positional):]
+        if named:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Unknown named parameter {next(iter(named))}")
+        return out
+
+    def check_args(self, method, args) -> list:
+        """Count and top-level types (RPCHelpMan::HandleRequest, v25+); pad with None."""
+        required = sum(1 for p in method.params if p.required)
+        if len(args) > len(method.params) or len(args) < required:
+            raise RPCError(RPC_MISC_ERROR, method.help_text())
+        mismatches = {}
+        for i, p in enumerate(method.params):
+            value = args[i] if i < len(args) else None
+            expected = p.expected_json_type
+            if value is None:
+                if p.required and i < len(args):
+                    mismatches[f"Position {i + 1} ({p.name})"] = \
+                        f"JSON value of type null is not of expected type {expected or 'string'}"
+                continue
+            if expected and univalue.type_name(value) != expected:
+                mismatches[f"Position {i + 1} ({p.name})"] = \
+                    f"JSON value of type {univalue.type_name(value)} is not of expected type {expected}"
+        if mismatches:
+            raise RPCError(RPC_TYPE_ERROR, "Wrong type passed:\n" + univalue.dumps(mismatches, indent=4))
+        padded = Args(args)
+        padded.given = len(args)
+        padded.extend([None] * (len(method.params) - len(args)))
+        return padded
+
+    # -- execution -------------------------------------------------------
+
+    def execute(self, req: Request, ctx: CallContext):
+        method = self.registry.get(req.method)
+        if method is None:
+            raise RPCError(RPC_METHOD_NOT_FOUND, "Method not found")
+        args = self.check_args(method, self.positional_args(method, req.params))
+        log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
+        key = self.active.begin(req.method)
+        try:
+            return method.handler(ctx, args)
+        except RPCError:
+            raise
+        except (MemoryError, RecursionError) as e:
+            raise RPCError(RPC_MISC_ERROR, type(e).__name__) from e
+        except Exception as e:  # a handler bug: report its text, never a traceback
+            log.error("unexpected %s in RPC method %s", type(e).__name__, req.method)
+            raise RPCError(RPC_MISC_ERROR, str(e) or type(e).__name__) from e
+        finally:
+            self.active.end(key)
+
+    def exec_one(self, obj, ctx: CallContext):
+        """One request object -> (reply object or None for a notification, parse failed?)."""
+        req = Request()
+        try:
+            parse_request(obj, req)
+        except RPCError as e:
+            return req, reply_object(req, error=e), True
+        try:
+            return req, reply_object(req, result=self.execute(req, ctx)), False
+        except RPCError as e:
+            return req, reply_object(req, error=e), False
+
+    def process_body(self, body: bytes, ctx: CallContext):
+        """Request body -> (HTTP status, reply text or None)."""
+        try:
+            value = univalue.loads(body)
+        except univalue.JSONParseError:
+            return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Parse error")
+        if isinstance(value, dict):
+            return self._single(value, ctx)
+        if isinstance(value, list):
+            return self._batch(value, ctx)
+        return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
+
+    def _single(self, obj, ctx):
+        req, reply, parse_failed = self.exec_one(obj, ctx)
+        if req.is_notification and not parse_failed:
+            return HTTP_NO_CONTENT, None
+        error = reply.get("error")
+        if error is None:
+            status = HTTP_OK
+        elif req.version == 2:
+            status = HTTP_BAD_REQUEST if parse_failed else HTTP_OK
+        elif error["code"] == RPC_INVALID_REQUEST:
+            status = HTTP_BAD_REQUEST
+        elif error["code"] == RPC_METHOD_NOT_FOUND:
+            status = HTTP_NOT_FOUND
+        else:
+            status = HTTP_INTERNAL_SERVER_ERROR
+        return status, univalue.dumps(reply) + "\n"
+
+    def _batch(self, items, ctx):
+        replies = []
+        for obj in items:
+            req, reply, _ = self.exec_one(obj, ctx)
+            if not req.is_notification:
+                replies.append(reply)
+        if items and not replies:
+            return HTTP_NO_CONTENT, None
+        return HTTP_OK, univalue.dumps(replies) + "\n"
+
+
+def _legacy_error(code, message) -> str:
+    return univalue.dumps({"result": None, "error": {"code": code, "message": message}, "id": None}) + "\n"
+
+
+def _printable(text) -> str:
+    """Method and user names are client-supplied: keep log lines single and short."""
+    if text is None:
+        return ""
+    return "".join(c if c.isprintable() else "?" for c in str(text))[:64]
