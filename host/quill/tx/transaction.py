@@ -1,0 +1,328 @@
+"""Bitcoin transactions and their wire format (Core's primitives/transaction.h, BIP144).
+
+Data model (plain, mutable values):
+    Transaction(version, vin, vout, locktime)
+    TxIn(prevout: OutPoint(hash, n), script_sig, sequence, witness: list[bytes])
+    TxOut(value, script_pubkey)
+Hashes (OutPoint.hash, txid(), wtxid()) are bytes in internal order; use
+`hash_to_hex` / `txid_hex()` for Core's display form. `version`, `n`,
+`sequence` and `locktime` are unsigned 32-bit; `value` is signed 64-bit sats.
+Scripts and witness items must be `bytes` (immutable): the serialized forms are
+cached and the cache is checked against the current field values.
+"""
+import io
+import struct
+
+from .hashes import hash_to_hex, sha256d
+from .serialize import (COMPACT_SIZE_SMALL, DeserializationError, compact_size,
+                        reader_for)
+
+_U32 = struct.Struct("<I")
+_Q_I = struct.Struct("<q")
+
+# Smallest encodings, used to bound counts by the bytes that remain.
+_MIN_TXIN_SIZE = 32 + 4 + 1 + 4
+_MIN_TXOUT_SIZE = 8 + 1
+_MIN_WITNESS_ITEM_SIZE = 1
+
+NULL_HASH = bytes(32)
+COINBASE_INDEX = 0xFFFFFFFF
+SEQUENCE_FINAL = 0xFFFFFFFF
+WITNESS_SCALE_FACTOR = 4
+
+
+def _cs(n):
+    return COMPACT_SIZE_SMALL[n] if n < 0xFD else compact_size(n)
+
+
+class OutPoint:
+    __slots__ = ("hash", "n")
+
+    def __init__(self, hash: bytes = NULL_HASH, n: int = COINBASE_INDEX):
+        self.hash = hash
+        self.n = n
+
+    def is_null(self) -> bool:
+        return self.n == COINBASE_INDEX and self.hash == NULL_HASH
+
+    def serialize(self) -> bytes:
+        return self.hash + _U32.pack(self.n)
+
+    def __eq__(self, other):
+        return isinstance(other, OutPoint) and self.hash == other.hash and self.n == other.n
+
+    def __hash__(self):
+        return hash((self.hash, self.n))
+
+    def __repr__(self):
+        return f"OutPoint({hash_to_hex(self.hash)}:{self.n})"
+
+
+class TxIn:
+    __slots__ = ("prevout", "script_sig", "sequence", "witness")
+
+    def __init__(self, prevout: OutPoint = None, script_sig: bytes = b"",
+                 sequence: int = SEQUENCE_FINAL, witness=None):
+        self.prevout = OutPoint() if prevout is None else prevout
+        self.script_sig = script_sig
+        self.sequence = sequence
+        self.witness = [] if witness is None else witness
+
+    def __eq__(self, other):
+        return (isinstance(other, TxIn) and self.prevout == other.prevout
+                and self.script_sig == other.script_sig and self.sequence == other.sequence
+                and list(self.witness) == list(other.witness))
+
+    def __repr__(self):
+        return (f"TxIn({self.prevout!r}, script_sig={self.script_sig.hex()}, "
+                f"sequence={self.sequence}, witness={[w.hex() for w in self.witness]})")
+
+
+class TxOut:
+    __slots__ = ("value", "script_pubkey")
+
+    def __init__(self, value: int = -1, script_pubkey: bytes = b""):
+        self.value = value
+        self.script_pubkey = script_pubkey
+
+    def serialize(self) -> bytes:
+        return _Q_I.pack(self.value) + _cs(len(self.script_pubkey)) + self.script_pubkey
+
+    def __eq__(self, other):
+        return (isinstance(other, TxOut) and self.value == other.value
+                and self.script_pubkey == other.script_pubkey)
+
+    def __repr__(self):
+        return f"TxOut({self.value}, {self.script_pubkey.hex()})"
+
+
+class Transaction:
+    __slots__ = ("version", "vin", "vout", "locktime", "_cache")
+
+    def __init__(self, version: int = 2, vin=None, vout=None, locktime: int = 0):
+        self.version = version
+        self.vin = [] if vin is None else vin
+        self.vout = [] if vout is None else vout
+        self.locktime = locktime
+        self._cache = None
+
+    # -- reading -------------------------------------------------------------
+
+    @classmethod
+    def read_from(cls, source, allow_witness: bool = True) -> "Transaction":
+        """Read one transaction from bytes or a stream, leaving what follows.
+
+        `allow_witness=False` is Core's TX_NO_WITNESS (legacy) reading,
+        True the extended BIP144 reading. Raises DeserializationError.
+        """
+        return _read_transaction(reader_for(source), allow_witness)
+
+    @classmethod
+    def from_bytes(cls, data, allow_witness: bool = True) -> "Transaction":
+        """Parse exactly one transaction; trailing bytes are an error."""
+        r = reader_for(data)
+        tx = _read_transaction(r, allow_witness)
+        if r.remaining():
+            raise DeserializationError("trailing bytes after transaction")
+        return tx
+
+    @classmethod
+    def from_hex(cls, hexstr: str, allow_witness: bool = True) -> "Transaction":
+        try:
+            data = bytes.fromhex(hexstr)
+        except ValueError:
+            raise DeserializationError("not hex") from None
+        return cls.from_bytes(data, allow_witness)
+
+    # -- writing -------------------------------------------------------------
+
+    def serialize(self, with_witness: bool = True) -> bytes:
+        """Core's serialization; the BIP144 form only when some input has witness data."""
+        wit, nowit = self.serialized_forms()
+        return wit if with_witness else nowit
+
+    to_bytes = serialize
+
+    def write_to(self, stream, with_witness: bool = True) -> int:
+        return stream.write(self.serialize(with_witness))
+
+    def hex(self, with_witness: bool = True) -> str:
+        return self.serialize(with_witness).hex()
+
+    def serialized_forms(self):
+        """(serialization with witness, serialization without witness), cached."""
+        state = self._state()
+        cache = self._cache
+        if cache is not None and cache[0] == state:
+            return cache[1], cache[2]
+        wit, nowit = _serialize(self)
+        self._cache = [state, wit, nowit, None, None]
+        return wit, nowit
+
+    def _state(self):
+        # Everything the serialization depends on. Comparing two states is
+        # cheap when nothing changed: tuple comparison short-cuts identical objects.
+        return (self.version, self.locktime,
+                tuple([(i.prevout.hash, i.prevout.n, i.script_sig, i.sequence, tuple(i.witness))
+                       for i in self.vin]),
+                tuple([(o.value, o.script_pubkey) for o in self.vout]))
+
+    # -- identity and size ---------------------------------------------------
+
+    def txid(self) -> bytes:
+        """Double-SHA256 of the no-witness serialization, internal byte order."""
+        wit, nowit = self.serialized_forms()
+        cache = self._cache
+        if cache[3] is None:
+            cache[3] = sha256d(nowit)
+        return cache[3]
+
+    def wtxid(self) -> bytes:
+        wit, nowit = self.serialized_forms()
+        cache = self._cache
+        if cache[4] is None:
+            cache[4] = cache[3] if wit is nowit and cache[3] is not None else sha256d(wit)
+        return cache[4]
+
+    def txid_hex(self) -> str:
+        return hash_to_hex(self.txid())
+
+    def wtxid_hex(self) -> str:
+        return hash_to_hex(self.wtxid())
+
+    def has_witness(self) -> bool:
+        for i in self.vin:
+            if i.witness:
+                return True
+        return False
+
+    def is_coinbase(self) -> bool:
+        return len(self.vin) == 1 and self.vin[0].prevout.is_null()
+
+    def size(self) -> int:
+        """Total size: the serialization with witness (Core's ComputeTotalSize)."""
+        return len(self.serialized_forms()[0])
+
+    def weight(self) -> int:
+        wit, nowit = self.serialized_forms()
+        return len(nowit) * (WITNESS_SCALE_FACTOR - 1) + len(wit)
+
+    def vsize(self) -> int:
+        return (self.weight() + WITNESS_SCALE_FACTOR - 1) // WITNESS_SCALE_FACTOR
+
+    def __eq__(self, other):
+        return (isinstance(other, Transaction) and self.version == other.version
+                and self.locktime == other.locktime and self.vin == other.vin
+                and self.vout == other.vout)
+
+    def __repr__(self):
+        return (f"Transaction(version={self.version}, vin={self.vin!r}, vout={self.vout!r}, "
+                f"locktime={self.locktime})")
+
+
+def _serialize(tx):
+    """(with-witness bytes, no-witness bytes); the same object when there is no witness."""
+    pack32 = _U32.pack
+    parts = [pack32(tx.version)]
+    vin = tx.vin
+    parts.append(_cs(len(vin)))
+    for i in vin:
+        s = i.script_sig
+        parts += (i.prevout.hash, pack32(i.prevout.n), _cs(len(s)), s, pack32(i.sequence))
+    vout = tx.vout
+    parts.append(_cs(len(vout)))
+    packq = _Q_I.pack
+    for o in vout:
+        s = o.script_pubkey
+        parts += (packq(o.value), _cs(len(s)), s)
+    lock = pack32(tx.locktime)
+    body = b"".join(parts)
+    nowit = body + lock
+    if not tx.has_witness():
+        return nowit, nowit
+    # BIP144: marker 0x00, flag 0x01 after the version, stacks before the locktime.
+    wparts = [body[:4], b"\x00\x01", body[4:]]
+    for i in vin:
+        stack = i.witness
+        wparts.append(_cs(len(stack)))
+        for item in stack:
+            wparts += (_cs(len(item)), item)
+    wparts.append(lock)
+    return b"".join(wparts), nowit
+
+
+def _bounded_count(r, min_item_size):
+    """A CompactSize count that the bytes left could possibly hold."""
+    n = r.compact_size()
+    left = r.remaining()
+    if left is not None and n * min_item_size > left:
+        raise DeserializationError("count larger than the data")
+    return n
+
+
+def _read_inputs(r):
+    vin = []
+    append = vin.append
+    read, u32, var_bytes = r.read, r.u32, r.var_bytes
+    for _ in range(_bounded_count(r, _MIN_TXIN_SIZE)):
+        prev = OutPoint(read(32), u32())
+        append(TxIn(prev, var_bytes(), u32(), []))
+    return vin
+
+
+def _read_outputs(r):
+    vout = []
+    append = vout.append
+    i64, var_bytes = r.i64, r.var_bytes
+    for _ in range(_bounded_count(r, _MIN_TXOUT_SIZE)):
+        append(TxOut(i64(), var_bytes()))
+    return vout
+
+
+def _read_transaction(r, allow_witness):
+    """Core's UnserializeTransaction (primitives/transaction.h), BIP144 when allowed."""
+    start = r.tell()
+    version = r.u32()
+    flags = 0
+    vin = _read_inputs(r)
+    if not vin and allow_witness:
+        # Either an empty input vector or the BIP144 marker: the flag byte follows.
+        flags = r.u8()
+        if flags:
+            vin = _read_inputs(r)
+            vout = _read_outputs(r)
+        else:
+            vout = []
+    else:
+        vout = _read_outputs(r)
+    witness_start = r.tell()
+    if flags & 1 and allow_witness:
+        flags ^= 1
+        has_witness = False
+        for txin in vin:
+            stack = txin.witness
+            var_bytes = r.var_bytes
+            for _ in range(_bounded_count(r, _MIN_WITNESS_ITEM_SIZE)):
+                stack.append(var_bytes())
+            if stack:
+                has_witness = True
+        if not has_witness:
+            raise DeserializationError("Superfluous witness record")
+    if flags:
+        raise DeserializationError("Unknown transaction optional data")
+    locktime_pos = r.tell()
+    locktime = r.u32()
+    tx = Transaction(version, vin, vout, locktime)
+    data = getattr(r, "data", None)
+    if data is not None:
+        # Cache the serialized forms straight from the input bytes.
+        end = r.tell()
+        wit = data[start:end]
+        if witness_start == locktime_pos:
+            # No witness section: the input bytes are the canonical serialization.
+            nowit = wit
+        else:
+            # Drop the marker/flag and the witness section (BIP144).
+            nowit = data[start:start + 4] + data[start + 6:witness_start] + data[locktime_pos:end]
+        tx._cache = [tx._state(), wit, nowit, None, None]
+    return tx
