@@ -1,0 +1,70 @@
+"""Emulator entry: the firmware under the MicroPython unix port, serving its
+stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
+
+    micropython main_emulator.py [--idle-ms N] [--board NAME]
+
+Also registers debug methods that exist only here, never in a device build:
+debug_sleep (a long-running request that polls the link, to exercise ping
+while busy or awaiting the user), debug_alloc (a request that can exhaust the
+heap) and debug_raise (a handler bug).
+"""
+import sys
+import time
+
+from quillfw.dispatcher import ANY, BOOL, UINT, Method
+from quillfw.errors import INVALID_PARAMS, DeviceError
+from quillfw.runtime import build_dispatcher, serve
+from quillfw.transport import StdioTransport
+
+MAX_SLEEP_MS = 60000
+
+
+def debug_sleep(ctx, params):
+    ms = params["ms"]
+    if ms > MAX_SLEEP_MS:
+        raise DeviceError(INVALID_PARAMS, "Parameter 'ms' exceeds %d" % MAX_SLEEP_MS)
+    if params.get("awaiting_user"):
+        ctx.awaiting_user()
+    start = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), start) < ms:
+        ctx.poll_link()
+        time.sleep_ms(2)
+    return ms
+
+
+def debug_alloc(ctx, params):
+    block = bytearray(params["size"])
+    return len(block)
+
+
+def debug_raise(ctx, params):
+    raise ValueError("handler bug with private detail")
+
+
+DEBUG_METHODS = [
+    Method("debug_sleep", debug_sleep, {"ms": (UINT, True), "awaiting_user": (BOOL, False)}),
+    Method("debug_alloc", debug_alloc, {"size": (UINT, True)}),
+    Method("debug_raise", debug_raise, {"detail": (ANY, False)}),
+]
+
+
+def _option(argv, name, default):
+    if name in argv:
+        return argv[argv.index(name) + 1]
+    return default
+
+
+def _log(text):
+    sys.stderr.write("quill-fw: " + text + "\n")
+
+
+def main(argv):
+    idle_ms = int(_option(argv, "--idle-ms", "2000"))
+    board = _option(argv, "--board", "emulator")
+    dispatcher = build_dispatcher(board, emulator=True)
+    dispatcher.register(DEBUG_METHODS)
+    _log("serving, idle timeout %d ms" % idle_ms)
+    serve(StdioTransport(), dispatcher, idle_ms=idle_ms, log=_log)
+
+
+main(sys.argv)

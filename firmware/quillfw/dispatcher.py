@@ -1,0 +1,129 @@
+"""Method table and dispatch: a decoded request in, a reply map out (no I/O).
+
+The table starts with the core methods (ping, get_info) and is extended with
+register(): the signing integration adds its methods, the script and sighash
+types they support (reported by get_info), and a reset hook. Every error reply
+resets the session state through those hooks, so a failed or malformed message
+never leaves a half-done session behind.
+"""
+import gc
+
+from quillfw import envelope
+from quillfw.errors import (BUSY, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
+                            OUT_OF_MEMORY, DeviceError)
+
+# Device states, as answered by ping.
+IDLE = "idle"
+BUSY_STATE = "busy"
+AWAITING_USER = "awaiting_user"
+
+# Parameter types a Method declares; checked before its handler runs.
+UINT = "uint"
+INT = "int"
+BOOL = "bool"
+TEXT = "text"
+BYTES = "bytes"
+MAP = "map"
+ARRAY = "array"
+ANY = "any"
+
+
+def _is_type(value, kind):
+    if kind == ANY:
+        return True
+    if kind == BOOL:
+        return value is True or value is False
+    if kind in (UINT, INT):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return False
+        return kind == INT or value >= 0
+    if kind == TEXT:
+        return isinstance(value, str)
+    if kind == BYTES:
+        return isinstance(value, bytes)
+    if kind == MAP:
+        return isinstance(value, dict)
+    if kind == ARRAY:
+        return isinstance(value, list)
+    return False
+
+
+class Method:
+    """A protocol method.
+
+    params: {name: (type, required)}. handler(ctx, params) returns the result;
+    ctx is the server (ctx.state, ctx.poll_link(), ctx.awaiting_user(), ctx.log()).
+    out_of_band methods are cheap and read-only: they are answered even while
+    another request is in progress.
+    """
+
+    def __init__(self, name, handler, params=None, out_of_band=False):
+        self.name = name
+        self.handler = handler
+        self.params = params or {}
+        self.out_of_band = out_of_band
+
+    def check_params(self, params):
+        for key in params:
+            if key not in self.params:
+                raise DeviceError(INVALID_PARAMS, "Unknown parameter '%s'" % key)
+        for key in self.params:
+            kind, required = self.params[key]
+            if key not in params:
+                if required:
+                    raise DeviceError(INVALID_PARAMS, "Missing parameter '%s'" % key)
+            elif not _is_type(params[key], kind):
+                raise DeviceError(INVALID_PARAMS, "Parameter '%s' must be %s" % (key, kind))
+
+
+class Dispatcher:
+    def __init__(self):
+        self.methods = {}
+        self.script_types = []
+        self.sighash_types = []
+        self._reset_hooks = []
+
+    def register(self, methods, script_types=(), sighash_types=(), reset=None):
+        """Add methods (and what they can sign) to the table."""
+        for method in methods:
+            if method.name in self.methods:
+                raise ValueError("method registered twice: " + method.name)
+            self.methods[method.name] = method
+        for name in script_types:
+            if name not in self.script_types:
+                self.script_types.append(name)
+        for value in sighash_types:
+            if value not in self.sighash_types:
+                self.sighash_types.append(value)
+        if reset is not None:
+            self._reset_hooks.append(reset)
+
+    def method_names(self):
+        return sorted(self.methods)
+
+    def reset_session(self):
+        for hook in self._reset_hooks:
+            hook()
+
+    def dispatch(self, ctx, request, busy=False):
+        """The reply map for a decoded request; busy: another request is in progress."""
+        rid = envelope.request_id(request)
+        try:
+            rid, name, params = envelope.parse_request(request)
+            method = self.methods.get(name)
+            if method is None:
+                raise DeviceError(METHOD_NOT_FOUND, "Unknown method")
+            method.check_params(params)
+            if not method.out_of_band:
+                if busy:
+                    raise DeviceError(BUSY, "Device busy with another request")
+                ctx.state = BUSY_STATE
+            return envelope.result_reply(rid, method.handler(ctx, params))
+        except DeviceError as e:
+            return envelope.error_reply(rid, e.code, e.message, e.data)
+        except MemoryError:
+            gc.collect()
+            return envelope.error_reply(rid, OUT_OF_MEMORY, "Out of memory")
+        except Exception as e:  # a bug must cost one error reply, not the device
+            # only the type name: exception texts might carry data from the session
+            return envelope.error_reply(rid, INTERNAL_ERROR, "Internal error (%s)" % type(e).__name__)

@@ -1,0 +1,63 @@
+"""The message envelope inside a frame (protocol/SPEC.md §3), after Jade's:
+
+    request  {"id": text(1..16), "method": text(1..32), ? "params": map}
+    reply    {"id": id, "result": any}
+           / {"id": id, "error": {"code": int, "message": text, ? "data": any}}
+    log      {"log": text}   (id-less, device to host)
+"""
+from quillfw.compat import const
+from quillfw.errors import INVALID_REQUEST, RESERVED_ID, DeviceError
+
+MAX_ID_LENGTH = const(16)
+MAX_METHOD_LENGTH = const(32)
+_REQUEST_FIELDS = ("id", "method", "params")
+
+
+def request_id(obj):
+    """The request's id, or RESERVED_ID when it cannot be used to answer."""
+    if not isinstance(obj, dict):
+        return RESERVED_ID
+    rid = obj.get("id")
+    if isinstance(rid, str) and 0 < len(rid) <= MAX_ID_LENGTH and rid != RESERVED_ID:
+        return rid
+    return RESERVED_ID
+
+
+def parse_request(obj):
+    """(id, method, params) of a decoded request; DeviceError(INVALID_REQUEST) otherwise."""
+    if not isinstance(obj, dict):
+        raise DeviceError(INVALID_REQUEST, "Request must be a map")
+    for key in obj:
+        if key not in _REQUEST_FIELDS:
+            raise DeviceError(INVALID_REQUEST, "Unknown request field")
+    rid = obj.get("id")
+    if not isinstance(rid, str):
+        raise DeviceError(INVALID_REQUEST, "Request id must be a text string")
+    if not 0 < len(rid) <= MAX_ID_LENGTH:
+        raise DeviceError(INVALID_REQUEST, "Request id must be 1 to 16 characters")
+    if rid == RESERVED_ID:
+        raise DeviceError(INVALID_REQUEST, "Request id 00 is reserved")
+    method = obj.get("method")
+    if not isinstance(method, str):
+        raise DeviceError(INVALID_REQUEST, "Request method must be a text string")
+    if not 0 < len(method) <= MAX_METHOD_LENGTH:
+        raise DeviceError(INVALID_REQUEST, "Request method must be 1 to 32 characters")
+    params = obj.get("params", {})
+    if not isinstance(params, dict):
+        raise DeviceError(INVALID_REQUEST, "Request params must be a map")
+    return rid, method, params
+
+
+def result_reply(rid, result):
+    return {"id": rid, "result": result}
+
+
+def error_reply(rid, code, message, data=None):
+    error = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"id": rid, "error": error}
+
+
+def log_message(text):
+    return {"log": text}

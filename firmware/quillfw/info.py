@@ -1,0 +1,67 @@
+"""The core methods every firmware answers: ping and get_info.
+
+get_info is what the host gates features on: protocol version, the method
+table, the declared limits and the script and sighash types that the
+registered signing methods support.
+"""
+import gc
+import sys
+
+from quillfw import limits
+from quillfw.dispatcher import Method
+from quillfw.version import FIRMWARE_VERSION, PROTOCOL_VERSION
+
+
+def _heap_free():
+    try:
+        return gc.mem_free()
+    except AttributeError:  # CPython has no fixed heap
+        return 0
+
+
+def _micropython_version():
+    version = sys.implementation.version
+    return "%d.%d.%d" % (version[0], version[1], version[2])
+
+
+class DeviceInfo:
+    """Answers get_info for one board; `board` names the hardware (or the emulator)."""
+
+    def __init__(self, dispatcher, board, emulator=False):
+        self.dispatcher = dispatcher
+        self.board = board
+        self.emulator = emulator
+
+    def get_info(self, ctx, params):
+        gc.collect()
+        return {
+            "firmware_version": FIRMWARE_VERSION,
+            "protocol_version": PROTOCOL_VERSION,
+            "board": self.board,
+            "emulator": self.emulator,
+            "implementation": sys.implementation.name,
+            "implementation_version": _micropython_version(),
+            "heap_free": _heap_free(),
+            "max_message_size": limits.MAX_MESSAGE_SIZE,
+            "limits": {
+                "max_inputs": limits.MAX_INPUTS,
+                "max_outputs": limits.MAX_OUTPUTS,
+                "max_script_size": limits.MAX_SCRIPT_SIZE,
+                "max_keys": limits.MAX_KEYS,
+            },
+            "methods": self.dispatcher.method_names(),
+            "script_types": list(self.dispatcher.script_types),
+            "sighash_types": list(self.dispatcher.sighash_types),
+        }
+
+
+def ping(ctx, params):
+    return ctx.state
+
+
+def core_methods(dispatcher, board, emulator=False):
+    info = DeviceInfo(dispatcher, board, emulator)
+    return [
+        Method("ping", ping, out_of_band=True),
+        Method("get_info", info.get_info, out_of_band=True),
+    ]

@@ -1,0 +1,152 @@
+"""The serving loop: transport bytes -> frames -> dispatcher -> reply frames.
+
+One Server owns the transport, the FrameReader and a receive chunk. Bytes are
+always consumed in arrival order through that one chunk, whether by the main
+loop or by poll_link(), which a long-running handler calls between its steps
+so that ping (and other out-of-band methods) are answered while it works and
+any other request gets a BUSY error instead of waiting unseen.
+
+Nothing here ever raises out of serve_forever() except end of input: every
+malformed byte sequence, bad request or failed allocation becomes an error
+reply and the loop goes on.
+"""
+import gc
+import time
+
+from quillfw import cbor, envelope, framing
+from quillfw.compat import const
+from quillfw.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
+from quillfw.errors import (INTERNAL_ERROR, INVALID_REQUEST, OUT_OF_MEMORY, PARSE_ERROR,
+                            RESERVED_ID)
+from quillfw.limits import MAX_MESSAGE_SIZE
+
+_CHUNK = const(256)
+_POLL_MS = const(200)
+
+
+def _ticks_ms():
+    try:
+        return time.ticks_ms()
+    except AttributeError:  # CPython
+        return int(time.monotonic() * 1000)
+
+
+def _ticks_diff(a, b):
+    try:
+        return time.ticks_diff(a, b)
+    except AttributeError:
+        return a - b
+
+
+class Server:
+    def __init__(self, transport, dispatcher, idle_ms=framing.DEFAULT_IDLE_MS, log=None,
+                 log_frames=False):
+        self.transport = transport
+        self.dispatcher = dispatcher
+        self.reader = framing.FrameReader(MAX_MESSAGE_SIZE, idle_ms)
+        self.state = IDLE
+        self.log_sink = log
+        self.log_frames = log_frames
+        self._chunk = bytearray(_CHUNK)
+        self._chunk_mv = memoryview(self._chunk)
+        self._start = 0
+        self._end = 0
+        self._reset_pending = False
+
+    # ---- output ---------------------------------------------------------------
+
+    def send(self, message):
+        """Encode and write one message; a reply too large becomes an error reply."""
+        body = cbor.encode(message)
+        if len(body) > MAX_MESSAGE_SIZE:
+            rid = message.get("id", RESERVED_ID)
+            body = cbor.encode(envelope.error_reply(
+                rid, INTERNAL_ERROR, "Reply exceeds maximum message size"))
+        self.transport.write(framing.encode_frame(body))
+
+    def log(self, text):
+        """Diagnostics: to the emulator's stderr, or as id-less log frames if enabled."""
+        if self.log_sink is not None:
+            self.log_sink(text)
+        if self.log_frames:
+            self.send(envelope.log_message(text))
+
+    def _send_error(self, rid, code, message, data=None):
+        self.send(envelope.error_reply(rid, code, message, data))
+        if self.state == IDLE:
+            self.dispatcher.reset_session()
+        else:
+            self._reset_pending = True
+
+    # ---- input ----------------------------------------------------------------
+
+    def serve_forever(self):
+        """Serve until the transport reports end of input (EOFError)."""
+        while True:
+            self.serve_once(_POLL_MS)
+
+    def serve_once(self, timeout_ms):
+        """Wait up to timeout_ms for input and handle every complete event in it."""
+        self._pump(timeout_ms, busy=False)
+
+    def poll_link(self):
+        """For long-running handlers: answer what has arrived meanwhile, without waiting."""
+        self._pump(0, busy=True)
+
+    def awaiting_user(self, waiting=True):
+        """Handlers mark the time spent waiting for the user's confirmation (ping shows it)."""
+        self.state = AWAITING_USER if waiting else BUSY_STATE
+
+    def _pump(self, timeout_ms, busy):
+        if self._start == self._end:
+            self._start = 0
+            self._end = self.transport.read_into(self._chunk_mv, timeout_ms)
+        now = _ticks_ms()
+        while self._start < self._end:
+            self._start += self.reader.feed(self._chunk_mv[self._start:self._end], now)
+            self._handle_event(busy)
+        if self.reader.expire(_ticks_ms(), _ticks_diff):
+            self._handle_event(busy)
+
+    def _handle_event(self, busy):
+        reader = self.reader
+        if reader.event == framing.REJECT:
+            self.log(reader.reject_message)
+            self._send_error(RESERVED_ID, INVALID_REQUEST, reader.reject_message,
+                             reader.reject_count)
+        elif reader.event == framing.FRAME:
+            self._handle_frame(reader.body, busy)
+
+    def _handle_frame(self, body, busy):
+        try:
+            request = cbor.decode(body)
+        except cbor.CBORError as e:
+            self._send_error(RESERVED_ID, PARSE_ERROR, "Invalid CBOR: " + str(e))
+            return
+        except MemoryError:
+            gc.collect()
+            self._send_error(RESERVED_ID, OUT_OF_MEMORY, "Out of memory")
+            return
+        if busy:
+            self._reply(self.dispatcher.dispatch(self, request, busy=True))
+            return
+        try:
+            reply = self.dispatcher.dispatch(self, request)
+        finally:
+            self.state = IDLE
+        request = None
+        self._reply(reply)
+        if self._reset_pending:
+            self._reset_pending = False
+            self.dispatcher.reset_session()
+
+    def _reply(self, reply):
+        try:
+            if "error" in reply:
+                self._send_error(reply["id"], reply["error"]["code"], reply["error"]["message"],
+                                 reply["error"].get("data"))
+            else:
+                self.send(reply)
+        except MemoryError:
+            gc.collect()
+            self._send_error(reply["id"], OUT_OF_MEMORY, "Out of memory")
