@@ -50,19 +50,19 @@ def rfc6979_nonce(secret32, msg32, extra32=None):
         v = hmac_sha256(k, v)
 
 
-def _sign_once(d, z, secret32, msg32, extra32):
-    """One libsecp256k1 secp256k1_ecdsa_sign call: (r, s) with low S."""
+def _nonce_and_r(d, z, secret32, msg32, extra32):
+    """The nonce one secp256k1_ecdsa_sign call settles on, with its r.
+
+    libsecp256k1 moves to the next RFC6979 candidate while r = 0 or s = 0;
+    s = k^-1 (z + r*d) is 0 exactly when z + r*d = 0, which is checked here
+    without the inversion, so a high-R attempt that grinding discards never
+    pays for computing s.
+    """
     for k in rfc6979_nonce(secret32, msg32, extra32):
         x, _ = ec.point_mul_g(k)
         r = x % N
-        if r == 0:
-            continue
-        s = ec.inverse(k, N) * (z + r * d) % N
-        if s == 0:
-            continue
-        if s > _HALF_N:
-            s = N - s
-        return r, s
+        if r != 0 and (z + r * d) % N != 0:
+            return k, r
 
 
 def sign(secret32, msg32):
@@ -71,12 +71,15 @@ def sign(secret32, msg32):
     if len(msg32) != 32:
         raise ValueError("message hash must be 32 bytes")
     z = int.from_bytes(msg32, "big") % N
-    r, s = _sign_once(d, z, secret32, msg32, None)
+    k, r = _nonce_and_r(d, z, secret32, msg32, None)
     counter = 0
     while r >= _HIGH_R:
         counter += 1
         extra = counter.to_bytes(4, "little") + bytes(28)
-        r, s = _sign_once(d, z, secret32, msg32, extra)
+        k, r = _nonce_and_r(d, z, secret32, msg32, extra)
+    s = ec.inverse(k, N) * (z + r * d) % N
+    if s > _HALF_N:
+        s = N - s
     return der_encode(r, s)
 
 

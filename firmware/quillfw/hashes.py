@@ -59,28 +59,31 @@ def hmac_sha512(key, msg):
 
 _M64 = 0xFFFFFFFFFFFFFFFF
 
-_K512 = (
-    0x428A2F98D728AE22, 0x7137449123EF65CD, 0xB5C0FBCFEC4D3B2F, 0xE9B5DBA58189DBBC,
-    0x3956C25BF348B538, 0x59F111F1B605D019, 0x923F82A4AF194F9B, 0xAB1C5ED5DA6D8118,
-    0xD807AA98A3030242, 0x12835B0145706FBE, 0x243185BE4EE4B28C, 0x550C7DC3D5FFB4E2,
-    0x72BE5D74F27B896F, 0x80DEB1FE3B1696B1, 0x9BDC06A725C71235, 0xC19BF174CF692694,
-    0xE49B69C19EF14AD2, 0xEFBE4786384F25E3, 0x0FC19DC68B8CD5B5, 0x240CA1CC77AC9C65,
-    0x2DE92C6F592B0275, 0x4A7484AA6EA6E483, 0x5CB0A9DCBD41FBD4, 0x76F988DA831153B5,
-    0x983E5152EE66DFAB, 0xA831C66D2DB43210, 0xB00327C898FB213F, 0xBF597FC7BEEF0EE4,
-    0xC6E00BF33DA88FC2, 0xD5A79147930AA725, 0x06CA6351E003826F, 0x142929670A0E6E70,
-    0x27B70A8546D22FFC, 0x2E1B21385C26C926, 0x4D2C6DFC5AC42AED, 0x53380D139D95B3DF,
-    0x650A73548BAF63DE, 0x766A0ABB3C77B2A8, 0x81C2C92E47EDAEE6, 0x92722C851482353B,
-    0xA2BFE8A14CF10364, 0xA81A664BBC423001, 0xC24B8B70D0F89791, 0xC76C51A30654BE30,
-    0xD192E819D6EF5218, 0xD69906245565A910, 0xF40E35855771202A, 0x106AA07032BBD1B8,
-    0x19A4C116B8D2D0C8, 0x1E376C085141AB53, 0x2748774CDF8EEB99, 0x34B0BCB5E19B48A8,
-    0x391C0CB3C5C95A63, 0x4ED8AA4AE3418ACB, 0x5B9CCA4F7763E373, 0x682E6FF3D6B2B8A3,
-    0x748F82EE5DEFB2FC, 0x78A5636F43172F60, 0x84C87814A1F0AB72, 0x8CC702081A6439EC,
-    0x90BEFFFA23631E28, 0xA4506CEBDE82BDE9, 0xBEF9A3F7B2C67915, 0xC67178F2E372532B,
-    0xCA273ECEEA26619C, 0xD186B8C721C0C207, 0xEADA7DD6CDE0EB1E, 0xF57D4F7FEE6ED178,
-    0x06F067AA72176FBA, 0x0A637DC5A2C898A6, 0x113F9804BEF90DAE, 0x1B710B35131C471B,
-    0x28DB77F523047D84, 0x32CAAB7B40C72493, 0x3C9EBE0A15C9BEBC, 0x431D67C49C100D4C,
-    0x4CC5D4BECB3E42B6, 0x597F299CFC657E2A, 0x5FCB6FAB3AD6FAEC, 0x6C44198C4A475817,
+# The 80 round constants, 8 bytes each (big-endian): a blob costs 640 bytes of
+# RAM where 80 int objects would cost ~4 KB, and only MicroPython needs them.
+_K512_BLOB = bytes.fromhex(
+    "428a2f98d728ae227137449123ef65cdb5c0fbcfec4d3b2fe9b5dba58189dbbc"
+    "3956c25bf348b53859f111f1b605d019923f82a4af194f9bab1c5ed5da6d8118"
+    "d807aa98a303024212835b0145706fbe243185be4ee4b28c550c7dc3d5ffb4e2"
+    "72be5d74f27b896f80deb1fe3b1696b19bdc06a725c71235c19bf174cf692694"
+    "e49b69c19ef14ad2efbe4786384f25e30fc19dc68b8cd5b5240ca1cc77ac9c65"
+    "2de92c6f592b02754a7484aa6ea6e4835cb0a9dcbd41fbd476f988da831153b5"
+    "983e5152ee66dfaba831c66d2db43210b00327c898fb213fbf597fc7beef0ee4"
+    "c6e00bf33da88fc2d5a79147930aa72506ca6351e003826f142929670a0e6e70"
+    "27b70a8546d22ffc2e1b21385c26c9264d2c6dfc5ac42aed53380d139d95b3df"
+    "650a73548baf63de766a0abb3c77b2a881c2c92e47edaee692722c851482353b"
+    "a2bfe8a14cf10364a81a664bbc423001c24b8b70d0f89791c76c51a30654be30"
+    "d192e819d6ef5218d69906245565a910f40e35855771202a106aa07032bbd1b8"
+    "19a4c116b8d2d0c81e376c085141ab532748774cdf8eeb9934b0bcb5e19b48a8"
+    "391c0cb3c5c95a634ed8aa4ae3418acb5b9cca4f7763e373682e6ff3d6b2b8a3"
+    "748f82ee5defb2fc78a5636f43172f6084c87814a1f0ab728cc702081a6439ec"
+    "90befffa23631e28a4506cebde82bde9bef9a3f7b2c67915c67178f2e372532b"
+    "ca273eceea26619cd186b8c721c0c207eada7dd6cde0eb1ef57d4f7fee6ed178"
+    "06f067aa72176fba0a637dc5a2c898a6113f9804bef90dae1b710b35131c471b"
+    "28db77f523047d8432caab7b40c724933c9ebe0a15c9bebc431d67c49c100d4c"
+    "4cc5d4becb3e42b6597f299cfc657e2a5fcb6fab3ad6faec6c44198c4a475817"
 )
+_k512 = None
 
 _H512 = (
     0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
@@ -88,7 +91,14 @@ _H512 = (
 )
 
 
-def _sha512_block(h, block):
+def _sha512_constants():
+    global _k512
+    if _k512 is None:
+        _k512 = [int.from_bytes(_K512_BLOB[i:i + 8], "big") for i in range(0, 640, 8)]
+    return _k512
+
+
+def _sha512_block(h, block, K):
     w = [int.from_bytes(block[i:i + 8], "big") for i in range(0, 128, 8)]
     for t in range(16, 80):
         x = w[t - 15]
@@ -97,7 +107,6 @@ def _sha512_block(h, block):
         s1 = ((x >> 19) | (x << 45)) ^ ((x >> 61) | (x << 3)) ^ (x >> 6)
         w.append((w[t - 16] + (s0 & _M64) + w[t - 7] + (s1 & _M64)) & _M64)
     a, b, c, d, e, f, g, hh = h
-    K = _K512
     for t in range(80):
         S1 = (((e >> 14) | (e << 50)) ^ ((e >> 18) | (e << 46)) ^ ((e >> 41) | (e << 23))) & _M64
         ch = (e & f) ^ (~e & g)
@@ -120,12 +129,13 @@ def _sha512_pure(data):
     n = len(data)
     # FIPS 180-4 5.1.2: 0x80, zeros, then the 128-bit big-endian bit length.
     pad = b"\x80" + bytes((111 - n) % 128) + (n * 8).to_bytes(16, "big")
+    K = _sha512_constants()
     h = list(_H512)
     tail = data[n - n % 128:] + pad
     for i in range(0, n - n % 128, 128):
-        h = _sha512_block(h, data[i:i + 128])
+        h = _sha512_block(h, data[i:i + 128], K)
     for i in range(0, len(tail), 128):
-        h = _sha512_block(h, tail[i:i + 128])
+        h = _sha512_block(h, tail[i:i + 128], K)
     return b"".join(x.to_bytes(8, "big") for x in h)
 
 
@@ -145,35 +155,36 @@ def sha512(data):
 
 _M32 = 0xFFFFFFFF
 
-# Message word order and rotation amounts per round, left and right lines.
-_RL = (
+# Message word order and rotation amounts per step, left and right lines
+# (bytes: indexing gives ints, and 80 bytes beat an 80-entry tuple in RAM).
+_RL = bytes((
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
     7, 4, 13, 1, 10, 6, 15, 3, 12, 0, 9, 5, 2, 14, 11, 8,
     3, 10, 14, 4, 9, 15, 8, 1, 2, 7, 0, 6, 13, 11, 5, 12,
     1, 9, 11, 10, 0, 8, 12, 4, 13, 3, 7, 15, 14, 5, 6, 2,
     4, 0, 5, 9, 7, 12, 2, 10, 14, 1, 3, 8, 11, 6, 15, 13,
-)
-_RR = (
+))
+_RR = bytes((
     5, 14, 7, 0, 9, 2, 11, 4, 13, 6, 15, 8, 1, 10, 3, 12,
     6, 11, 3, 7, 0, 13, 5, 10, 14, 15, 8, 12, 4, 9, 1, 2,
     15, 5, 1, 3, 7, 14, 6, 9, 11, 8, 12, 2, 10, 0, 4, 13,
     8, 6, 4, 1, 3, 11, 15, 0, 5, 12, 2, 13, 9, 7, 10, 14,
     12, 15, 10, 4, 1, 5, 8, 7, 6, 2, 13, 14, 0, 3, 9, 11,
-)
-_SL = (
+))
+_SL = bytes((
     11, 14, 15, 12, 5, 8, 7, 9, 11, 13, 14, 15, 6, 7, 9, 8,
     7, 6, 8, 13, 11, 9, 7, 15, 7, 12, 15, 9, 11, 7, 13, 12,
     11, 13, 6, 7, 14, 9, 13, 15, 14, 8, 13, 6, 5, 12, 7, 5,
     11, 12, 14, 15, 14, 15, 9, 8, 9, 14, 5, 6, 8, 6, 5, 12,
     9, 15, 5, 11, 6, 8, 13, 12, 5, 12, 13, 14, 11, 8, 5, 6,
-)
-_SR = (
+))
+_SR = bytes((
     8, 9, 9, 11, 13, 15, 15, 5, 7, 7, 8, 11, 14, 14, 12, 6,
     9, 13, 15, 7, 12, 8, 9, 11, 7, 7, 12, 7, 6, 15, 13, 11,
     9, 7, 15, 11, 8, 6, 6, 14, 12, 13, 5, 14, 13, 13, 7, 5,
     15, 5, 8, 11, 14, 14, 6, 14, 6, 9, 12, 9, 12, 5, 15, 8,
     8, 5, 12, 9, 12, 5, 14, 6, 8, 13, 6, 5, 15, 13, 11, 11,
-)
+))
 _KL = (0x00000000, 0x5A827999, 0x6ED9EBA1, 0x8F1BBCDC, 0xA953FD4E)
 _KR = (0x50A28BE6, 0x5C4DD124, 0x6D703EF3, 0x7A6D76E9, 0x00000000)
 

@@ -28,8 +28,7 @@ def _b32(v):
 def sign(secret32, msg, aux32=bytes(32)):
     if len(aux32) != 32:
         raise ValueError("aux_rand must be 32 bytes")
-    d0 = ec.scalar_from_secret(secret32)
-    px, py = ec.point_mul_g(d0)
+    d0, (px, py) = ec.keypair(secret32)
     d = d0 if py & 1 == 0 else N - d0
     pk = _b32(px)
     t = _b32(d ^ _int(tagged_hash("BIP0340/aux", aux32)))
@@ -84,8 +83,7 @@ def taproot_tweak_pubkey(xonly32, merkle_root=None):
 
 
 def taproot_tweak_secret(secret32, merkle_root=None):
-    d = ec.scalar_from_secret(secret32)
-    px, py = ec.point_mul_g(d)
+    d, (px, py) = ec.keypair(secret32)
     if py & 1:
         d = N - d
     t = _tap_tweak(_b32(px), merkle_root)

@@ -16,8 +16,10 @@ API:
     lift_x(x: int) -> point|None    BIP340 lift_x: the point with even y, if any
     sec_encode(point, compressed=True) -> 33/65 bytes
     sec_decode(pubkey_bytes) -> point   02/03 + x or 04 + x + y; ValueError otherwise
+    keypair(secret32) -> (d, point)  the checked scalar and d*G
     pubkey_from_secret(secret32, compressed=True) -> 33/65-byte SEC encoding
     xonly_from_secret(secret32) -> (x32 bytes, y_is_odd)
+    clear_key_cache()               forget the cached public points (session end)
 
 Why these choices (measured in shared/research/micropython-probe.md):
   * pow(x, -1, m) silently returns 0 on MicroPython, and pow(x, m-2, m) is 6x
@@ -29,8 +31,14 @@ Why these choices (measured in shared/research/micropython-probe.md):
     costs 16 KB instead of ~60 KB of int objects, and can live in flash.
   * Jacobian formulas are inlined into the hot loops: MicroPython's call and
     tuple overhead is comparable to a 256-bit modular multiplication.
+  * keypair() remembers the public points of the last few secrets, keyed by
+    a tagged hash of the secret (never the secret itself): a signing session
+    signs many inputs with one key, and BIP340 signing and BIP341 secret
+    tweaking both need d*G, which is half the cost of a Schnorr signature.
 Not constant-time: timing depends on the scalar. See the research note.
 """
+from quillfw.hashes import tagged_hash
+
 P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
 N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 GX = 0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798
@@ -288,10 +296,31 @@ def sec_decode(pubkey):
     raise ValueError("public key must be 33 bytes (02/03) or 65 bytes (04)")
 
 
+_KEY_CACHE_SIZE = 8
+_key_cache = {}
+
+
+def keypair(secret32):
+    """(d, d*G) for a secret key: d checked to be in 1..N-1."""
+    d = scalar_from_secret(secret32)
+    fingerprint = tagged_hash("QuillKeyCache", secret32)
+    point = _key_cache.get(fingerprint)
+    if point is None:
+        point = point_mul_g(d)
+        if len(_key_cache) >= _KEY_CACHE_SIZE:
+            _key_cache.clear()  # dicts are unordered on MicroPython: no LRU
+        _key_cache[fingerprint] = point
+    return d, point
+
+
+def clear_key_cache():
+    _key_cache.clear()
+
+
 def pubkey_from_secret(secret32, compressed=True):
-    return sec_encode(point_mul_g(scalar_from_secret(secret32)), compressed)
+    return sec_encode(keypair(secret32)[1], compressed)
 
 
 def xonly_from_secret(secret32):
-    x, y = point_mul_g(scalar_from_secret(secret32))
+    x, y = keypair(secret32)[1]
     return x.to_bytes(32, "big"), y & 1 == 1
