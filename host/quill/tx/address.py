@@ -1,0 +1,308 @@
+"""Addresses and WIF keys per network (Core's key_io.cpp, base58.cpp, bech32.cpp).
+
+* Base58 / Base58Check with Core's decoder rules (surrounding whitespace skipped).
+* Bech32 (BIP173) and Bech32m (BIP350) with Core's limits (90 characters).
+* `encode_destination(script, chain)`: ExtractDestination + EncodeDestination.
+* `decode_destination(address, chain)`: DecodeDestination -> scriptPubKey, or
+  AddressError carrying Core's error text.
+* `encode_secret` / `decode_secret`: WIF (never echoes the key in errors).
+"""
+from dataclasses import dataclass
+
+from . import script as S
+from .hashes import sha256d
+
+# -- network parameters (core-rpc.md §6, kernel/chainparams.cpp) -------------
+
+
+@dataclass(frozen=True)
+class ChainParams:
+    name: str
+    pubkey_prefix: int
+    script_prefix: int
+    secret_prefix: int
+    hrp: str
+    ext_public: bytes
+    ext_secret: bytes
+
+
+_TEST_EXT = (bytes.fromhex("043587cf"), bytes.fromhex("04358394"))
+
+CHAINS = {
+    "main": ChainParams("main", 0x00, 0x05, 0x80, "bc",
+                        bytes.fromhex("0488b21e"), bytes.fromhex("0488ade4")),
+    "test": ChainParams("test", 0x6F, 0xC4, 0xEF, "tb", *_TEST_EXT),
+    "testnet4": ChainParams("testnet4", 0x6F, 0xC4, 0xEF, "tb", *_TEST_EXT),
+    "signet": ChainParams("signet", 0x6F, 0xC4, 0xEF, "tb", *_TEST_EXT),
+    "regtest": ChainParams("regtest", 0x6F, 0xC4, 0xEF, "bcrt", *_TEST_EXT),
+}
+
+
+def chain_params(chain) -> ChainParams:
+    return chain if isinstance(chain, ChainParams) else CHAINS[chain]
+
+
+class AddressError(ValueError):
+    """An address that does not decode; the message is Core's error_str."""
+
+
+# -- Base58 ------------------------------------------------------------------
+
+B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {c: i for i, c in enumerate(B58_ALPHABET)}
+# Core's IsSpace: space, \f, \n, \r, \t, \v.
+_SPACE = " \f\n\r\t\v"
+
+
+def base58_encode(data: bytes) -> str:
+    zeros = len(data) - len(data.lstrip(b"\x00"))
+    n = int.from_bytes(data, "big")
+    out = []
+    while n:
+        n, r = divmod(n, 58)
+        out.append(B58_ALPHABET[r])
+    return "1" * zeros + "".join(reversed(out))
+
+
+def base58_decode(text: str, max_len: int):
+    """Core's DecodeBase58: bytes, or None if invalid or longer than max_len."""
+    text = text.strip(_SPACE) if text[:1] in _SPACE or text[-1:] in _SPACE else text
+    if "\x00" in text:
+        return None
+    zeros = len(text) - len(text.lstrip("1"))
+    if zeros > max_len:
+        return None
+    n = 0
+    for c in text[zeros:]:
+        v = _B58_INDEX.get(c)
+        if v is None:
+            return None
+        n = n * 58 + v
+    body = n.to_bytes((n.bit_length() + 7) // 8, "big") if n else b""
+    out = b"\x00" * zeros + body
+    if len(out) > max_len:
+        return None
+    return out
+
+
+def base58check_encode(payload: bytes) -> str:
+    return base58_encode(payload + sha256d(payload)[:4])
+
+
+def base58check_decode(text: str, max_len: int):
+    """Core's DecodeBase58Check: the payload, or None."""
+    limit = max_len + 4 if max_len <= 0x7FFFFFFF - 4 else 0x7FFFFFFF
+    raw = base58_decode(text, limit)
+    if raw is None or len(raw) < 4:
+        return None
+    payload, check = raw[:-4], raw[-4:]
+    if sha256d(payload)[:4] != check:
+        return None
+    return payload
+
+
+# -- Bech32 / Bech32m (BIP173, BIP350) ----------------------------------------
+
+BECH32 = "bech32"
+BECH32M = "bech32m"
+_CONST = {BECH32: 1, BECH32M: 0x2BC830A3}
+BECH32_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_CHARSET_INDEX = {c: i for i, c in enumerate(BECH32_CHARSET)}
+BECH32_MAX_LENGTH = 90
+_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+
+
+def _polymod(values) -> int:
+    chk = 1
+    for v in values:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ v
+        for i in range(5):
+            if (top >> i) & 1:
+                chk ^= _GEN[i]
+    return chk
+
+
+def _hrp_expand(hrp: str):
+    return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+
+
+def bech32_encode(hrp: str, data5, encoding: str) -> str:
+    values = _hrp_expand(hrp) + list(data5)
+    mod = _polymod(values + [0] * 6) ^ _CONST[encoding]
+    checksum = [(mod >> 5 * (5 - i)) & 31 for i in range(6)]
+    return hrp + "1" + "".join(BECH32_CHARSET[d] for d in list(data5) + checksum)
+
+
+def bech32_decode(text: str, limit: int = BECH32_MAX_LENGTH):
+    """(encoding, hrp, data5 without checksum), or None (Core's bech32::Decode)."""
+    if len(text) > limit:
+        return None
+    lower = upper = False
+    for c in text:
+        o = ord(c)
+        if o < 33 or o > 126:
+            return None
+        if "a" <= c <= "z":
+            lower = True
+        elif "A" <= c <= "Z":
+            upper = True
+    if lower and upper:
+        return None
+    text = text.lower()
+    pos = text.rfind("1")
+    if pos < 1 or pos + 7 > len(text):
+        return None
+    hrp = text[:pos]
+    data = []
+    for c in text[pos + 1:]:
+        v = _CHARSET_INDEX.get(c)
+        if v is None:
+            return None
+        data.append(v)
+    check = _polymod(_hrp_expand(hrp) + data)
+    for encoding, const in _CONST.items():
+        if check == const:
+            return encoding, hrp, data[:-6]
+    return None
+
+
+def convert_bits(data, frombits: int, tobits: int, pad: bool):
+    """Regroup bits (Core's ConvertBits); None if the padding is invalid."""
+    acc = bits = 0
+    out = []
+    maxv = (1 << tobits) - 1
+    for v in data:
+        acc = (acc << frombits) | v
+        bits += frombits
+        while bits >= tobits:
+            bits -= tobits
+            out.append((acc >> bits) & maxv)
+    if pad:
+        if bits:
+            out.append((acc << (tobits - bits)) & maxv)
+    elif bits >= frombits or ((acc << (tobits - bits)) & maxv):
+        return None
+    return out
+
+
+def encode_segwit_address(hrp: str, version: int, program: bytes) -> str:
+    encoding = BECH32 if version == 0 else BECH32M
+    return bech32_encode(hrp, [version] + convert_bits(program, 8, 5, True), encoding)
+
+
+def witness_script(version: int, program: bytes) -> bytes:
+    """scriptPubKey OP_n <program> for a witness program."""
+    return bytes((0 if version == 0 else 0x50 + version, len(program))) + program
+
+
+# -- destinations -------------------------------------------------------------
+
+
+def encode_destination(script: bytes, chain):
+    """Address for a scriptPubKey (Core's ExtractDestination + EncodeDestination), or None.
+
+    None for pubkey, multisig, nulldata and nonstandard scripts.
+    """
+    p = chain_params(chain)
+    kind, sol = S.solver(script)
+    if kind == S.PUBKEYHASH:
+        return base58check_encode(bytes((p.pubkey_prefix,)) + sol[0])
+    if kind == S.SCRIPTHASH:
+        return base58check_encode(bytes((p.script_prefix,)) + sol[0])
+    if kind in (S.WITNESS_V0_KEYHASH, S.WITNESS_V0_SCRIPTHASH):
+        return encode_segwit_address(p.hrp, 0, sol[0])
+    if kind == S.WITNESS_V1_TAPROOT:
+        return encode_segwit_address(p.hrp, 1, sol[0])
+    if kind == S.ANCHOR:
+        return encode_segwit_address(p.hrp, 1, b"\x4e\x73")
+    if kind == S.WITNESS_UNKNOWN:
+        return encode_segwit_address(p.hrp, sol[0][0], sol[1])
+    return None
+
+
+def pkh_address(pubkey: bytes, chain) -> str:
+    """P2PKH address of a public key (used by the deprecated `addresses` field)."""
+    from .hashes import hash160
+    return base58check_encode(bytes((chain_params(chain).pubkey_prefix,)) + hash160(pubkey))
+
+
+def script_hash_address(script: bytes, chain) -> str:
+    """P2SH address wrapping `script`."""
+    from .hashes import hash160
+    return base58check_encode(bytes((chain_params(chain).script_prefix,)) + hash160(script))
+
+
+def decode_destination(text: str, chain) -> bytes:
+    """Core's DecodeDestination: the scriptPubKey, or AddressError with Core's message."""
+    p = chain_params(chain)
+    is_bech32 = text[:len(p.hrp)].lower() == p.hrp
+    if not is_bech32:
+        data = base58check_decode(text, 21)
+        if data is not None:
+            if len(data) == 21 and data[0] == p.pubkey_prefix:
+                return b"\x76\xa9\x14" + data[1:] + b"\x88\xac"
+            if len(data) == 21 and data[0] == p.script_prefix:
+                return b"\xa9\x14" + data[1:] + b"\x87"
+            if data[:1] in (bytes((p.script_prefix,)), bytes((p.pubkey_prefix,))):
+                raise AddressError("Invalid length for Base58 address (P2PKH or P2SH)")
+            raise AddressError("Invalid or unsupported Base58-encoded address.")
+        if base58_decode(text, 100) is None:
+            raise AddressError("Invalid or unsupported Segwit (Bech32) or Base58 encoding.")
+        raise AddressError("Invalid checksum or length of Base58 address (P2PKH or P2SH)")
+    dec = bech32_decode(text)
+    if dec is None:
+        raise AddressError("Invalid Bech32 address")
+    encoding, hrp, data5 = dec
+    if not data5:
+        raise AddressError("Empty Bech32 data section")
+    if hrp != p.hrp:
+        raise AddressError("Invalid or unsupported prefix for Segwit (Bech32) address "
+                           f"(expected {p.hrp}, got {hrp}).")
+    version = data5[0]
+    if version == 0 and encoding != BECH32:
+        raise AddressError("Version 0 witness address must use Bech32 checksum")
+    if version != 0 and encoding != BECH32M:
+        raise AddressError("Version 1+ witness address must use Bech32m checksum")
+    program = convert_bits(data5[1:], 5, 8, False)
+    if program is None:
+        raise AddressError("Invalid padding in Bech32 data section")
+    program = bytes(program)
+    unit = "byte" if len(program) == 1 else "bytes"
+    if version == 0:
+        if len(program) in (20, 32):
+            return witness_script(0, program)
+        raise AddressError(f"Invalid Bech32 v0 address program size ({len(program)} {unit}), per BIP141")
+    if version > 16:
+        raise AddressError("Invalid Bech32 address witness version")
+    if len(program) < 2 or len(program) > 40:
+        raise AddressError(f"Invalid Bech32 address program size ({len(program)} {unit})")
+    return witness_script(version, program)
+
+
+# -- WIF private keys ----------------------------------------------------------
+
+SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+
+
+def encode_secret(secret: bytes, compressed: bool, chain) -> str:
+    payload = bytes((chain_params(chain).secret_prefix,)) + secret + (b"\x01" if compressed else b"")
+    return base58check_encode(payload)
+
+
+def decode_secret(text: str, chain):
+    """Core's DecodeSecret: (32-byte secret, compressed) or None. Never reports the key."""
+    p = chain_params(chain)
+    data = base58check_decode(text, 34)
+    if data is None or not data or data[0] != p.secret_prefix:
+        return None
+    if len(data) == 33:
+        compressed = False
+    elif len(data) == 34 and data[-1] == 1:
+        compressed = True
+    else:
+        return None
+    secret = data[1:33]
+    if not 0 < int.from_bytes(secret, "big") < SECP256K1_ORDER:
+        return None
+    return secret, compressed

@@ -1,0 +1,122 @@
+"""Output descriptors as decoderawtransaction prints them (BIP380 checksum, Core's InferDescriptor).
+
+`infer_descriptor(script, chain)` reproduces Core's InferDescriptor with no
+key or script knowledge (core-rpc.md §3.8); `known_scripts` lets decodescript's
+P2WSH wrapper see its witness script, as Core's FlatSigningProvider does.
+Miniscript inference inside wsh() is not implemented: such scripts fall back
+to addr(), whereas Core prints wsh(<miniscript>) for sane miniscripts.
+"""
+from . import script as S
+from .address import encode_destination
+from .hashes import sha256
+
+# -- BIP380 checksum ------------------------------------------------------------
+
+INPUT_CHARSET = ("0123456789()[],'/*abcdefgh@:$%{}"
+                 "IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~"
+                 "ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ")
+CHECKSUM_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_POS = {c: i for i, c in enumerate(INPUT_CHARSET)}
+_GEN = (0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD)
+
+
+def _polymod(c: int, v: int) -> int:
+    c0 = c >> 35
+    c = ((c & 0x7FFFFFFFF) << 5) ^ v
+    for i in range(5):
+        if (c0 >> i) & 1:
+            c ^= _GEN[i]
+    return c
+
+
+def descriptor_checksum(desc: str):
+    """The 8-character BIP380 checksum, or None if `desc` has a character outside INPUT_CHARSET."""
+    c = 1
+    cls = 0
+    count = 0
+    for ch in desc:
+        pos = _POS.get(ch)
+        if pos is None:
+            return None
+        c = _polymod(c, pos & 31)
+        cls = cls * 3 + (pos >> 5)
+        count += 1
+        if count == 3:
+            c = _polymod(c, cls)
+            cls = 0
+            count = 0
+    if count:
+        c = _polymod(c, cls)
+    for _ in range(8):
+        c = _polymod(c, 0)
+    c ^= 1
+    return "".join(CHECKSUM_CHARSET[(c >> (5 * (7 - j))) & 31] for j in range(8))
+
+
+def add_checksum(desc: str) -> str:
+    return desc + "#" + descriptor_checksum(desc)
+
+
+# -- inference --------------------------------------------------------------------
+
+_P = 2 ** 256 - 2 ** 32 - 977
+
+TOP, P2SH, P2WSH = "top", "p2sh", "p2wsh"
+
+
+def is_valid_xonly(x: bytes) -> bool:
+    """BIP340 lift_x succeeds: x < p and x^3 + 7 is a square mod p."""
+    xi = int.from_bytes(x, "big")
+    if xi >= _P:
+        return False
+    v = (pow(xi, 3, _P) + 7) % _P
+    y = pow(v, (_P + 1) // 4, _P)
+    return y * y % _P == v
+
+
+def _infer_pubkey(key: bytes, ctx):
+    """Core's InferPubkey without key origins: the key hex, or None (hybrid, or uncompressed in wsh)."""
+    if key[0] not in (2, 3, 4):
+        return None
+    if ctx == P2WSH and len(key) != 33:
+        return None
+    return key.hex()
+
+
+def _infer(script: bytes, ctx, chain, known_scripts):
+    kind, sol = S.solver(script)
+    if kind == S.PUBKEY:
+        key = _infer_pubkey(sol[0], ctx)
+        if key is not None:
+            return f"pk({key})"
+    if kind == S.MULTISIG:
+        keys = [_infer_pubkey(k, ctx) for k in sol[1:-1]]
+        if None not in keys:
+            return "multi(%d,%s)" % (sol[0][0], ",".join(keys))
+    if kind == S.WITNESS_V0_SCRIPTHASH and ctx in (TOP, P2SH) and known_scripts:
+        inner = known_scripts.get(sol[0])
+        if inner is not None:
+            sub = _infer(inner, P2WSH, chain, known_scripts)
+            if sub is not None:
+                return f"wsh({sub})"
+    if kind == S.WITNESS_V1_TAPROOT and ctx == TOP and is_valid_xonly(sol[0]):
+        return f"rawtr({sol[0].hex()})"
+    if ctx != TOP:
+        return None
+    address = encode_destination(script, chain)
+    if address is not None:
+        return f"addr({address})"
+    return f"raw({script.hex()})"
+
+
+def infer_descriptor(script: bytes, chain, known_scripts=None) -> str:
+    """Core's InferDescriptor(script, provider)->ToString(), checksum included.
+
+    `known_scripts` maps SHA256(witness script) -> witness script.
+    """
+    return add_checksum(_infer(script, TOP, chain, known_scripts))
+
+
+def known_witness_script(script: bytes) -> dict:
+    """A `known_scripts` map holding one witness script."""
+    return {sha256(script): script}
