@@ -1,9 +1,10 @@
 """ECDSA over secp256k1 exactly as Bitcoin Core signs (CKey::Sign, grind=true).
 
 API:
-    sign(secret32, msg32) -> DER bytes (no sighash byte)
-        RFC6979 nonce as libsecp256k1's nonce_function_rfc6979, low-S, low-R
-        grinding. Byte-identical to Core for every (key, hash).
+    sign(secret32, msg32, grind=True) -> DER bytes (no sighash byte)
+        RFC6979 nonce as libsecp256k1's nonce_function_rfc6979, low-S, and
+        (grind=True) low-R grinding. Byte-identical to Core for every (key,
+        hash); grind=False is Core's grind=false / plain libsecp256k1 signing.
     verify(pubkey_bytes, msg32, der_sig) -> bool
         Bitcoin rules: strict DER (BIP66), low S (BIP146 LOW_S), 1 <= r, s < N.
         Any malformed input gives False.
@@ -65,15 +66,16 @@ def _nonce_and_r(d, z, secret32, msg32, extra32):
             return k, r
 
 
-def sign(secret32, msg32):
-    """Core's CKey::Sign(hash, sig, grind=true): DER signature with low R and low S."""
+def sign(secret32, msg32, grind=True):
+    """Core's CKey::Sign(hash, sig, grind): DER signature with low S, and low R
+    when grinding."""
     d = ec.scalar_from_secret(secret32)
     if len(msg32) != 32:
         raise ValueError("message hash must be 32 bytes")
     z = int.from_bytes(msg32, "big") % N
     k, r = _nonce_and_r(d, z, secret32, msg32, None)
     counter = 0
-    while r >= _HIGH_R:
+    while grind and r >= _HIGH_R:
         counter += 1
         extra = counter.to_bytes(4, "little") + bytes(28)
         k, r = _nonce_and_r(d, z, secret32, msg32, extra)

@@ -1,6 +1,6 @@
 """The message envelope inside a frame (protocol/SPEC.md §3), after Jade's:
 
-    request  {"id": text(1..16), "method": text(1..32), ? "params": map}
+    request  {"id": text(1..16 bytes), "method": text(1..32 bytes), ? "params": map}
     reply    {"id": id, "result": any}
            / {"id": id, "error": {"code": int, "message": text, ? "data": any}}
     log      {"log": text}   (id-less, device to host)
@@ -18,9 +18,14 @@ def request_id(obj):
     if not isinstance(obj, dict):
         return RESERVED_ID
     rid = obj.get("id")
-    if isinstance(rid, str) and 0 < len(rid) <= MAX_ID_LENGTH and rid != RESERVED_ID:
+    if isinstance(rid, str) and _fits(rid, MAX_ID_LENGTH) and rid != RESERVED_ID:
         return rid
     return RESERVED_ID
+
+
+def _fits(text, limit):
+    """1..limit bytes of UTF-8 (CDDL's .size on tstr counts bytes)."""
+    return 0 < len(text.encode("utf-8")) <= limit
 
 
 def parse_request(obj):
@@ -33,15 +38,15 @@ def parse_request(obj):
     rid = obj.get("id")
     if not isinstance(rid, str):
         raise DeviceError(INVALID_REQUEST, "Request id must be a text string")
-    if not 0 < len(rid) <= MAX_ID_LENGTH:
-        raise DeviceError(INVALID_REQUEST, "Request id must be 1 to 16 characters")
+    if not _fits(rid, MAX_ID_LENGTH):
+        raise DeviceError(INVALID_REQUEST, "Request id must be 1 to 16 bytes")
     if rid == RESERVED_ID:
         raise DeviceError(INVALID_REQUEST, "Request id 00 is reserved")
     method = obj.get("method")
     if not isinstance(method, str):
         raise DeviceError(INVALID_REQUEST, "Request method must be a text string")
-    if not 0 < len(method) <= MAX_METHOD_LENGTH:
-        raise DeviceError(INVALID_REQUEST, "Request method must be 1 to 32 characters")
+    if not _fits(method, MAX_METHOD_LENGTH):
+        raise DeviceError(INVALID_REQUEST, "Request method must be 1 to 32 bytes")
     params = obj.get("params", {})
     if not isinstance(params, dict):
         raise DeviceError(INVALID_REQUEST, "Request params must be a map")

@@ -5,6 +5,7 @@ API:
         BIP340 "Default Signing"; msg of any length (32 bytes in Bitcoin use).
     verify(xonly32, msg, sig64) -> bool
         BIP340 "Verification"; any malformed input gives False.
+    taproot_tweak(xonly32, merkle_root=None) -> t as 32 bytes (BIP341 tweak)
     taproot_tweak_pubkey(xonly32, merkle_root=None) -> (y_is_odd, tweaked_xonly32)
     taproot_tweak_secret(secret32, merkle_root=None) -> tweaked secret32
         BIP341 taproot_tweak_*: t = hashTapTweak(xonly || merkle_root), where
@@ -56,6 +57,11 @@ def verify(xonly32, msg, sig64):
     e = _int(tagged_hash("BIP0340/challenge", bytes(sig64[:32]) + bytes(xonly32) + bytes(msg))) % N
     R = ec.point_add(ec.point_mul_g(s), ec.point_neg(ec.point_mul(point, e)))
     return R is not None and R[1] & 1 == 0 and R[0] == r
+
+
+def taproot_tweak(xonly32, merkle_root=None):
+    """BIP341 t = hashTapTweak(xonly || merkle_root) as 32 bytes, checked < N."""
+    return _b32(_tap_tweak(xonly32, merkle_root))
 
 
 def _tap_tweak(xonly32, merkle_root):

@@ -136,7 +136,7 @@ def _table():
 
 
 def _comb_g(k):
-    """k*G in Jacobian coordinates for 0 < k < 2^256, or None.
+    """k*G in Jacobian coordinates for 0 < k < N.
 
     The comb (Lim-Lee, one table): write k as TEETH rows of COLS bits; column c
     (bit c of every row) selects the table entry sum(2^(COLS*row) * G over the
@@ -158,7 +158,7 @@ def _comb_g(k):
             row >>= 1
             c += 1
     X = Y = Z = 0
-    inf = True
+    inf = True  # k > 0, so some column is non-zero and sets the accumulator
     for c in range(cols - 1, -1, -1):
         if not inf:
             # doubling, a = 0
@@ -180,18 +180,11 @@ def _comb_g(k):
             Z1Z1 = Z * Z % p
             H = (tx * Z1Z1 - X) % p
             r = (ty * Z % p * Z1Z1 - Y) % p
-            if H == 0:
-                # Same x: the accumulator equals the table point (double it)
-                # or its negation (the sum is infinity).
-                if r == 0:
-                    jp = _jac_double(X, Y, Z)
-                else:
-                    jp = None
-                if jp is None:
-                    inf = True
-                else:
-                    X, Y, Z = jp
-                continue
+            # H = 0 (accumulator A = +-T, the table point, mod N) cannot
+            # happen for 0 < k < N: A (k with the low c+1 bits of each row
+            # cleared) and T (bit c of each row) have disjoint bits, T < N, and
+            # for c > 0 both A and A + T are even while N is odd; for c = 0,
+            # A + T = k < N. So no doubling/infinity special case is needed.
             HH = H * H % p
             HHH = H * HH % p
             V = X * HH % p
@@ -199,8 +192,6 @@ def _comb_g(k):
             Y = (r * (V - X3) - Y * HHH) % p
             X = X3
             Z = Z * H % p
-    if inf:
-        return None
     return X, Y, Z
 
 
