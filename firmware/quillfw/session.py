@@ -178,6 +178,7 @@ class Session:
         self._running = None
         self._tx_digest = None
         self._legacy = None
+        self._legacy_request = None
 
     def _wipe(self):
         _wipe_bytes(self._keys)
@@ -226,8 +227,11 @@ class Session:
         self._n_inputs = n_inputs
         self._n_outputs = n_outputs
         self._mac_key[:] = os.urandom(32)
+        mask = 0
+        for name in self._algorithms:
+            mask |= 1 << ALGORITHMS.index(name)
         self._header = (u32le(version) + u32le(locktime) + u32le(n_inputs) + u32le(n_outputs)
-                        + bytes(1 << ALGORITHMS.index(a) for a in self._algorithms))
+                        + bytes((mask,)))
         self._digests = TxDigests(version, locktime, "taproot" in self._algorithms)
         self._start_pass(INPUTS)
 
@@ -450,7 +454,6 @@ class Session:
             if txin is None:
                 raise SessionError("bad_value", "ANYONECANPAY needs the input and its token")
             spent = self._checked_txin(input_index, txin, txin_token)
-            spent = (spent[0], spent[1], spent[2], spent[3], spent[4])
         single = self._single_output(hash_type, input_index, txout, txout_token)
         digest = sighash_taproot.sighash(self._digests, input_index, hash_type, spent, annex,
                                          single, leaf_hash, 0, codesep_pos)

@@ -23,7 +23,8 @@ Parsing (BIP144 marker/flag understood, witnesses skipped):
     r.read_input()  -> (txid, vout, script_sig, sequence)    n_inputs times
     n_outputs = r.read_output_count()
     r.read_output() -> (amount, script_pubkey)               n_outputs times
-    locktime = r.read_locktime()                             (skips witnesses)
+    r.read_witness() -> [item bytes]     per input, only when r.has_witness
+    locktime = r.read_locktime()         (skips the witnesses not read)
     parse_tx(data) -> (version, inputs, outputs, locktime)   whole-buffer helper
         inputs: [(txid, vout, sequence)], outputs: [(amount, script_pubkey)]
 Malformed or oversized data raises ValueError.
@@ -82,7 +83,8 @@ class TxReader:
         self._s = stream
         self._max_script = max_script
         self._n_inputs = 0
-        self._segwit = False
+        self._witnesses_read = 0
+        self.has_witness = False
 
     def _read(self, n):
         data = self._s.read(n)
@@ -110,7 +112,7 @@ class TxReader:
             # BIP144: marker 0x00 then flag 0x01 announce witness data.
             if self._read(1)[0] != 1:
                 raise ValueError("unknown segwit flag")
-            self._segwit = True
+            self.has_witness = True
             n = self._compact_size()
         self._n_inputs = n
         return version, n
@@ -131,11 +133,15 @@ class TxReader:
             amount -= 1 << 64
         return amount, self._script()
 
+    def read_witness(self):
+        if not self.has_witness or self._witnesses_read >= self._n_inputs:
+            raise ValueError("no witness left to read")
+        self._witnesses_read += 1
+        return [self._script() for _ in range(self._compact_size())]
+
     def read_locktime(self):
-        if self._segwit:
-            for _ in range(self._n_inputs):
-                for _ in range(self._compact_size()):
-                    self._read(self._compact_size())
+        while self.has_witness and self._witnesses_read < self._n_inputs:
+            self.read_witness()
         return int.from_bytes(self._read(4), "little")
 
 
