@@ -120,3 +120,9 @@ def infer_descriptor(script: bytes, chain, known_scripts=None) -> str:
 def known_witness_script(script: bytes) -> dict:
     """A `known_scripts` map holding one witness script."""
     return {sha256(script): script}
+
+
+def has_valid_checksum(desc: str) -> bool:
+    """BIP380 descsum_check: `desc` ends in '#' and its 8-character checksum."""
+    body, sep, checksum = desc.rpartition("#")
+    return bool(sep) and len(checksum) == 8 and descriptor_checksum(body) == checksum
