@@ -39,12 +39,13 @@ class RPCFailure(Exception):
 
 
 class QuillDaemon:
-    def __init__(self, datadir, *args, chain="regtest", wait=True):
+    def __init__(self, datadir, *args, chain="regtest", wait=True, chain_from_conf=False):
         self.datadir = Path(datadir)
         self.datadir.mkdir(parents=True, exist_ok=True)
         self.chain = chain
         self.port = free_port()
-        self.args = [f"-datadir={self.datadir}", f"-chain={chain}", f"-rpcport={self.port}", *args]
+        chain_arg = [] if chain_from_conf else [f"-chain={chain}"]
+        self.args = [f"-datadir={self.datadir}", *chain_arg, f"-rpcport={self.port}", *args]
         self.proc = None
         self._wait = wait
         self.user = self.password = None
