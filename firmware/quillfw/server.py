@@ -142,11 +142,24 @@ class Server:
 
     def _reply(self, reply):
         try:
-            if "error" in reply:
-                self._send_error(reply["id"], reply["error"]["code"], reply["error"]["message"],
-                                 reply["error"].get("data"))
-            else:
-                self.send(reply)
+            if "error" not in reply:
+                body = self._encode_result(reply)
+                if body is not None:
+                    self.transport.write(framing.encode_frame(body))
+                    return
+                reply = envelope.error_reply(reply["id"], INTERNAL_ERROR,
+                                             "Reply exceeds maximum message size")
+            error = reply["error"]
+            self._send_error(reply["id"], error["code"], error["message"], error.get("data"))
         except MemoryError:
             gc.collect()
             self._send_error(reply["id"], OUT_OF_MEMORY, "Out of memory")
+
+    @staticmethod
+    def _encode_result(reply):
+        """The reply's body, or None when it is too large (or not encodable: a bug)."""
+        try:
+            body = cbor.encode(reply)
+        except cbor.CBORError:
+            return None
+        return body if len(body) <= MAX_MESSAGE_SIZE else None

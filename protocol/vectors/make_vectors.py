@@ -1,0 +1,172 @@
+"""Regenerate the wire vectors in this folder (run with the project's .venv python).
+
+Written independently of the firmware: cbor2 (canonical=True) encodes, and
+frames are built here with struct and binascii, so the firmware codec and
+framing are checked against a second implementation. Expected reader events
+for the byte streams are written out by hand.
+"""
+import binascii
+import json
+import struct
+from pathlib import Path
+
+import cbor2
+
+HERE = Path(__file__).resolve().parent
+MAGIC = bytes.fromhex("c551")
+
+
+def frame(body: bytes) -> bytes:
+    length = struct.pack(">I", len(body))
+    return MAGIC + length + body + struct.pack(">I", binascii.crc32(length + body))
+
+
+def dumps(value) -> bytes:
+    return cbor2.dumps(value, canonical=True)
+
+
+INFO = {"firmware_version": "0.1.0", "protocol_version": 1, "board": "emulator", "emulator": True,
+        "implementation": "micropython", "implementation_version": "1.29.0", "heap_free": 60096,
+        "max_message_size": 4096,
+        "limits": {"max_inputs": 10000, "max_outputs": 10000, "max_script_size": 3600,
+                   "max_keys": 64},
+        "methods": ["get_info", "ping"], "script_types": [], "sighash_types": []}
+
+MESSAGES = [
+    ("ping request", {"id": "1", "method": "ping"}),
+    ("ping request, empty params", {"id": "a1b2", "method": "ping", "params": {}}),
+    ("get_info request", {"id": "0123456789abcdef", "method": "get_info"}),
+    ("ping reply idle", {"id": "1", "result": "idle"}),
+    ("ping reply busy", {"id": "7", "result": "busy"}),
+    ("ping reply awaiting_user", {"id": "7", "result": "awaiting_user"}),
+    ("get_info reply", {"id": "2", "result": INFO}),
+    ("debug_sleep request", {"id": "s", "method": "debug_sleep",
+                             "params": {"ms": 1500, "awaiting_user": True}}),
+    ("debug_alloc 23", {"id": "x", "method": "debug_alloc", "params": {"size": 23}}),
+    ("debug_alloc 24", {"id": "x", "method": "debug_alloc", "params": {"size": 24}}),
+    ("debug_alloc 255", {"id": "x", "method": "debug_alloc", "params": {"size": 255}}),
+    ("debug_alloc 256", {"id": "x", "method": "debug_alloc", "params": {"size": 256}}),
+    ("debug_alloc 65535", {"id": "x", "method": "debug_alloc", "params": {"size": 65535}}),
+    ("debug_alloc 65536", {"id": "x", "method": "debug_alloc", "params": {"size": 65536}}),
+    ("debug_alloc 2^32", {"id": "x", "method": "debug_alloc", "params": {"size": 4294967296}}),
+    ("debug_alloc 2^64-1", {"id": "x", "method": "debug_alloc",
+                            "params": {"size": 18446744073709551615}}),
+    ("unknown method error", {"id": "9", "error": {"code": -32601, "message": "Unknown method"}}),
+    ("rejected bytes error", {"id": "00", "error": {"code": -32600, "data": 7,
+                                                    "message": "Discarded 7 bytes before frame magic"}}),
+    ("out of memory error", {"id": "q3", "error": {"code": -32005, "message": "Out of memory"}}),
+    ("busy error", {"id": "q4", "error": {"code": -32004,
+                                          "message": "Device busy with another request"}}),
+    ("log message", {"log": "serving, idle timeout 2000 ms"}),
+    ("non-ASCII id", {"id": "caf\u00e9", "method": "ping"}),
+]
+
+# (name, hex, substring of the decoder's error)
+NONCANONICAL = [
+    ("empty input", "", "empty"),
+    ("integer 0 in one extra byte", "1800", "shortest"),
+    ("integer 255 in two bytes", "1900ff", "shortest"),
+    ("integer 65535 in four bytes", "1a0000ffff", "shortest"),
+    ("integer 2^32-1 in eight bytes", "1b00000000ffffffff", "shortest"),
+    ("negative -1 in one extra byte", "3800", "shortest"),
+    ("text length not shortest", "7801" + "61", "shortest"),
+    ("map length not shortest", "b801" + "6161" + "01", "shortest"),
+    ("indefinite-length array", "9f01ff", "indefinite"),
+    ("indefinite-length text", "7f6161ff", "indefinite"),
+    ("indefinite-length map", "bf616101ff", "indefinite"),
+    ("map keys out of order", "a2626964613161616132", "order"),
+    ("map keys in length-first, not bytewise, order", "a260001903e800", "order"),
+    ("duplicate map key", "a2616101616102", "duplicate"),
+    ("half float", "f93c00", "floating"),
+    ("double float", "fb3ff0000000000000", "floating"),
+    ("tag 0", "c06161", "tag"),
+    ("undefined", "f7", "simple"),
+    ("simple value 16", "f0", "simple"),
+    ("two-byte simple value", "f820", "simple"),
+    ("reserved additional information", "1c", "reserved"),
+    ("invalid UTF-8 text", "62c328", "UTF-8"),
+    ("trailing bytes", "0000", "trailing"),
+    ("truncated text", "6461", "truncated"),
+    ("truncated integer", "19ff", "truncated"),
+    ("array longer than input", "9b00000001000000000101", "truncated"),
+    ("array key in map", "a1800001", "key"),
+    ("nesting deeper than 16", "81" * 17 + "00", "nesting"),
+]
+
+# canonical encodings and the values they decode to (RFC 8949 Appendix A, subset)
+VALUES = [
+    (0, "00"), (23, "17"), (24, "1818"), (100, "1864"), (1000, "1903e8"),
+    (1000000, "1a000f4240"), (1000000000000, "1b000000e8d4a51000"),
+    (18446744073709551615, "1bffffffffffffffff"), (-1, "20"), (-10, "29"), (-100, "3863"),
+    (-1000, "3903e7"), (-18446744073709551616, "3bffffffffffffffff"),
+    (False, "f4"), (True, "f5"), (None, "f6"), ("", "60"), ("a", "6161"),
+    ("IETF", "6449455446"), ("\u00fc", "62c3bc"), ("\u6c34", "63e6b0b4"),
+    ([], "80"), ([1, 2, 3], "83010203"), ([1, [2, 3], [4, 5]], "8301820203820405"),
+    ({}, "a0"), ({"a": 1, "b": [2, 3]}, "a26161016162820203"),
+    (["a", {"b": "c"}], "826161a161626163"),
+    ({"a": "A", "b": "B", "c": "C", "d": "D", "e": "E"}, "a56161614161626142616361436164614461656145"),
+    ({"id": 1, "method": 2, "params": 3}, "a362696401666d6574686f640266706172616d7303"),
+]
+
+
+def streams():
+    ping = frame(dumps({"id": "1", "method": "ping"}))
+    info = frame(dumps({"id": "2", "method": "get_info"}))
+    ping_body = dumps({"id": "1", "method": "ping"}).hex()
+    info_body = dumps({"id": "2", "method": "get_info"}).hex()
+    bad_crc = bytearray(ping)
+    bad_crc[-1] ^= 0x01
+    oversize = MAGIC + struct.pack(">I", 4097)
+    return [
+        ("one frame", [ping], False, [{"frame": ping_body}]),
+        ("garbage before a frame", [b"hello\x00\xff" + ping], False,
+         [{"reject": 7}, {"frame": ping_body}]),
+        ("two frames in one write", [ping + info], False,
+         [{"frame": ping_body}, {"frame": info_body}]),
+        ("frame split into single bytes", [ping[i:i + 1] for i in range(len(ping))], False,
+         [{"frame": ping_body}]),
+        ("magic split across writes", [b"zz" + ping[:1], ping[1:]], False,
+         [{"reject": 2}, {"frame": ping_body}]),
+        ("lone first magic byte is skipped", [MAGIC[:1] + ping], False,
+         [{"reject": 1}, {"frame": ping_body}]),
+        ("bad CRC", [bytes(bad_crc) + info], False,
+         [{"reject": len(ping)}, {"frame": info_body}]),
+        ("oversized length refused at the header", [oversize + b"\x00" * 16 + info], False,
+         [{"reject": 6}, {"reject": 16}, {"frame": info_body}]),
+        ("truncated frame dropped when idle", [ping[:9]], True, [{"reject": 9}]),
+        ("trailing garbage reported when idle", [ping + b"\x01\x02\x03"], True,
+         [{"frame": ping_body}, {"reject": 3}]),
+        ("empty body frame", [frame(b"")], False, [{"frame": ""}]),
+        ("maximum body", [frame(b"\x00" * 4096)], False, [{"frame": "00" * 4096}]),
+    ]
+
+
+def main():
+    vectors = {
+        "description": "Quill protocol v1 wire vectors (SPEC.md). message: the CBOR data model "
+                       "as JSON; cbor: its canonical encoding; frame: the whole frame.",
+        "magic": MAGIC.hex(),
+        "vectors": [{"name": n, "message": m, "cbor": dumps(m).hex(), "frame": frame(dumps(m)).hex()}
+                    for n, m in MESSAGES],
+    }
+    (HERE / "messages.json").write_text(json.dumps(vectors, indent=1, ensure_ascii=True) + "\n")
+    noncanon = {"description": "Byte strings the device's decoder must reject; error: a substring "
+                               "of the decoder's message.",
+                "vectors": [{"name": n, "cbor": h, "error": e} for n, h, e in NONCANONICAL]}
+    (HERE / "cbor_rejected.json").write_text(json.dumps(noncanon, indent=1) + "\n")
+    for value, hex_ in VALUES:
+        assert dumps(value).hex() == hex_, (value, dumps(value).hex())
+    values = {"description": "Canonical CBOR encodings and their values (RFC 8949 Appendix A subset).",
+              "vectors": [{"value": v, "cbor": h} for v, h in VALUES]}
+    (HERE / "cbor_values.json").write_text(json.dumps(values, indent=1) + "\n")
+    stream = {"description": "Byte streams fed in the given chunks to a frame reader with "
+                             "max_body 4096, and the events expected: a frame's body (hex) or a "
+                             "rejection with the number of bytes dropped. idle: the reader then "
+                             "sees no input for longer than its idle timeout.",
+              "vectors": [{"name": n, "chunks": [c.hex() for c in chunks], "idle": idle, "events": ev}
+                          for n, chunks, idle, ev in streams()]}
+    (HERE / "streams.json").write_text(json.dumps(stream, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
