@@ -8,7 +8,7 @@ HERE = Path(__file__).resolve().parent
 failed = []
 for script in sorted(HERE.glob("bench_*.py")):
     print(f"\n=== {script.stem} ===", flush=True)
-    if subprocess.run([sys.executable, str(script), *sys.argv[1:]]).returncode != 0:
+    if subprocess.run([sys.executable, str(script)]).returncode != 0:
         failed.append(script.name)
 if failed:
     print("failed:", ", ".join(failed))
