@@ -5,7 +5,8 @@
 Entry i (1 <= i < 2^teeth) is sum(2^(cols*j) * G for each bit j set in i), with
 cols = ceil(256 / teeth), stored affine as x (32 bytes BE) || y (32 bytes BE)
 at offset (i-1)*64 of one bytes blob. The points are computed with the
-variable-base arithmetic of quillfw.secp256k1, which does not use the table.
+variable-base arithmetic of quillfw.secp256k1, which does not use the table
+(importing that module needs some secp256k1_gtable.py to exist: the committed one).
 tests/crosscheck/test_gtable_reproducible.py regenerates the file and compares
 it byte for byte with the committed one.
 """

@@ -37,6 +37,10 @@ Why these choices (measured in shared/research/micropython-probe.md):
     tweaking both need d*G, which is half the cost of a Schnorr signature.
 Not constant-time: timing depends on the scalar. See the research note.
 """
+# The table is imported first, at module load: on a device loading .mpy files
+# the 16 KB blob needs one contiguous heap block, which a fragmented heap may
+# no longer have later (measured: lazy loading failed at -X heapsize=64K).
+from quillfw.secp256k1_gtable import GTABLE as _GTABLE_BYTES, TEETH as _TEETH, COLS as _COLS
 from quillfw.hashes import tagged_hash
 
 P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
@@ -45,6 +49,7 @@ GX = 0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798
 GY = 0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8
 G = (GX, GY)
 
+_GTABLE = memoryview(_GTABLE_BYTES)  # slicing a memoryview copies nothing
 _SQRT_EXP = (P + 1) // 4  # P = 3 mod 4, so a^((P+1)/4) is a square root of a
 
 
@@ -121,20 +126,6 @@ def _to_affine(jp):
 
 # --- fixed-base multiplication: comb over the precomputed table -------------
 
-_gtable = None
-
-
-def _table():
-    """(table memoryview, teeth, columns), imported on first use."""
-    global _gtable
-    if _gtable is None:
-        from quillfw.secp256k1_gtable import GTABLE, TEETH, COLS
-        if len(GTABLE) != ((1 << TEETH) - 1) * 64 or TEETH * COLS < 256:
-            raise ValueError("malformed G table")
-        _gtable = (memoryview(GTABLE), TEETH, COLS)
-    return _gtable
-
-
 def _comb_g(k):
     """k*G in Jacobian coordinates for 0 < k < N.
 
@@ -143,7 +134,7 @@ def _comb_g(k):
     rows whose bit is set), and columns are processed from the top with one
     doubling each: COLS-1 doublings and at most COLS mixed additions.
     """
-    tab, teeth, cols = _table()
+    tab, teeth, cols = _GTABLE, _TEETH, _COLS
     p = P
     # Transpose: idx[c] collects bit c of row j as its bit j.
     idx = [0] * cols
