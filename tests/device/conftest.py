@@ -1,0 +1,27 @@
+import pytest
+
+from quill.device.client import DeviceClient
+from quill.emulator.launcher import Emulator
+from rawlink import RawLink
+
+# short enough for stale-frame tests, long enough for a loaded 2-core CI box
+IDLE_MS = 300
+
+
+@pytest.fixture(scope="session")
+def emulator():
+    with Emulator(heapsize="97K", idle_ms=IDLE_MS) as emu:
+        yield emu
+
+
+@pytest.fixture
+def raw(emulator):
+    link = RawLink(emulator.port)
+    yield link
+    link.close()
+
+
+@pytest.fixture
+def client(emulator):
+    with DeviceClient(emulator.port, probe_interval=0.5) as c:
+        yield c
