@@ -12,7 +12,9 @@ from quill import __version__, config
 from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
 from quill.daemon.node import Node
-from quill.handlers import control
+from quill.device.errors import DeviceError, DeviceUnavailable
+from quill.device.manager import DeviceManager
+from quill.handlers import control, device, rawtransactions
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
@@ -20,7 +22,7 @@ from quill.rpc.server import RPCServer
 
 log = logging.getLogger("quill.init")
 
-HANDLER_MODULES = [control]
+HANDLER_MODULES = [control, rawtransactions, device]
 
 
 def build_registry() -> Registry:
@@ -101,17 +103,27 @@ class Daemon:
 
     # -- device ----------------------------------------------------------
 
-    def open_device(self):
+    def open_device(self) -> DeviceManager:
         spec = self.args.get("device", "")
-        if not spec:
+        emulator_args = []
+        if self.args.is_set("emuheap"):
+            emulator_args = ["--heapsize", self.args.get("emuheap")]
+        return DeviceManager(spec, datadir=self.chain_datadir, logger=logging.getLogger("quill.device"),
+                             emulator_args=emulator_args)
+
+    @staticmethod
+    def announce_device(manager: DeviceManager) -> None:
+        """Open the device once at start-up so the log says what is attached."""
+        if not manager.configured:
             log.info("No signing device configured (-device); signing calls will fail until one is given")
-            return None
+            return
         try:
-            from quill.device.manager import DeviceManager
-        except ImportError:
-            log.warning("Device support is not available in this build; ignoring -device=%s", spec)
-            return None
-        return DeviceManager(spec, datadir=self.chain_datadir, logger=logging.getLogger("quill.device"))
+            info = manager.info()
+        except (DeviceError, DeviceUnavailable) as e:
+            log.warning("Signing device not available yet: %s", e)
+            return
+        log.info("Signing device: %s, firmware %s, protocol %s", info.get("board"),
+                 info.get("firmware_version"), info.get("protocol_version"))
 
     # -- run -------------------------------------------------------------
 
@@ -136,6 +148,7 @@ class Daemon:
         try:
             node.device = self.device = self.open_device()
             await server.start()
+            loop.run_in_executor(None, self.announce_device, self.device)
             log.info("quilld started on %s, RPC port %s", self.chain, ",".join(map(str, sorted(set(server.ports)))))
             await stop_event.wait()
             log.info("Shutdown: in progress...")
