@@ -51,7 +51,8 @@ Sign requests:
 Legacy and v0 hash types: 0x01-0x03, 0x81-0x83. SIGHASH_SINGLE without an output
 at the input's index is refused unless allow_single_without_output is True.
 A P2PKH-form script code (OP_DUP OP_HASH160 <20> OP_EQUALVERIFY OP_CHECKSIG)
-must pay to the signing key (compressed or not as add_key said).
+must pay to the signing key (compressed or not as add_key said). Segwit v0
+refuses uncompressed keys, as Core's signer does.
 
 Error codes (SessionError.code): out_of_order, count_mismatch, limit_exceeded,
 bad_value, bad_key, wrong_key, single_without_output, not_declared, tx_changed.
@@ -416,6 +417,9 @@ class Session:
         self._declared("segwit_v0")
         self._check_index(input_index)
         self._check_key_index(key_index)
+        if not self._compressed[key_index]:
+            # As Core's CreateSig: uncompressed keys make non-standard witness spends.
+            raise SessionError("bad_key", "segwit v0 signing needs a compressed key")
         self._check_ecdsa_hash_type(hash_type, input_index, allow_single_without_output)
         script_code = _bytes("script_code", script_code)
         txid, vout, sequence, amount, _ = self._checked_txin(input_index, txin, txin_token)

@@ -248,6 +248,13 @@ def test_wrong_key_for_the_script_code():
     _fails(s, "wrong_key", s.begin_legacy_pass, 0, _p2pkh(bytes(20)), 1, 0)
 
 
+def test_segwit_v0_refuses_an_uncompressed_key():
+    s, txins, outputs, _, tokens, _ = _ready()
+    k = s.add_key(bytes(31) + b"\x02", compressed=False)
+    spk = _p2pkh(hash160(ec.pubkey_from_secret(bytes(31) + b"\x02", compressed=False)))
+    _fails(s, "bad_key", s.sign_segwit_v0, 0, txins[0], tokens[0], spk, 1, k)
+
+
 def test_undeclared_algorithm_bad_hash_type_and_bad_key():
     s, txins, outputs, spk, tokens, _ = _ready(algorithms=("segwit_v0",))
     _fails(s, "not_declared", s.sign_taproot, 0, 0, 0)
@@ -290,3 +297,25 @@ def test_legacy_pass_signature_matches_the_independent_sighash():
             sig = s.finish_legacy_pass()
             digest = legacy_sighash_tx(2, [t[:3] for t in txins], outputs, 0, i, spk, hash_type)
             assert sig[-1] == hash_type and ecdsa.verify(pub, digest, sig[:-1])
+
+
+def test_taproot_script_path_untweaked_and_aux_signatures_verify():
+    from quillfw import schnorr
+    from quillfw.sighash_taproot import sighash_tx as taproot_sighash_tx
+    s, txins, outputs, _, _, _ = _ready()
+    inputs = [t[:3] for t in txins]
+    spent = [t[3:] for t in txins]
+    xonly = ec.xonly_from_secret(SECRET_1)[0]
+    leaf = bytes(range(32))
+    annex = b"\x50\xaa"
+    sig = s.sign_taproot(1, 0, 0, leaf_hash=leaf, codesep_pos=3, annex=annex)
+    digest = taproot_sighash_tx(2, inputs, outputs, 0, spent, 1, 0, annex=annex,
+                                leaf_hash=leaf, codesep_pos=3)
+    assert len(sig) == 64 and schnorr.verify(xonly, digest, sig)
+    sig = s.sign_taproot(0, 1, 0, tweak=False, aux=b"\x07" * 32)
+    digest = taproot_sighash_tx(2, inputs, outputs, 0, spent, 0, 1)
+    assert sig[-1] == 1 and schnorr.verify(xonly, digest, sig[:-1])
+    assert sig[:-1] != schnorr.sign(SECRET_1, digest, bytes(32))
+    sig = s.sign_taproot(0, 0, 0)   # BIP86: tweaked with no script tree
+    _, tweaked = schnorr.taproot_tweak_pubkey(xonly)
+    assert schnorr.verify(tweaked, taproot_sighash_tx(2, inputs, outputs, 0, spent, 0, 0), sig)
