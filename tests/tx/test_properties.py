@@ -84,3 +84,22 @@ def test_non_hex_text_gives_core_error(text):
 @given(st.binary(max_size=120))
 def test_decodescript_accepts_any_script(data):
     univalue.dumps(decodescript(make_ctx("regtest"), [data.hex()]))
+
+
+def _has_valid_ops_by_get_op(script):
+    from quill.tx.script import get_op
+    pc = 0
+    while pc < len(script):
+        r = get_op(script, pc)
+        if r is None or r[0] > 0xB9 or (r[1] is not None and len(r[1]) > 520):
+            return False
+        pc = r[2]
+    return True
+
+
+@SETTINGS
+@given(st.binary(max_size=60) | st.builds(lambda n, tail: bytes([0x4D]) + n.to_bytes(2, "little") + tail,
+                                          st.integers(0, 600), st.binary(max_size=600)))
+def test_has_valid_ops_agrees_with_get_op_walk(script):
+    from quill.tx.script import has_valid_ops
+    assert has_valid_ops(script) == _has_valid_ops_by_get_op(script)

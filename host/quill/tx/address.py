@@ -112,14 +112,27 @@ BECH32_MAX_LENGTH = 90
 _GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
 
 
-def _polymod(values) -> int:
-    chk = 1
-    for v in values:
-        top = chk >> 25
-        chk = (chk & 0x1FFFFFF) << 5 ^ v
-        for i in range(5):
+def _xor_table(generators):
+    """XOR of the generators selected by each 5-bit value (one lookup per step instead of five)."""
+    table = []
+    for top in range(32):
+        x = 0
+        for i, g in enumerate(generators):
             if (top >> i) & 1:
-                chk ^= _GEN[i]
+                x ^= g
+        table.append(x)
+    return tuple(table)
+
+
+_GEN_TABLE = _xor_table(_GEN)
+
+
+def _polymod(values) -> int:
+    """BIP173 polymod."""
+    chk = 1
+    table = _GEN_TABLE
+    for v in values:
+        chk = ((chk & 0x1FFFFFF) << 5) ^ v ^ table[chk >> 25]
     return chk
 
 
@@ -199,13 +212,14 @@ def witness_script(version: int, program: bytes) -> bytes:
 # -- destinations -------------------------------------------------------------
 
 
-def encode_destination(script: bytes, chain):
+def encode_destination(script: bytes, chain, solved=None):
     """Address for a scriptPubKey (Core's ExtractDestination + EncodeDestination), or None.
 
-    None for pubkey, multisig, nulldata and nonstandard scripts.
+    None for pubkey, multisig, nulldata and nonstandard scripts. `solved` is
+    the script's solver() result when the caller already has it.
     """
     p = chain_params(chain)
-    kind, sol = S.solver(script)
+    kind, sol = solved if solved is not None else S.solver(script)
     if kind == S.PUBKEYHASH:
         return base58check_encode(bytes((p.pubkey_prefix,)) + sol[0])
     if kind == S.SCRIPTHASH:

@@ -93,17 +93,17 @@ def _deprecated_addresses(kind, solutions, address, chain):
 def script_to_univ(script: bytes, chain, include_hex: bool = True, include_address: bool = True,
                    deprecated_addresses: bool = False, known_scripts=None) -> dict:
     """Core's ScriptToUniv: asm, desc, hex, address, type (each as the flags allow)."""
+    solved = S.solver(script)
+    kind, solutions = solved
+    # ExtractDestination; the RPC never prints an address for P2PK.
+    address = encode_destination(script, chain, solved) if kind != S.PUBKEY else None
     out = {"asm": S.script_to_asm(script)}
     if include_address:
-        out["desc"] = infer_descriptor(script, chain, known_scripts)
+        out["desc"] = infer_descriptor(script, chain, known_scripts, solved, address)
     if include_hex:
         out["hex"] = script.hex()
-    kind, solutions = S.solver(script)
-    address = None
-    if include_address and kind != S.PUBKEY:
-        address = encode_destination(script, chain)
-        if address is not None:
-            out["address"] = address
+    if include_address and address is not None:
+        out["address"] = address
     out["type"] = kind
     if deprecated_addresses:
         extra = _deprecated_addresses(kind, solutions, address, chain)

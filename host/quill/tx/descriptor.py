@@ -20,13 +20,23 @@ _POS = {c: i for i, c in enumerate(INPUT_CHARSET)}
 _GEN = (0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD)
 
 
+def _build_table():
+    table = []
+    for top in range(32):
+        x = 0
+        for i, g in enumerate(_GEN):
+            if (top >> i) & 1:
+                x ^= g
+        table.append(x)
+    return tuple(table)
+
+
+# XOR of the generators selected by each 5-bit top value: one lookup per step.
+_GEN_TABLE = _build_table()
+
+
 def _polymod(c: int, v: int) -> int:
-    c0 = c >> 35
-    c = ((c & 0x7FFFFFFFF) << 5) ^ v
-    for i in range(5):
-        if (c0 >> i) & 1:
-            c ^= _GEN[i]
-    return c
+    return ((c & 0x7FFFFFFFF) << 5) ^ v ^ _GEN_TABLE[c >> 35]
 
 
 def descriptor_checksum(desc: str):
@@ -34,15 +44,17 @@ def descriptor_checksum(desc: str):
     c = 1
     cls = 0
     count = 0
+    table = _GEN_TABLE
+    positions = _POS
     for ch in desc:
-        pos = _POS.get(ch)
+        pos = positions.get(ch)
         if pos is None:
             return None
-        c = _polymod(c, pos & 31)
+        c = ((c & 0x7FFFFFFFF) << 5) ^ (pos & 31) ^ table[c >> 35]
         cls = cls * 3 + (pos >> 5)
         count += 1
         if count == 3:
-            c = _polymod(c, cls)
+            c = ((c & 0x7FFFFFFFF) << 5) ^ cls ^ table[c >> 35]
             cls = 0
             count = 0
     if count:
@@ -83,8 +95,9 @@ def _infer_pubkey(key: bytes, ctx):
     return key.hex()
 
 
-def _infer(script: bytes, ctx, chain, known_scripts):
-    kind, sol = S.solver(script)
+def _infer(script: bytes, ctx, chain, known_scripts, solved=None, address=False):
+    # `solved` / `address`: the caller's solver() result and address (False = not computed).
+    kind, sol = solved if solved is not None else S.solver(script)
     if kind == S.PUBKEY:
         key = _infer_pubkey(sol[0], ctx)
         if key is not None:
@@ -103,18 +116,21 @@ def _infer(script: bytes, ctx, chain, known_scripts):
         return f"rawtr({sol[0].hex()})"
     if ctx != TOP:
         return None
-    address = encode_destination(script, chain)
+    if address is False:
+        address = encode_destination(script, chain, (kind, sol))
     if address is not None:
         return f"addr({address})"
     return f"raw({script.hex()})"
 
 
-def infer_descriptor(script: bytes, chain, known_scripts=None) -> str:
+def infer_descriptor(script: bytes, chain, known_scripts=None, solved=None, address=False) -> str:
     """Core's InferDescriptor(script, provider)->ToString(), checksum included.
 
-    `known_scripts` maps SHA256(witness script) -> witness script.
+    `known_scripts` maps SHA256(witness script) -> witness script; `solved` and
+    `address` pass the script's solver() result and encode_destination() when
+    the caller already computed them.
     """
-    return add_checksum(_infer(script, TOP, chain, known_scripts))
+    return add_checksum(_infer(script, TOP, chain, known_scripts, solved, address))
 
 
 def known_witness_script(script: bytes) -> dict:

@@ -154,16 +154,26 @@ def script_to_asm(script: bytes, attempt_sighash_decode: bool = False) -> str:
 
 def has_valid_ops(script: bytes) -> bool:
     """Core's CScript::HasValidOps: parses, every opcode <= OP_NOP10, every push <= 520 bytes."""
+    # Walks the script inline (no get_op call per operation): it runs on every
+    # script of every transaction that DecodeHexTx considers.
     pc = 0
     end = len(script)
     while pc < end:
-        r = get_op(script, pc)
-        if r is None:
+        op = script[pc]
+        pc += 1
+        if op < OP_PUSHDATA1:
+            pc += op
+        elif op <= OP_PUSHDATA4:
+            width = 1 if op == OP_PUSHDATA1 else 2 if op == OP_PUSHDATA2 else 4
+            if pc + width > end:
+                return False
+            n = int.from_bytes(script[pc:pc + width], "little")
+            if n > MAX_SCRIPT_ELEMENT_SIZE:
+                return False
+            pc += width + n
+        elif op > MAX_OPCODE:
             return False
-        op, data, pc = r
-        if op > MAX_OPCODE or (data is not None and len(data) > MAX_SCRIPT_ELEMENT_SIZE):
-            return False
-    return True
+    return pc == end
 
 
 def is_push_only(script: bytes, pc: int = 0) -> bool:
