@@ -11,13 +11,14 @@ import cbor2
 import pycddl
 import serial
 
+from quill.device.codec import canonical_dumps
 from quillfw.framing import FRAME, REJECT, FrameReader, encode_frame
 
 SCHEMA = pycddl.Schema((Path(__file__).resolve().parents[2] / "protocol" / "quill.cddl").read_text())
 
 
 def frame(message) -> bytes:
-    return encode_frame(cbor2.dumps(message, canonical=True))
+    return encode_frame(canonical_dumps(message))
 
 
 def check_cddl(message, valid=True):
@@ -26,7 +27,7 @@ def check_cddl(message, valid=True):
     valid=None: the schema rejects the message but pycddl 0.6 does not (it lets
     an empty-map rule `{}` match any map, and an array match some map rules).
     """
-    data = cbor2.dumps(message, canonical=True)
+    data = canonical_dumps(message)
     if valid is None:
         return
     try:

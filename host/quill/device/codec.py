@@ -10,10 +10,32 @@ class MessageTooLarge(ValueError):
     pass
 
 
+def _sorted_maps(value):
+    """value with every map's keys in bytewise order of their encodings (RFC 8949 §4.2.1).
+
+    cbor2's canonical=True sorts length-first (RFC 7049 §3.9), which differs when
+    integer and text keys are mixed: {"": 0, 1000: 0} puts "" first."""
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda item: cbor2.dumps(item[0], canonical=True))
+        return {k: _sorted_maps(v) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [_sorted_maps(v) for v in value]
+    if value is None or isinstance(value, (bool, int, str, bytes)):
+        return value
+    # floats, tags and the rest are outside the protocol's data model (SPEC.md §3)
+    raise TypeError(f"{type(value).__name__} is not allowed in a device message")
+
+
+def canonical_dumps(value) -> bytes:
+    """Deterministic CBOR (RFC 8949 §4.2.1), as the device's decoder requires."""
+    # canonical=True still gives shortest integers and lengths; the insertion
+    # order of the pre-sorted maps then decides the key order
+    return cbor2.dumps(_sorted_maps(value), canonical=False)
+
+
 def encode_message(message: dict, max_size: int = MAX_MESSAGE_SIZE) -> bytes:
-    """The frame for one message; canonical CBOR (RFC 8949 §4.2.1) as the device requires.
-    max_size: the device's max_message_size from get_info."""
-    body = cbor2.dumps(message, canonical=True)
+    """The frame for one message. max_size: the device's max_message_size from get_info."""
+    body = canonical_dumps(message)
     if len(body) > max_size:
         raise MessageTooLarge(f"message of {len(body)} bytes exceeds the device's "
                               f"maximum of {max_size}")

@@ -9,6 +9,7 @@ restarted unless restart=False.
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -40,6 +41,17 @@ def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="
                      micropython=None):
     return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
             "--idle-ms", str(int(idle_ms)), "--board", board]
+
+
+def _die_with_parent():
+    """Linux: the firmware dies with this process, so killing quill-emu removes the
+    port (as unplugging a board does) instead of leaving an orphan serving it."""
+    try:
+        import ctypes
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
 
 
 def firmware_env():
@@ -75,7 +87,8 @@ class Emulator:
 
     def _spawn(self):
         self._proc = subprocess.Popen(self.command, stdin=self._master, stdout=self._master,
-                                      stderr=self.stderr, env=firmware_env(), close_fds=True)
+                                      stderr=self.stderr, env=firmware_env(), close_fds=True,
+                                      preexec_fn=_die_with_parent)
 
     def _supervise(self):
         while True:

@@ -1,0 +1,156 @@
+"""DeviceClient against quill-emu through pyserial: ping, get_info, every error
+path, busy/awaiting-user answers, lost requests; and the one RPC error mapping."""
+import threading
+import time
+
+import pytest
+
+from quill.device.client import DeviceClient
+from quill.device.errors import (DeviceError, DeviceTimeout, DeviceUnavailable, to_rpc_error)
+from quill.errors import (RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_OUT_OF_MEMORY,
+                          RPC_WALLET_UNLOCK_NEEDED, RPCError)
+from quillfw import limits
+from rawlink import check_cddl
+
+
+def test_ping(client):
+    assert client.ping() == "idle"
+
+
+def test_get_info_reports_the_firmware_and_its_limits(client):
+    info = client.get_info()
+    check_cddl({"id": "1", "result": info})
+    assert info["protocol_version"] == 1 and info["emulator"] is True
+    assert info["implementation"] == "micropython"
+    assert info["max_message_size"] == limits.MAX_MESSAGE_SIZE
+    assert info["limits"]["max_inputs"] == limits.MAX_INPUTS
+    assert {"ping", "get_info"} <= set(info["methods"])
+    # a 97K heap, less what the firmware itself occupies
+    assert 20_000 < info["heap_free"] < 97 * 1024
+
+
+@pytest.mark.parametrize("method, params, code, message", [
+    ("no_such_method", None, -32601, "Unknown method"),
+    ("debug_sleep", {"ms": "1"}, -32602, "Parameter 'ms' must be uint"),
+    ("debug_sleep", {"ms": 10 ** 6}, -32602, "Parameter 'ms' exceeds 60000"),
+    ("debug_alloc", {"size": 10 ** 7}, -32005, "Out of memory"),
+    ("debug_raise", None, -32603, "Internal error (ValueError)"),
+])
+def test_device_errors_carry_code_and_message(client, method, params, code, message):
+    with pytest.raises(DeviceError) as e:
+        client.call(method, params)
+    assert (e.value.code, e.value.message) == (code, message)
+    assert client.ping() == "idle"
+
+
+def test_message_larger_than_the_device_accepts_is_refused_on_the_host(client):
+    client.get_info()
+    with pytest.raises(ValueError, match="exceeds the device's maximum of 4096"):
+        client.call("debug_raise", {"detail": b"\x00" * 4096})
+    assert client.ping() == "idle"
+
+
+def _in_thread(fn):
+    result = {}
+
+    def run():
+        try:
+            result["value"] = fn()
+        except Exception as e:  # handed to the test thread
+            result["error"] = e
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, result
+
+
+def _wait_state(client, state, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.ping() == state:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_ping_answers_busy_and_awaiting_user_while_a_request_runs(client):
+    thread, result = _in_thread(lambda: client.call("debug_sleep", {"ms": 800}, awaits_user=True))
+    assert _wait_state(client, "busy")
+    thread.join(10)
+    assert result == {"value": 800}
+    thread, result = _in_thread(lambda: client.call(
+        "debug_sleep", {"ms": 800, "awaiting_user": True}, awaits_user=True))
+    assert _wait_state(client, "awaiting_user")
+    thread.join(10)
+    assert result == {"value": 800}
+    assert client.ping() == "idle"
+
+
+def test_other_requests_while_busy_get_busy(client):
+    thread, result = _in_thread(lambda: client.call("debug_sleep", {"ms": 600}, awaits_user=True))
+    assert _wait_state(client, "busy")
+    # past the session lock, as a misbehaving second user of the port would be
+    with pytest.raises(DeviceError) as e:
+        client._request("debug_alloc", {"size": 1}, 5.0, probe=False)
+    assert (e.value.code, e.value.message) == (-32004, "Device busy with another request")
+    assert client._request("get_info", None, 5.0, probe=False)["protocol_version"] == 1
+    thread.join(10)
+    assert result == {"value": 600}
+
+
+def test_session_lock_serialises_calls(client):
+    order = []
+    with client.session():
+        thread, _ = _in_thread(lambda: order.append(client.call("ping")))
+        time.sleep(0.2)
+        order.append("session")
+    thread.join(5)
+    assert order == ["session", "idle"]
+
+
+def test_a_lost_request_is_detected_by_the_idle_probe(client):
+    real_write = client._serial.write
+
+    def corrupt_once(data):
+        client._serial.write = real_write
+        return real_write(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    client._serial.write = corrupt_once
+    started = time.monotonic()
+    with pytest.raises(DeviceUnavailable, match="lost the debug_sleep request"):
+        client.call("debug_sleep", {"ms": 1}, awaits_user=True)
+    assert time.monotonic() - started < 3
+    assert client.rejections[-1]["message"] == "Frame CRC mismatch"
+    assert client.ping() == "idle"
+
+
+def test_no_answer_is_a_timeout(emulator):
+    with DeviceClient(emulator.port, short_timeout=0.3, probe_interval=5) as c:
+        with pytest.raises(DeviceTimeout, match="did not answer debug_sleep within 0.3 s"):
+            c.call("debug_sleep", {"ms": 1500}, timeout=0.3)
+        time.sleep(1.4)
+        assert c.ping() == "idle"
+
+
+def test_unopenable_port():
+    with pytest.raises(DeviceUnavailable, match="Cannot open device /dev/quill-none"):
+        DeviceClient("/dev/quill-none").open()
+
+
+@pytest.mark.parametrize("error, code, message", [
+    (DeviceError(-32602, "Missing parameter 'x'"), RPC_INVALID_PARAMETER, "Device error: Missing parameter 'x'"),
+    (DeviceError(-32003, "Wrong network"), RPC_INVALID_PARAMETER, "Device error: Wrong network"),
+    (DeviceError(-32006, "Too many inputs"), RPC_INVALID_PARAMETER, "Device error: Too many inputs"),
+    (DeviceError(-32002, "Locked"), RPC_WALLET_UNLOCK_NEEDED, "Device error: Locked"),
+    (DeviceError(-32005, "Out of memory"), RPC_OUT_OF_MEMORY, "Device error: Out of memory"),
+    (DeviceError(-32000, "User cancelled"), RPC_MISC_ERROR, "Device error: User cancelled"),
+    (DeviceError(-32601, "Unknown method"), RPC_MISC_ERROR, "Device error: Unknown method"),
+    (DeviceTimeout("Device did not answer ping within 5 s"), RPC_MISC_ERROR,
+     "Device did not answer ping within 5 s"),
+])
+def test_one_mapping_to_core_rpc_errors(error, code, message):
+    rpc = to_rpc_error(error)
+    assert isinstance(rpc, RPCError) and (rpc.code, rpc.message) == (code, message)
+
+
+def test_mapping_refuses_other_exceptions():
+    with pytest.raises(TypeError):
+        to_rpc_error(ValueError("x"))

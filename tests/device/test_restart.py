@@ -1,0 +1,55 @@
+"""The device going away mid-request: the host reports a clear error, then recovers."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from quill.device.client import DeviceClient
+from quill.device.errors import DeviceUnavailable, to_rpc_error
+from quill.device.manager import DeviceManager
+from quill.emulator.launcher import Emulator
+
+
+def test_firmware_killed_and_restarted_mid_request():
+    with Emulator(idle_ms=300) as emu, DeviceClient(emu.port, probe_interval=0.3) as client:
+        assert client.ping() == "idle"
+        restarts = emu.restarts
+        threading.Timer(0.3, emu.kill_firmware).start()
+        with pytest.raises(DeviceUnavailable) as e:
+            client.call("debug_sleep", {"ms": 5000, "awaiting_user": True}, awaits_user=True)
+        assert "lost the debug_sleep request" in str(e.value)
+        assert to_rpc_error(e.value).code == -1
+        assert emu.wait_restarted(restarts)
+        assert client.ping() == "idle"
+        assert client.get_info()["protocol_version"] == 1
+
+
+def test_emulator_process_killed_then_manager_reconnects(tmp_path):
+    manager = DeviceManager("emulator", datadir=tmp_path)
+    try:
+        client = manager.client()
+        first = manager.info()
+        proc = manager._emulator[0]
+        errors = []
+
+        def long_call():
+            try:
+                client.call("debug_sleep", {"ms": 5000}, awaits_user=True)
+            except DeviceUnavailable as e:
+                errors.append(e)
+        thread = threading.Thread(target=long_call)
+        thread.start()
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGKILL)   # quill-emu gone, its pty with it
+        thread.join(10)
+        assert errors and "Device disconnected" in str(errors[0])
+        assert not client.connected
+        # the next use starts a new emulator and a new connection
+        assert manager.client() is not client
+        assert manager.client().ping() == "idle"
+        assert manager.info()["firmware_version"] == first["firmware_version"]
+        assert (tmp_path / "quill-emu.log").exists()
+    finally:
+        manager.close()
