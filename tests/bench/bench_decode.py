@@ -80,7 +80,8 @@ def main():
     for label, hx, number in cases:
         # All three libraries must agree on the txid before being timed.
         txid = decode_hex_tx(hx).txid()
-        assert bitcointx_parse(hx) == txid and embit_parse(hx)[::-1] == txid or embit_parse(hx) == txid
+        assert bitcointx_parse(hx) == txid          # internal byte order
+        assert embit_parse(hx) == txid[::-1]        # embit returns the display order
         q = best_of(lambda: quill_parse(hx), repeats, number)
         b = best_of(lambda: bitcointx_parse(hx), repeats, max(1, number // 2))
         e = best_of(lambda: embit_parse(hx), repeats, max(1, number // 2))

@@ -103,3 +103,49 @@ def _has_valid_ops_by_get_op(script):
 def test_has_valid_ops_agrees_with_get_op_walk(script):
     from quill.tx.script import has_valid_ops
     assert has_valid_ops(script) == _has_valid_ops_by_get_op(script)
+
+
+@SETTINGS
+@given(st.binary(max_size=64))
+def test_bytes_to_5bit_is_convert_bits(data):
+    from quill.tx.address import bytes_to_5bit, convert_bits
+    assert bytes_to_5bit(data) == convert_bits(data, 8, 5, True)
+
+
+@SETTINGS
+@given(st.text(alphabet="0123456789()[],'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ",
+               max_size=80))
+def test_descriptor_checksum_matches_bip380_reference(desc):
+    from quill.tx.descriptor import descriptor_checksum
+    assert descriptor_checksum(desc) == _reference_descsum(desc)
+
+
+def _reference_descsum(s):
+    # BIP380's reference algorithm, written out as the BIP gives it.
+    charset = ("0123456789()[],'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~"
+               "ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ")
+    gen = [0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD]
+
+    def polymod(symbols):
+        chk = 1
+        for value in symbols:
+            top = chk >> 35
+            chk = (chk & 0x7FFFFFFFF) << 5 ^ value
+            for i in range(5):
+                chk ^= gen[i] if ((top >> i) & 1) else 0
+        return chk
+
+    groups, symbols = [], []
+    for c in s:
+        v = charset.find(c)
+        symbols.append(v & 31)
+        groups.append(v >> 5)
+        if len(groups) == 3:
+            symbols.append(groups[0] * 9 + groups[1] * 3 + groups[2])
+            groups = []
+    if len(groups) == 1:
+        symbols.append(groups[0])
+    elif len(groups) == 2:
+        symbols.append(groups[0] * 3 + groups[1])
+    checksum = polymod(symbols + [0] * 8) ^ 1
+    return "".join("qpzry9x8gf2tvdw0s3jn54khce6mua7l"[(checksum >> (5 * (7 - i))) & 31] for i in range(8))

@@ -140,11 +140,14 @@ def _hrp_expand(hrp: str):
     return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
 
 
+_CHARSET_BYTES = BECH32_CHARSET.encode().ljust(256, b"?")
+
+
 def bech32_encode(hrp: str, data5, encoding: str) -> str:
     values = _hrp_expand(hrp) + list(data5)
     mod = _polymod(values + [0] * 6) ^ _CONST[encoding]
     checksum = [(mod >> 5 * (5 - i)) & 31 for i in range(6)]
-    return hrp + "1" + "".join(BECH32_CHARSET[d] for d in list(data5) + checksum)
+    return hrp + "1" + bytes(list(data5) + checksum).translate(_CHARSET_BYTES).decode()
 
 
 def bech32_decode(text: str, limit: int = BECH32_MAX_LENGTH):
@@ -199,9 +202,17 @@ def convert_bits(data, frombits: int, tobits: int, pad: bool):
     return out
 
 
+def bytes_to_5bit(data: bytes):
+    """convert_bits(data, 8, 5, pad=True), via one big integer (the hot path of address encoding)."""
+    bits = len(data) * 8
+    groups = (bits + 4) // 5
+    n = int.from_bytes(data, "big") << (groups * 5 - bits)
+    return [(n >> (5 * i)) & 31 for i in range(groups - 1, -1, -1)]
+
+
 def encode_segwit_address(hrp: str, version: int, program: bytes) -> str:
     encoding = BECH32 if version == 0 else BECH32M
-    return bech32_encode(hrp, [version] + convert_bits(program, 8, 5, True), encoding)
+    return bech32_encode(hrp, [version] + bytes_to_5bit(program), encoding)
 
 
 def witness_script(version: int, program: bytes) -> bytes:

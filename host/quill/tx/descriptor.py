@@ -35,32 +35,37 @@ def _build_table():
 _GEN_TABLE = _build_table()
 
 
-def _polymod(c: int, v: int) -> int:
-    return ((c & 0x7FFFFFFFF) << 5) ^ v ^ _GEN_TABLE[c >> 35]
+# Each character's INPUT_CHARSET position as a byte (0xFF for characters outside it).
+_POS_TABLE = bytes(_POS.get(chr(i), 0xFF) for i in range(256))
 
 
 def descriptor_checksum(desc: str):
     """The 8-character BIP380 checksum, or None if `desc` has a character outside INPUT_CHARSET."""
-    c = 1
-    cls = 0
-    count = 0
+    try:
+        syms = desc.encode("latin-1").translate(_POS_TABLE)
+    except UnicodeEncodeError:
+        return None
+    if 0xFF in syms:
+        return None
     table = _GEN_TABLE
-    positions = _POS
-    for ch in desc:
-        pos = positions.get(ch)
-        if pos is None:
-            return None
-        c = ((c & 0x7FFFFFFFF) << 5) ^ (pos & 31) ^ table[c >> 35]
-        cls = cls * 3 + (pos >> 5)
-        count += 1
-        if count == 3:
-            c = ((c & 0x7FFFFFFFF) << 5) ^ cls ^ table[c >> 35]
-            cls = 0
-            count = 0
-    if count:
-        c = _polymod(c, cls)
+    c = 1
+    # Every symbol feeds its low 5 bits; every group of 3 also feeds its
+    # 3 high "class" values as one base-3 number (BIP380 DescriptorChecksum).
+    full = len(syms) - len(syms) % 3
+    for i in range(0, full, 3):
+        p0, p1, p2 = syms[i], syms[i + 1], syms[i + 2]
+        c = ((c & 0x7FFFFFFFF) << 5) ^ (p0 & 31) ^ table[c >> 35]
+        c = ((c & 0x7FFFFFFFF) << 5) ^ (p1 & 31) ^ table[c >> 35]
+        c = ((c & 0x7FFFFFFFF) << 5) ^ (p2 & 31) ^ table[c >> 35]
+        c = ((c & 0x7FFFFFFFF) << 5) ^ ((p0 >> 5) * 9 + (p1 >> 5) * 3 + (p2 >> 5)) ^ table[c >> 35]
+    if full < len(syms):
+        cls = 0
+        for p in syms[full:]:
+            c = ((c & 0x7FFFFFFFF) << 5) ^ (p & 31) ^ table[c >> 35]
+            cls = cls * 3 + (p >> 5)
+        c = ((c & 0x7FFFFFFFF) << 5) ^ cls ^ table[c >> 35]
     for _ in range(8):
-        c = _polymod(c, 0)
+        c = ((c & 0x7FFFFFFFF) << 5) ^ table[c >> 35]
     c ^= 1
     return "".join(CHECKSUM_CHARSET[(c >> (5 * (7 - j))) & 31] for j in range(8))
 
