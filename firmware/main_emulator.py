@@ -11,7 +11,7 @@ heap) and debug_raise (a handler bug).
 import sys
 import time
 
-from quillfw.dispatcher import ANY, BOOL, UINT, Method
+from quillfw.dispatcher import ANY, BOOL, BYTES, UINT, Method
 from quillfw.errors import INVALID_PARAMS, DeviceError
 from quillfw.runtime import build_dispatcher, serve
 from quillfw.transport import StdioTransport
@@ -37,6 +37,10 @@ def debug_alloc(ctx, params):
     return len(block)
 
 
+def debug_echo(ctx, params):
+    return params["data"]
+
+
 def debug_raise(ctx, params):
     raise ValueError("handler bug with private detail")
 
@@ -44,6 +48,7 @@ def debug_raise(ctx, params):
 DEBUG_METHODS = [
     Method("debug_sleep", debug_sleep, {"ms": (UINT, True), "awaiting_user": (BOOL, False)}),
     Method("debug_alloc", debug_alloc, {"size": (UINT, True)}),
+    Method("debug_echo", debug_echo, {"data": (BYTES, True)}),
     Method("debug_raise", debug_raise, {"detail": (ANY, False)}),
 ]
 
