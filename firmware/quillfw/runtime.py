@@ -1,13 +1,25 @@
-"""Boot the protocol server: build the method table and serve a transport."""
+"""Boot the protocol server: build the method table and serve a transport.
+
+The method table is the core methods (ping, get_info) plus every module named
+in EXTENSIONS: each exposes `register(dispatcher)`, which calls
+`dispatcher.register(methods, script_types, sighash_types, reset)`. The
+signing integration adds its module here; get_info then reports its methods
+and what it can sign.
+"""
 from quillfw.dispatcher import Dispatcher
 from quillfw.framing import DEFAULT_IDLE_MS
 from quillfw.info import core_methods
 from quillfw.server import Server
 
+EXTENSIONS = ()
+
 
 def build_dispatcher(board, emulator=False):
     dispatcher = Dispatcher()
     dispatcher.register(core_methods(dispatcher, board, emulator))
+    for name in EXTENSIONS:
+        module = __import__(name, None, None, ["register"])
+        module.register(dispatcher)
     return dispatcher
 
 

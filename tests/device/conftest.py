@@ -2,7 +2,7 @@ import pytest
 
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
-from rawlink import RawLink
+from rawlink import RawLink, check_cddl
 
 # short enough for stale-frame tests, long enough for a loaded 2-core CI box
 IDLE_MS = 300
@@ -23,5 +23,12 @@ def raw(emulator):
 
 @pytest.fixture
 def client(emulator):
+    """A client whose every received message is checked against quill.cddl."""
     with DeviceClient(emulator.port, probe_interval=0.5) as c:
+        deliver = c._deliver
+
+        def checked(message):
+            check_cddl(message)
+            deliver(message)
+        c._deliver = checked
         yield c

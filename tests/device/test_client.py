@@ -130,6 +130,12 @@ def test_no_answer_is_a_timeout(emulator):
         assert c.ping() == "idle"
 
 
+def test_rts_and_dtr_are_held_low_from_open_on():
+    # pyserial's loop:// port records the modem lines like a real one
+    with DeviceClient("loop://") as c:
+        assert c._serial.rts is False and c._serial.dtr is False
+
+
 def test_unopenable_port():
     with pytest.raises(DeviceUnavailable, match="Cannot open device /dev/quill-none"):
         DeviceClient("/dev/quill-none").open()
