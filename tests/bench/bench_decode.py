@@ -10,7 +10,8 @@ Rows:
 * decoderawtransaction in-process: Quill's handler (parse, render every field,
   compact JSON text) with no transport.
 * decoderawtransaction via RPC: the real RPC server in-process on localhost, one
-  keep-alive HTTP/1.1 connection, sequential calls.
+  keep-alive HTTP/1.1 connection, sequential calls; `uptime` gives the transport's
+  own cost per request as a baseline.
 Times are the best of several repeats (per decode); ratios > 1 mean Quill is faster.
 """
 import argparse
@@ -92,6 +93,13 @@ def main():
     rpc = []
     with InProcessServer("main") as server:
         client = server.connection()
+        # Transport baseline: a call that does no work (the server's own cost per request).
+        client.call_raw("uptime", [])
+        start = time.perf_counter()
+        for _ in range(2000):
+            client.call_raw("uptime", [])
+        elapsed = time.perf_counter() - start
+        rpc.append(("baseline: uptime", elapsed / 2000, 2000 / elapsed))
         for label, hx, number in cases:
             calls = 2000 if number > 100 else 20
             status, _ = client.call_raw("decoderawtransaction", [hx])
