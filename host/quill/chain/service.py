@@ -1,0 +1,413 @@
+"""ChainService: the one object the daemon, the RPC handlers and the wallet use to reach the chain.
+
+    service = ChainService(chain_name, chain_datadir, chainsource=None, logger=None)
+    service.start()            # open <chain_datadir>/chain.sqlite, resume, start the follower if any
+    service.close()            # stop the follower, close the database
+
+Notifications: `service.subscribe(listener)`; a listener defines any of
+    block_connected(block, height)
+    block_disconnected(block, height)
+    transaction_added_to_mempool(tx)
+    transaction_removed_from_mempool(tx, reason)   # reason: "block", "conflict", "reorg", "expiry"
+They are called in order, after the chain's own DB commit, on the thread that
+changed the chain, while it holds `service.lock`. A listener must not start
+another thread that waits for the lock. An exception in a listener is logged
+and does not undo the chain change.
+
+Queries (all take `service.lock` themselves; hold it across several calls for
+a consistent view). Hashes are 32 bytes in internal order:
+    tip() -> (height, hash)
+    block_hash(height) -> hash | None          (active chain)
+    block(hash) -> Block | None                (active or stale)
+    header_info(hash) -> HeaderInfo | None     (height, in_active_chain, time, mediantime, ...)
+    is_in_active_chain(hash) -> bool
+    find_fork(hash) -> int | None              (height of the last common block with the active chain)
+    mempool_txs() -> [Transaction]             (parents before children)
+    get_transaction(txid) -> (tx, block_hash | None) | None   (mempool first, then the txindex)
+    coin(outpoint) -> Coin | None              (UTXO set, without the mempool)
+    mempool_entry(txid) -> MempoolEntry | None (fee, vsize, time, height, ...)
+
+Changes (raise ChainUnavailable in follower mode where they make no sense):
+    submit_block(block) -> None | "duplicate" | "duplicate-invalid" | "inconclusive" | reject reason
+    generate(script_pubkey, nblocks, max_tries) -> [hash]
+    generate_block(script_pubkey, txs, submit) -> Block      (raises Invalid)
+    send_transaction(tx) -> MempoolEntry                        (raises Invalid)
+    invalidate(hash) / reconsider(hash)
+"""
+import logging
+import threading
+import time
+from typing import NamedTuple
+
+from . import index as ix
+from . import miner, rules
+from .params import chain_params, regtest_genesis_block
+from .rules import Invalid
+from .store import ChainStore
+from .validation import ChainError, ChainState
+
+_log = logging.getLogger("quill.chain")
+
+LISTENER_METHODS = ("block_connected", "block_disconnected", "transaction_added_to_mempool",
+                    "transaction_removed_from_mempool")
+
+
+class ChainUnavailable(Exception):
+    """The operation needs the built-in chain (or a chain at all) and this node has none."""
+
+
+class HeaderInfo(NamedTuple):
+    height: int
+    in_active_chain: bool
+    time: int
+    mediantime: int
+    hash: bytes
+    prev_hash: bytes            # None for the genesis block
+    next_hash: bytes            # None unless in the active chain and not the tip
+    confirmations: int          # tip height - height + 1 in the active chain, else -1 (Core)
+    version: int
+    merkle_root: bytes
+    bits: int
+    nonce: int
+    chain_work: int
+    n_tx: int
+    failed: bool
+
+
+class ChainService:
+    def __init__(self, chain_name, chain_datadir, chainsource=None, logger=None, poll_interval=0.5,
+                 clock=time.time):
+        self.chain_name = chain_name
+        self.chain_datadir = chain_datadir
+        self.chainsource = chainsource
+        self.log = logger or _log
+        self.poll_interval = poll_interval
+        self.clock = clock
+        self.params = chain_params(chain_name)
+        self.lock = threading.RLock()
+        self.listeners = []
+        self.store = None
+        self.state = None
+        self.follower = None
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    @property
+    def builtin(self) -> bool:
+        """True when this node runs its own regtest chain rather than following a node."""
+        return self.chainsource is None
+
+    def start(self) -> "ChainService":
+        if self.builtin and self.chain_name != "regtest":
+            raise ChainError(f"the built-in chain is regtest only; use -chainsource to follow a {self.chain_name} node")
+        with self.lock:
+            self.store = ChainStore(self.chain_datadir)
+            genesis = regtest_genesis_block() if self.builtin else None
+            self.state = ChainState(self.params, self.store, genesis, clock=self.clock)
+            if self.state.tip is not None:
+                self.log.info("Chain %s loaded: height=%d best=%s", self.chain_name, self.state.tip.height,
+                              self.state.tip.hash[::-1].hex())
+        if not self.builtin:
+            from .follower import Follower
+            self.follower = Follower(self, self.chainsource, self.poll_interval, self.log)
+            self.follower.start()
+        return self
+
+    def close(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+            self.follower = None
+        with self.lock:
+            if self.store is not None:
+                self.store.close()
+                self.store = None
+
+    def subscribe(self, listener) -> None:
+        with self.lock:
+            self.listeners.append(listener)
+
+    def unsubscribe(self, listener) -> None:
+        with self.lock:
+            self.listeners.remove(listener)
+
+    def _notify(self) -> None:
+        """Hand the events of the change just committed to the listeners, in order."""
+        events, self.state.events = self.state.events, []
+        for name, args in events:
+            for listener in list(self.listeners):
+                method = getattr(listener, name, None)
+                if method is None:
+                    continue
+                try:
+                    method(*args)
+                except Exception:
+                    self.log.exception("chain listener %r failed in %s", listener, name)
+
+    def _require_chain(self):
+        if self.state is None or self.state.tip is None:
+            raise ChainUnavailable("the chain has no blocks yet (waiting for -chainsource)")
+        return self.state
+
+    def _require_builtin(self, what: str):
+        if not self.builtin:
+            raise ChainUnavailable(f"{what} is not available while following -chainsource")
+        return self._require_chain()
+
+    # -- queries ---------------------------------------------------------------------
+
+    def tip(self):
+        with self.lock:
+            tip = self._require_chain().tip
+            return tip.height, tip.hash
+
+    def block_hash(self, height: int):
+        with self.lock:
+            active = self._require_chain().index.active
+            return active[height].hash if 0 <= height < len(active) else None
+
+    def entry(self, hash_):
+        with self.lock:
+            return self._require_chain().index.get(hash_)
+
+    def block(self, hash_):
+        with self.lock:
+            state = self._require_chain()
+            entry = state.index.get(hash_)
+            return None if entry is None else state.read_block(entry)
+
+    def block_undo(self, hash_):
+        """The coins an active block spent, in input order (None for the genesis block or a stale block)."""
+        with self.lock:
+            state = self._require_chain()
+            entry = state.index.get(hash_)
+            return None if entry is None or entry.height == 0 else state.read_undo(entry)
+
+    def header_info(self, hash_):
+        with self.lock:
+            state = self._require_chain()
+            e = state.index.get(hash_)
+            if e is None:
+                return None
+            active = state.index.contains(e)
+            nxt = state.index.next_in_active(e)
+            h = e.header
+            return HeaderInfo(e.height, active, h.time, rules.median_time_past(e), e.hash,
+                              e.prev.hash if e.prev else None, nxt.hash if nxt else None,
+                              state.tip.height - e.height + 1 if active else -1,
+                              h.version, h.merkle_root, h.bits, h.nonce, e.chain_work, e.n_tx, e.failed)
+
+    def is_in_active_chain(self, hash_) -> bool:
+        with self.lock:
+            state = self._require_chain()
+            e = state.index.get(hash_)
+            return e is not None and state.index.contains(e)
+
+    def find_fork(self, hash_):
+        with self.lock:
+            state = self._require_chain()
+            e = state.index.get(hash_)
+            if e is None:
+                return None
+            fork = state.index.find_fork(e)
+            return None if fork is None else fork.height
+
+    def mempool_txs(self):
+        with self.lock:
+            pool = self._require_chain().mempool
+            return [pool.get(t).tx for t in pool.sorted()]
+
+    def mempool_entry(self, txid):
+        with self.lock:
+            return self._require_chain().mempool.get(txid)
+
+    def mempool(self):
+        """The Mempool itself, for RPC views; read it only while holding `lock`."""
+        return self._require_chain().mempool
+
+    def coin(self, outpoint):
+        with self.lock:
+            return self._require_chain().chain_coin(outpoint)
+
+    def get_transaction(self, txid):
+        with self.lock:
+            state = self._require_chain()
+            entry = state.mempool.get(txid)
+            if entry is not None:
+                return entry.tx, None
+            block_hash = state.store.tx_block(txid)
+            if block_hash is None:
+                return None
+            block = state.read_block(state.index.get(block_hash))
+            for tx in block.txs:
+                if tx.txid() == txid:
+                    return tx, block_hash
+            return None
+
+    def is_initial_block_download(self) -> bool:
+        with self.lock:
+            return self._require_chain().is_initial_block_download()
+
+    def size_on_disk(self) -> int:
+        with self.lock:
+            return self.store.size_on_disk()
+
+    def check_consistency(self):
+        with self.lock:
+            return self._require_chain().check_consistency()
+
+    # -- changes -----------------------------------------------------------------------
+
+    def submit_block(self, block):
+        """Core's submitblock outcome: None when the block became the tip, else a BIP22 string."""
+        with self.lock:
+            state = self._require_builtin("submitblock")
+            entry = state.index.get(block.hash())
+            if entry is not None:
+                if entry.status & ix.FAILED_MASK:
+                    return "duplicate-invalid"
+                if entry.status & ix.VALID_CONNECTED:
+                    return "duplicate"
+                return "duplicate-inconclusive"
+            try:
+                entry, became_tip = state.process_block(block)
+            except Invalid as e:
+                return e.reason
+            finally:
+                self._notify()
+            return None if became_tip else "inconclusive"
+
+    def generate(self, script_pubkey: bytes, nblocks: int, max_tries: int):
+        """Core's generateBlocks: mine `nblocks` blocks with the mempool's transactions."""
+        hashes = []
+        for _ in range(nblocks):
+            with self.lock:
+                state = self._require_builtin("generate")
+                txs, fees = miner.select_mempool_txs(state)
+                block = miner.new_block(state, script_pubkey, txs, fees, self.clock())
+                if not miner.grind(block, self.params.pow_limit, max_tries):
+                    break
+                max_tries -= block.header.nonce + 1
+                try:
+                    state.process_block(block)
+                finally:
+                    self._notify()
+                hashes.append(block.hash())
+        return hashes
+
+    def generate_block(self, script_pubkey: bytes, txs, submit: bool = True):
+        """Core's generateblock: exactly `txs` after a coinbase paying the subsidy only. Raises Invalid."""
+        with self.lock:
+            state = self._require_builtin("generateblock")
+            block = miner.new_block(state, script_pubkey, txs, 0, self.clock())
+            _test_block_validity(state, block)
+            miner.grind(block, self.params.pow_limit, 0xFFFFFFFF)
+            if submit:
+                try:
+                    state.process_block(block)
+                finally:
+                    self._notify()
+            return block
+
+    def send_transaction(self, tx):
+        """Accept `tx` into the mempool (built-in chain) or relay it upstream first (follower). Raises Invalid."""
+        if not self.builtin:
+            self.follower.relay(tx)
+        with self.lock:
+            state = self._require_chain()
+            try:
+                with state.store.transaction():
+                    return state.accept_to_mempool(tx)
+            finally:
+                self._notify()
+
+    def invalidate(self, hash_) -> bool:
+        """False when the block is unknown."""
+        with self.lock:
+            state = self._require_builtin("invalidateblock")
+            entry = state.index.get(hash_)
+            if entry is None:
+                return False
+            try:
+                state.invalidate(entry)
+            finally:
+                self._notify()
+            return True
+
+    def reconsider(self, hash_) -> bool:
+        with self.lock:
+            state = self._require_builtin("reconsiderblock")
+            entry = state.index.get(hash_)
+            if entry is None:
+                return False
+            try:
+                state.reconsider(entry)
+            finally:
+                self._notify()
+            return True
+
+    # -- follower entry points (called by quill.chain.follower on its thread) ------------
+
+    def follow_block(self, block):
+        """Store a block fetched from the upstream node (not yet activated). Raises Invalid."""
+        with self.lock:
+            state = self.state
+            if state.tip is None:
+                state.add_genesis(block)
+                return
+            if block.hash() in state.index:
+                return
+            state.process_block(block, follow=True)
+
+    def follow_tip(self, hash_) -> None:
+        """Make the upstream node's best block our tip, disconnecting and connecting as needed."""
+        with self.lock:
+            state = self.state
+            try:
+                state.activate_best_chain(target=state.index.get(hash_))
+            finally:
+                self._notify()
+
+    def follow_mempool(self, txs, gone) -> None:
+        """Add upstream mempool transactions we lack; drop ours that upstream no longer has."""
+        with self.lock:
+            state = self.state
+            try:
+                with state.store.transaction():
+                    for txid in gone:
+                        state.remove_from_mempool(txid, "expiry")
+                    for tx in txs:
+                        try:
+                            state.accept_to_mempool(tx)
+                        except Invalid as e:
+                            self.log.debug("upstream mempool tx %s not accepted: %s", tx.txid_hex(), e)
+            finally:
+                self._notify()
+
+
+def _test_block_validity(state, block) -> None:
+    """Core's TestBlockValidity: every check of a block on the tip, connection included, leaving no trace."""
+    prev = state.tip
+    rules.check_block(block, state.params, check_pow=False)
+    rules.check_header_context(block.header, prev, state.params, int(state.clock()))
+    rules.check_block_context(block, prev, state.params)
+    events = list(state.events)
+    pool_before = dict(state.mempool.entries), dict(state.mempool.spenders), state.mempool.sequence
+    try:
+        with state.store.transaction():
+            entry = ix.BlockEntry(block.hash(), prev, prev.height + 1, block.header, len(block.txs), 0, -1)
+            state.index.entries[entry.hash] = entry
+            try:
+                state._connect(entry, block)
+            finally:
+                state.index.entries.pop(entry.hash, None)
+                state.index.set_tip(prev)
+            raise _RollBack()
+    except _RollBack:
+        pass
+    finally:
+        state.events = events
+        state.mempool.entries, state.mempool.spenders, state.mempool.sequence = pool_before
+
+
+class _RollBack(Exception):
+    pass

@@ -1,0 +1,175 @@
+"""SQLite storage of the chain: block index and data, UTXO set, undo data, txindex, the mempool.
+
+One file, <chain_datadir>/chain.sqlite, in WAL mode. Each block connect or
+disconnect is ONE SQLite transaction (`with store.transaction():`) covering
+the tip, the UTXO changes, the undo record and the txindex, so a process
+killed at any instant restarts on a consistent chain. The schema carries a
+version; MIGRATIONS lists the steps from an empty file to the current one.
+"""
+import contextlib
+import os
+import sqlite3
+
+from .coins import Coin
+
+FILENAME = "chain.sqlite"
+
+MIGRATIONS = [
+    # 1: block index with data, active tip, UTXO set, undo data, txindex
+    """
+    CREATE TABLE blocks(hash BLOB PRIMARY KEY, prev BLOB NOT NULL, height INTEGER NOT NULL,
+                        header BLOB NOT NULL, n_tx INTEGER NOT NULL, raw BLOB NOT NULL,
+                        status INTEGER NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE utxo(txid BLOB NOT NULL, n INTEGER NOT NULL, value INTEGER NOT NULL, script BLOB NOT NULL,
+                      height INTEGER NOT NULL, coinbase INTEGER NOT NULL, PRIMARY KEY(txid, n)) WITHOUT ROWID;
+    CREATE TABLE undo(hash BLOB PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE txindex(txid BLOB PRIMARY KEY, block BLOB NOT NULL) WITHOUT ROWID;
+    """,
+    # 2: the mempool survives a restart (Core's mempool.dat)
+    """
+    CREATE TABLE mempool(seq INTEGER PRIMARY KEY AUTOINCREMENT, txid BLOB UNIQUE NOT NULL,
+                         raw BLOB NOT NULL, time INTEGER NOT NULL);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(Exception):
+    pass
+
+
+class ChainStore:
+    def __init__(self, chain_datadir: str):
+        os.makedirs(chain_datadir, exist_ok=True)
+        self.path = os.path.join(chain_datadir, FILENAME)
+        # Autocommit mode: transactions are explicit, one per chain change.
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is atomic and consistent across a killed process in WAL mode.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self._depth = 0
+        self.migrate()
+
+    # -- schema -----------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        self.db.execute("CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL)")
+        row = self.db.execute("SELECT version FROM schema_version").fetchone()
+        return row[0] if row else 0
+
+    def migrate(self) -> None:
+        with self.transaction():
+            version = self.schema_version()
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path} has schema version {version}, newer than this Quill ({SCHEMA_VERSION})")
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+            self.db.execute("DELETE FROM schema_version")
+            self.db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+
+    @contextlib.contextmanager
+    def transaction(self):
+        """One atomic SQLite transaction; nested uses join the outer one."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self.db.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def size_on_disk(self) -> int:
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+
+    # -- meta -------------------------------------------------------------------
+
+    def get_meta(self, key: str):
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: bytes) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- blocks -----------------------------------------------------------------
+
+    def add_block(self, hash_, prev, height, header, n_tx, raw, status, seq) -> None:
+        self.db.execute("INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (hash_, prev, height, header, n_tx, raw, status, seq))
+
+    def set_status(self, hash_, status) -> None:
+        self.db.execute("UPDATE blocks SET status = ? WHERE hash = ?", (status, hash_))
+
+    def block_rows(self):
+        """(hash, prev, height, header, n_tx, status, seq) of every stored block, parents first."""
+        return self.db.execute("SELECT hash, prev, height, header, n_tx, status, seq FROM blocks "
+                               "ORDER BY height, seq").fetchall()
+
+    def block_raw(self, hash_):
+        row = self.db.execute("SELECT raw FROM blocks WHERE hash = ?", (hash_,)).fetchone()
+        return row[0] if row else None
+
+    # -- UTXO set and undo ------------------------------------------------------
+
+    def get_coin(self, txid: bytes, n: int):
+        row = self.db.execute("SELECT value, script, height, coinbase FROM utxo WHERE txid = ? AND n = ?",
+                              (txid, n)).fetchone()
+        return Coin(row[0], row[1], row[2], bool(row[3])) if row else None
+
+    def has_outputs(self, txid: bytes) -> bool:
+        return self.db.execute("SELECT 1 FROM utxo WHERE txid = ? LIMIT 1", (txid,)).fetchone() is not None
+
+    def add_coins(self, rows) -> None:
+        """rows: (txid, n, value, script, height, coinbase)."""
+        self.db.executemany("INSERT OR REPLACE INTO utxo VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def spend_coins(self, keys) -> None:
+        self.db.executemany("DELETE FROM utxo WHERE txid = ? AND n = ?", keys)
+
+    def utxo_count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM utxo").fetchone()[0]
+
+    def put_undo(self, hash_, data: bytes) -> None:
+        self.db.execute("INSERT OR REPLACE INTO undo VALUES (?, ?)", (hash_, data))
+
+    def get_undo(self, hash_):
+        row = self.db.execute("SELECT data FROM undo WHERE hash = ?", (hash_,)).fetchone()
+        return row[0] if row else None
+
+    def delete_undo(self, hash_) -> None:
+        self.db.execute("DELETE FROM undo WHERE hash = ?", (hash_,))
+
+    # -- txindex ----------------------------------------------------------------
+
+    def index_txs(self, txids, block_hash) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO txindex VALUES (?, ?)", [(t, block_hash) for t in txids])
+
+    def tx_block(self, txid):
+        row = self.db.execute("SELECT block FROM txindex WHERE txid = ?", (txid,)).fetchone()
+        return row[0] if row else None
+
+    # -- mempool ----------------------------------------------------------------
+
+    def mempool_add(self, txid, raw, time) -> None:
+        self.db.execute("INSERT OR REPLACE INTO mempool(txid, raw, time) VALUES (?, ?, ?)", (txid, raw, time))
+
+    def mempool_remove(self, txids) -> None:
+        self.db.executemany("DELETE FROM mempool WHERE txid = ?", [(t,) for t in txids])
+
+    def mempool_rows(self):
+        return self.db.execute("SELECT raw, time FROM mempool ORDER BY seq").fetchall()
