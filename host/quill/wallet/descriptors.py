@@ -124,11 +124,39 @@ class Key:
                 key = key.derive(step)
             pub = key.neuter().pubkey
         else:
-            key = self.ext
-            for step in steps:
-                key = key.derive(step)  # DerivationError on a hardened step
+            key = self._public_base()
+            if self.wildcard == "unhardened":
+                key = key.derive(index)
+            elif self.wildcard == "hardened":
+                key.derive(index | HARDENED)  # raises DerivationError: no private key
             pub = key.pubkey
         return pub[1:] if self.xonly else pub
+
+    def _public_base(self):
+        """The xpub at the end of the fixed path, derived once (ranges reuse it)."""
+        base = getattr(self, "_base", None)
+        if base is None:
+            base = self.ext
+            for step in self.path:
+                base = base.derive(step)  # DerivationError on a hardened step
+            self._base = base
+        return base
+
+    def origin_at(self, index):
+        """(fingerprint, full path) of child `index`, as Core's KeyOriginInfo; None for a bare constant."""
+        if self.const is not None:
+            return self.origin
+        steps = list(self.path) + ([index | (HARDENED if self.wildcard == "hardened" else 0)]
+                                   if self.wildcard else [])
+        if self.origin is not None:
+            return self.origin[0], list(self.origin[1]) + steps
+        return self.ext.fingerprint(), steps
+
+    def inferred_string(self, index) -> str:
+        """The key as Core's InferDescriptor prints it with the wallet's key origins."""
+        origin = self.origin_at(index)
+        prefix = "" if origin is None else "[" + origin[0].hex() + _format_path(origin[1], False) + "]"
+        return prefix + self.pubkey(index).hex()
 
     def to_string(self, chain) -> str:
         out = ""
@@ -286,6 +314,20 @@ class Node:
         if k == "tr":
             return b"\x51\x20" + taproot_output_key(self.keys[0].pubkey(index))
         raise AssertionError(k)
+
+    def inferred_string(self, index, chain) -> str:
+        """Core's InferDescriptor(script, wallet provider) for child `index`."""
+        k = self.kind
+        if k in ("addr", "raw"):
+            return self.to_string(chain)
+        if k in ("sh", "wsh"):
+            return f"{k}({self.sub.inferred_string(index, chain)})"
+        if k in ("multi", "sortedmulti"):
+            keys = list(self.keys)
+            if k == "sortedmulti":
+                keys.sort(key=lambda key: key.pubkey(index))
+            return f"multi({self.threshold}," + ",".join(key.inferred_string(index) for key in keys) + ")"
+        return f"{k}({self.keys[0].inferred_string(index)})"
 
     def to_string(self, chain) -> str:
         k = self.kind
@@ -446,6 +488,9 @@ class Descriptor:
     def to_string(self) -> str:
         """Core's public ToString() with its checksum."""
         return add_checksum(self.node.to_string(self.chain))
+
+    def inferred_string(self, index: int) -> str:
+        return add_checksum(self.node.inferred_string(index, self.chain))
 
     def output_type(self):
         """Core's Descriptor::GetOutputType, or None."""

@@ -1,0 +1,616 @@
+"""Wallet RPCs of a watch-only descriptor wallet, with Core's parameters, errors
+and result layouts (core-wallet.md; Core's wallet/rpc/*.cpp). Descriptor
+utilities (getdescriptorinfo, deriveaddresses) are here too because they share
+the descriptor parser.
+"""
+
+import time
+
+from quill.errors import (RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR,
+                          RPC_TYPE_ERROR, RPC_WALLET_ERROR, RPC_WALLET_INVALID_LABEL_NAME,
+                          RPC_WALLET_KEYPOOL_RAN_OUT, RPCError, RPC_INTERNAL_ERROR)
+from quill.rpc import univalue
+from quill.rpc.registry import ARR, BOOL, NUM, RANGE, STR, STR_HEX, Method, Param
+from quill.tx import script as S
+from quill.tx.address import AddressError, decode_destination, encode_destination
+from quill.tx.hashes import hash_to_hex
+from quill.wallet import results
+from quill.wallet.descriptors import LEGACY, P2SH_SEGWIT, BECH32, BECH32M, DerivationError, DescriptorError, parse
+from quill.wallet.manager import header_height_prev, fork_height
+
+OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
+DEFAULT_ADDRESS_TYPE = BECH32
+INT32 = (-2 ** 31, 2 ** 31 - 1)
+INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+# -- argument helpers (UniValue getters) -------------------------------------------
+
+
+def get_int(value, bounds=INT32) -> int:
+    if isinstance(value, bool) or not isinstance(value, (univalue.Number, int)):
+        raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {univalue.type_name(value)} is not of expected type number")
+    if isinstance(value, univalue.Number):
+        if not value.is_integer():
+            raise RPCError(RPC_MISC_ERROR, "JSON integer out of range")
+        value = int(value)
+    if not bounds[0] <= value <= bounds[1]:
+        raise RPCError(RPC_MISC_ERROR, "JSON integer out of range")
+    return value
+
+
+def get_bool(value) -> bool:
+    if not isinstance(value, bool):
+        raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {univalue.type_name(value)} is not of expected type bool")
+    return value
+
+
+def get_str(value) -> str:
+    if not isinstance(value, str):
+        raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {univalue.type_name(value)} is not of expected type string")
+    return value
+
+
+def parse_hash(value, name) -> bytes:
+    """Core's ParseHashV: 64 hex chars (display order) -> internal bytes."""
+    if len(value) != 64:
+        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be of length 64 (not {len(value)}, for '{value}')")
+    if not all(c in "0123456789abcdefABCDEF" for c in value):
+        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be hexadecimal string (not '{value}')")
+    return bytes.fromhex(value)[::-1]
+
+
+def label_from_value(value) -> str:
+    """Core's LabelFromValue."""
+    if value is None:
+        return ""
+    label = get_str(value)
+    if label == "*":
+        raise RPCError(RPC_WALLET_INVALID_LABEL_NAME, "Invalid label name")
+    return label
+
+
+def parse_descriptor_range(value):
+    """Core's ParseDescriptorRange: (begin, end) inclusive."""
+    if isinstance(value, univalue.Number) or (isinstance(value, int) and not isinstance(value, bool)):
+        low, high = 0, get_int(value, INT64)
+    elif (isinstance(value, list) and len(value) == 2
+          and all(isinstance(v, (univalue.Number, int)) and not isinstance(v, bool) for v in value)):
+        low, high = get_int(value[0], INT64), get_int(value[1], INT64)
+        if low > high:
+            raise RPCError(RPC_INVALID_PARAMETER, "Range specified as [begin,end] must not have begin after end")
+    else:
+        raise RPCError(RPC_INVALID_PARAMETER, "Range must be specified as end or as [begin,end]")
+    if low < 0:
+        raise RPCError(RPC_INVALID_PARAMETER, "Range should be greater or equal than 0")
+    if high >> 31:
+        raise RPCError(RPC_INVALID_PARAMETER, "End of range is too high")
+    if high >= low + 1000000:
+        raise RPCError(RPC_INVALID_PARAMETER, "Range is too large")
+    return low, high
+
+
+def _manager(ctx):
+    manager = getattr(ctx.node, "wallets", None)
+    if manager is None:
+        raise RPCError(RPC_MISC_ERROR, "Wallet support is not available (no chain service)")
+    return manager
+
+
+class _Locked:
+    """The wallet named by the request, with the chain's and the wallet's locks held."""
+
+    def __init__(self, ctx):
+        self.manager = _manager(ctx)
+        self.ctx = ctx
+
+    def __enter__(self):
+        self.chain_lock = self.manager.chain_lock()
+        self.chain_lock.__enter__()
+        try:
+            self.wallet = self.manager.resolve(self.ctx.wallet_name)
+            self.wallet.lock.acquire()
+        except BaseException:
+            self.chain_lock.__exit__(None, None, None)
+            raise
+        return self.wallet
+
+    def __exit__(self, *exc):
+        self.wallet.lock.release()
+        self.chain_lock.__exit__(*exc)
+
+
+def _view(manager, wallet):
+    return results.View(wallet, manager.chain)
+
+
+# -- wallet lifecycle ------------------------------------------------------------------
+
+
+def createwallet(ctx, args):
+    name, disable_private_keys, blank, passphrase, avoid_reuse, descriptors, load_on_startup, external_signer = args
+    manager = _manager(ctx)
+    if descriptors is not None and not descriptors:
+        raise RPCError(RPC_WALLET_ERROR, 'descriptors argument must be set to "true"; it is no longer possible '
+                                         'to create a legacy wallet.')
+    if passphrase:
+        raise RPCError(RPC_WALLET_ERROR, "Passphrase provided but private keys are disabled. A passphrase is only "
+                                         "used to encrypt private keys, so cannot be used for wallets with private "
+                                         "keys disabled.")
+    if not disable_private_keys:
+        raise RPCError(RPC_WALLET_ERROR, "Quill wallets are watch-only: private keys stay on the signing device, "
+                                         "so disable_private_keys must be true")
+    if external_signer:
+        raise RPCError(RPC_WALLET_ERROR, "Compiled without external signing support (required for external signing)")
+    wallet = manager.create(name, bool(blank), load_on_startup)
+    return {"name": wallet.name}
+
+
+def loadwallet(ctx, args):
+    name, load_on_startup = args
+    wallet = _manager(ctx).load(name, load_on_startup)
+    return {"name": wallet.name}
+
+
+def unloadwallet(ctx, args):
+    name, load_on_startup = args
+    manager = _manager(ctx)
+    if ctx.wallet_name is not None:
+        if name is not None and name != ctx.wallet_name:
+            raise RPCError(RPC_INVALID_PARAMETER,
+                           "RPC endpoint wallet and wallet_name parameter specify different wallets")
+        name = ctx.wallet_name
+    elif name is None:
+        raise RPCError(RPC_INVALID_PARAMETER, "Either the RPC endpoint wallet or the wallet name parameter must "
+                                              "be provided")
+    manager.unload(name, load_on_startup)
+    return {}
+
+
+def listwallets(ctx, args):
+    manager = _manager(ctx)
+    with manager.lock:
+        return list(manager.wallets)
+
+
+# -- descriptors --------------------------------------------------------------------------
+
+
+def _parse(ctx, text, require_checksum):
+    try:
+        return parse(text, ctx.node.chain_name, require_checksum)
+    except DescriptorError as e:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, str(e)) from None
+
+
+def getdescriptorinfo(ctx, args):
+    text = args[0]
+    desc = _parse(ctx, text, False)
+    body = text.split("#")[0]
+    from quill.tx.descriptor import descriptor_checksum
+    return {"descriptor": desc.to_string(), "checksum": descriptor_checksum(body),
+            "isrange": desc.is_range(), "issolvable": desc.is_solvable(),
+            "hasprivatekeys": desc.has_private_keys()}
+
+
+def deriveaddresses(ctx, args):
+    text, range_value = args
+    begin = end = 0
+    if range_value is not None:
+        begin, end = parse_descriptor_range(range_value)
+    desc = _parse(ctx, text, True)
+    if not desc.is_range() and args.given > 1:
+        raise RPCError(RPC_INVALID_PARAMETER, "Range should not be specified for an un-ranged descriptor")
+    if desc.is_range() and args.given == 1:
+        raise RPCError(RPC_INVALID_PARAMETER, "Range must be specified for a ranged descriptor")
+    out = []
+    for i in range(begin, end + 1):
+        try:
+            script = desc.script(i)
+        except DerivationError:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Cannot derive script without private keys") from None
+        address = encode_destination(script, ctx.node.chain_name)
+        if address is None:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Descriptor does not have a corresponding address")
+        out.append(address)
+    return out
+
+
+def _import_one(manager, wallet, data, timestamp, chain_name):
+    """Core's ProcessDescriptorImport: a result object; nothing is stored on error."""
+    warnings = []
+    result = {}
+    try:
+        if "desc" not in data:
+            raise RPCError(RPC_INVALID_PARAMETER, "Descriptor not found.")
+        text = get_str(data["desc"])
+        active = get_bool(data["active"]) if "active" in data else False
+        label = label_from_value(data.get("label"))
+        try:
+            desc = parse(text, chain_name, require_checksum=True)
+        except DescriptorError as e:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, str(e)) from None
+        internal = get_bool(data["internal"]) if "internal" in data else False
+        range_start, range_end, next_index = 0, 1, 0
+        if not desc.is_range() and "range" in data:
+            raise RPCError(RPC_INVALID_PARAMETER, "Range should not be specified for an un-ranged descriptor")
+        if desc.is_range():
+            if "range" in data:
+                range_start, high = parse_descriptor_range(data["range"])
+                range_end = high + 1
+            else:
+                warnings.append("Range not given, using default keypool range")
+                range_start, range_end = 0, wallet.keypool
+            next_index = range_start
+            if "next_index" in data:
+                next_index = get_int(data["next_index"], INT64)
+                if next_index < range_start or next_index >= range_end:
+                    raise RPCError(RPC_INVALID_PARAMETER, "next_index is out of range")
+        if active and not desc.is_range():
+            raise RPCError(RPC_INVALID_PARAMETER, "Active descriptors must be ranged")
+        if desc.is_range() and "label" in data:
+            raise RPCError(RPC_INVALID_PARAMETER, "Ranged descriptors should not have a label")
+        if internal and "label" in data:
+            raise RPCError(RPC_INVALID_PARAMETER, "Internal addresses should not have a label")
+        if desc.has_private_keys():
+            raise RPCError(RPC_WALLET_ERROR, "Cannot import private keys to a wallet with private keys disabled")
+        try:
+            desc.script(range_start)
+        except DerivationError:
+            raise RPCError(RPC_WALLET_ERROR, "Cannot expand descriptor. Probably because of hardened "
+                                             "derivations without private keys provided") from None
+        if desc.is_range():
+            range_end = max(range_end, next_index + wallet.keypool)
+        with wallet.store.batch():
+            wallet.add_descriptor(desc, timestamp, range_start, range_end, next_index, active, internal,
+                                  label if "label" in data else None)
+        if active and desc.output_type() is None:
+            warnings.append("Unknown output type, cannot set descriptor to active.")
+        result["success"] = True
+    except RPCError as e:
+        result["success"] = False
+        result["error"] = e.to_json()
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def importdescriptors(ctx, args):
+    requests = args[0]
+    with _Locked(ctx) as wallet:
+        manager = _manager(ctx)
+        now = int(time.time())
+        response, lowest = [], None
+        for data in requests:
+            if not isinstance(data, dict):
+                raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {univalue.type_name(data)} is not of "
+                                               "expected type object")
+            if "timestamp" not in data:
+                raise RPCError(RPC_TYPE_ERROR, "Missing required timestamp field for key")
+            ts = data["timestamp"]
+            if isinstance(ts, univalue.Number) or (isinstance(ts, int) and not isinstance(ts, bool)):
+                timestamp = get_int(ts, INT64)
+            elif ts == "now":
+                timestamp = now
+            else:
+                raise RPCError(RPC_TYPE_ERROR, 'Expected number or "now" timestamp value for key. got type '
+                                               f"{univalue.type_name(ts)}")
+            timestamp = max(timestamp, 1)
+            result = _import_one(manager, wallet, data, timestamp, ctx.node.chain_name)
+            response.append(result)
+            if result["success"]:
+                lowest = timestamp if lowest is None else min(lowest, timestamp)
+        if lowest is not None and manager.chain is not None:
+            manager.rescan_from_time(wallet, lowest)
+        return response
+
+
+def listdescriptors(ctx, args):
+    private = args[0]
+    if private:
+        raise RPCError(RPC_WALLET_ERROR, "Can't get descriptor string.")
+    with _Locked(ctx) as wallet:
+        out = []
+        for info in sorted(wallet.descs.values(), key=lambda i: i.text):
+            e = {"desc": info.text, "timestamp": info.timestamp, "active": info.active}
+            if info.active:
+                e["internal"] = info.internal
+            if info.desc.is_range():
+                e["range"] = [info.range_start, info.range_end - 1]
+                e["next"] = info.next_index
+                e["next_index"] = info.next_index
+            out.append(e)
+        return {"wallet_name": wallet.name, "descriptors": out}
+
+
+# -- addresses -------------------------------------------------------------------------------
+
+
+def _output_type(value):
+    if value is None:
+        return DEFAULT_ADDRESS_TYPE
+    if value not in OUTPUT_TYPES:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"Unknown address type '{value}'")
+    return value
+
+
+def _new_address(wallet, output_type, internal):
+    script = wallet.new_destination(output_type, internal)
+    if script is None:
+        raise RPCError(RPC_WALLET_KEYPOOL_RAN_OUT, f"Error: No {output_type} addresses available.")
+    return encode_destination(script, wallet.chain_name)
+
+
+def getnewaddress(ctx, args):
+    label_value, address_type = args
+    with _Locked(ctx) as wallet:
+        if not wallet.can_get_addresses(False):
+            raise RPCError(RPC_WALLET_ERROR, "Error: This wallet has no available keys")
+        label = label_from_value(label_value)
+        output_type = _output_type(address_type)
+        address = _new_address(wallet, output_type, False)
+        with wallet.store.batch():
+            wallet.set_label(address, label, "receive")
+        return address
+
+
+def getrawchangeaddress(ctx, args):
+    with _Locked(ctx) as wallet:
+        if not wallet.can_get_addresses(True):
+            raise RPCError(RPC_WALLET_ERROR, "Error: This wallet has no available keys")
+        return _new_address(wallet, _output_type(args[0]), True)
+
+
+def _decode_address(ctx, text, message=None):
+    try:
+        return decode_destination(text, ctx.node.chain_name)
+    except AddressError as e:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, message or str(e) or "Invalid address") from None
+
+
+def setlabel(ctx, args):
+    address, label_value = args
+    with _Locked(ctx) as wallet:
+        script = _decode_address(ctx, address, "Invalid Bitcoin address")
+        label = label_from_value(label_value)
+        with wallet.store.batch():
+            wallet.set_label(address, label, "receive" if wallet.is_mine(script) else "send")
+        return None
+
+
+def getaddressinfo(ctx, args):
+    address = args[0]
+    with _Locked(ctx) as wallet:
+        script = _decode_address(ctx, address)
+        owners = wallet.scripts.get(script, [])
+        info = wallet.descs[owners[0][0]] if owners else None
+        index = owners[0][1] if owners else 0
+        solvable = info is not None and info.desc.is_solvable()
+        out = {"address": encode_destination(script, wallet.chain_name), "scriptPubKey": script.hex(),
+               "ismine": bool(owners), "solvable": solvable}
+        if solvable:
+            out["desc"] = info.desc.inferred_string(index)
+        if info is not None:
+            out["parent_desc"] = info.text
+        out["iswatchonly"] = False
+        kind, sol = S.solver(script)
+        out["isscript"] = kind in (S.SCRIPTHASH, S.WITNESS_V0_SCRIPTHASH)
+        wp = S.witness_program(script)
+        out["iswitness"] = wp is not None
+        if wp is not None:
+            out["witness_version"] = wp[0]
+            out["witness_program"] = wp[1].hex()
+        if info is not None and info.desc.node.kind in ("pkh", "wpkh", "tr") or (
+                info is not None and info.desc.node.kind == "sh" and info.desc.node.sub.kind == "wpkh"):
+            key = info.desc.node.keys[0] if info.desc.node.kind != "sh" else info.desc.node.sub.keys[0]
+            if info.desc.node.kind != "tr":
+                pub = key.pubkey(index)
+                out["pubkey"] = pub.hex()
+                out["iscompressed"] = len(pub) == 33
+        out["ischange"] = wallet.is_change(script) if owners else False
+        if info is not None:
+            out["timestamp"] = info.timestamp
+            keys = list(info.desc.node.all_keys())
+            if len(keys) == 1 and keys[0].origin_at(index) is not None:
+                fp, path = keys[0].origin_at(index)
+                out["hdkeypath"] = "m" + "".join("/%d%s" % (p & 0x7FFFFFFF, "h" if p & 0x80000000 else "")
+                                                 for p in path)
+                out["hdmasterfingerprint"] = fp.hex()
+        label = wallet.label_of(out["address"]) if out["address"] else None
+        out["labels"] = [] if label is None else [label]
+        return out
+
+
+# -- transactions ----------------------------------------------------------------------------
+
+
+def gettransaction(ctx, args):
+    txid_text, include_watchonly, verbose = args
+    with _Locked(ctx) as wallet:
+        txid = parse_hash(txid_text, "txid")
+        row = wallet.store.get_tx(txid)
+        if row is None:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
+        return results.gettransaction(_view(_manager(ctx), wallet), row, bool(verbose))
+
+
+def _stale_blocks(chain, block_hash, fork):
+    """The given block's branch above the fork point, tip first (for `removed`)."""
+    blocks, h, cursor = [], None, block_hash
+    while True:
+        hp = header_height_prev(chain, cursor)
+        if hp is None or hp[0] <= fork:
+            return blocks
+        block = chain.block(cursor)
+        if block is None:
+            raise RPCError(RPC_INTERNAL_ERROR, "Can't read block from disk")
+        blocks.append(block)
+        cursor = hp[1]
+
+
+def listsinceblock(ctx, args):
+    blockhash, target, include_watchonly, include_removed, include_change, label_value = args
+    with _Locked(ctx) as wallet:
+        manager = _manager(ctx)
+        chain = manager.chain
+        fork = None
+        block_hash = None
+        if blockhash:
+            block_hash = parse_hash(blockhash, "blockhash")
+            if chain is None or header_height_prev(chain, block_hash) is None:
+                raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
+            fork = fork_height(chain, block_hash)
+        target_confirmations = 1
+        if target is not None:
+            target_confirmations = get_int(target)
+            if target_confirmations < 1:
+                raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter")
+        include_removed = True if include_removed is None else include_removed
+        label_filter = None if label_value is None else label_from_value(label_value)
+        stale = []
+        if include_removed and block_hash is not None and not chain.is_in_active_chain(block_hash):
+            stale = _stale_blocks(chain, block_hash, fork)
+        return results.listsinceblock(_view(manager, wallet), fork, stale, target_confirmations,
+                                      include_removed, bool(include_change), label_filter)
+
+
+def listtransactions(ctx, args):
+    label_value, count_value, skip_value, include_watchonly = args
+    with _Locked(ctx) as wallet:
+        label = "*"
+        if label_value is not None and label_value != "*":
+            label = label_from_value(label_value)
+        count = 10 if count_value is None else get_int(count_value)
+        skip = 0 if skip_value is None else get_int(skip_value)
+        if count < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, "Negative count")
+        if skip < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, "Negative from")
+        return results.listtransactions(_view(_manager(ctx), wallet), label, count, skip)
+
+
+def abandontransaction(ctx, args):
+    with _Locked(ctx) as wallet:
+        txid = parse_hash(args[0], "txid")
+        outcome = wallet.abandon(txid)
+        if outcome == "unknown":
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
+        if outcome == "not eligible":
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Transaction not eligible for abandonment")
+        return None
+
+
+def getbalances(ctx, args):
+    with _Locked(ctx) as wallet:
+        return results.getbalances(_view(_manager(ctx), wallet))
+
+
+def rescanblockchain(ctx, args):
+    start_value, stop_value = args
+    with _Locked(ctx) as wallet:
+        manager = _manager(ctx)
+        tip = manager.chain.tip()[0]
+        start = 0 if start_value is None else get_int(start_value)
+        if start < 0 or start > tip:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid start_height")
+        stop = tip
+        if stop_value is not None:
+            stop = get_int(stop_value)
+            if stop < 0 or stop > tip:
+                raise RPCError(RPC_INVALID_PARAMETER, "Invalid stop_height")
+            if stop < start:
+                raise RPCError(RPC_INVALID_PARAMETER, "stop_height must be greater than start_height")
+        manager.rescan(wallet, start, stop)
+        return {"start_height": start, "stop_height": stop}
+
+
+# -- method table -------------------------------------------------------------------------------
+
+_W = "wallet"
+
+
+def _m(name, handler, params, description, category=_W, wallet=True):
+    return Method(name, category, handler, params=params, description=description, wallet=wallet)
+
+
+METHODS = [
+    _m("createwallet", createwallet, [
+        Param("wallet_name", STR, required=True, help="The name for the new wallet."),
+        Param("disable_private_keys", BOOL, help="Must be true: Quill wallets are watch-only."),
+        Param("blank", BOOL, help="Create a blank wallet."),
+        Param("passphrase", STR, help="Not supported (watch-only)."),
+        Param("avoid_reuse", BOOL, help="Keep track of coin reuse."),
+        Param("descriptors", BOOL, help="Must be true (default)."),
+        Param("load_on_startup", BOOL, help="Save wallet name to persistent settings and load on startup."),
+        Param("external_signer", BOOL, help="Not supported."),
+    ], "Creates and loads a new watch-only descriptor wallet.", wallet=False),
+    _m("loadwallet", loadwallet, [
+        Param("filename", STR, required=True, help="The wallet directory or .dat file."),
+        Param("load_on_startup", BOOL, help="Save wallet name to persistent settings and load on startup."),
+    ], "Loads a wallet from a wallet file or directory.", wallet=False),
+    _m("unloadwallet", unloadwallet, [
+        Param("wallet_name", STR, help="The name of the wallet to unload."),
+        Param("load_on_startup", BOOL, help="Save wallet name to persistent settings and load on startup."),
+    ], "Unloads the wallet referenced by the request endpoint or the wallet_name argument.", wallet=False),
+    _m("listwallets", listwallets, [], "Returns a list of currently loaded wallets.", wallet=False),
+    _m("importdescriptors", importdescriptors, [
+        Param("requests", ARR, required=True, help="Data to be imported"),
+    ], "Import descriptors. This will trigger a rescan of the blockchain based on the earliest timestamp "
+       "of all descriptors being imported."),
+    _m("listdescriptors", listdescriptors, [
+        Param("private", BOOL, help="Show private descriptors."),
+    ], "List descriptors imported into a descriptor-enabled wallet."),
+    _m("getdescriptorinfo", getdescriptorinfo, [
+        Param("descriptor", STR, required=True, help="The descriptor."),
+    ], "Analyses a descriptor.", category="util", wallet=False),
+    _m("deriveaddresses", deriveaddresses, [
+        Param("descriptor", STR, required=True, help="The descriptor."),
+        Param("range", RANGE, help="If a ranged descriptor is used, this specifies the end or the range "
+                                   "(in [begin,end] notation) to derive."),
+    ], "Derives one or more addresses corresponding to an output descriptor.", category="util", wallet=False),
+    _m("getnewaddress", getnewaddress, [
+        Param("label", STR, help="The label name for the address to be linked to."),
+        Param("address_type", STR, help="The address type to use."),
+    ], "Returns a new Bitcoin address for receiving payments."),
+    _m("getrawchangeaddress", getrawchangeaddress, [
+        Param("address_type", STR, help="The address type to use."),
+    ], "Returns a new Bitcoin address, for receiving change."),
+    _m("setlabel", setlabel, [
+        Param("address", STR, required=True, help="The bitcoin address to be associated with a label."),
+        Param("label", STR, required=True, help="The label to assign to the address."),
+    ], "Sets the label associated with the given address."),
+    _m("getaddressinfo", getaddressinfo, [
+        Param("address", STR, required=True, help="The bitcoin address for which to get information."),
+    ], "Return information about the given bitcoin address."),
+    _m("gettransaction", gettransaction, [
+        Param("txid", STR, required=True, help="The transaction id"),
+        Param("include_watchonly", BOOL, help="Whether to include watch-only addresses in balance calculation "
+                                              "and details[]"),
+        Param("verbose", BOOL, help="Whether to include a `decoded` field containing the decoded transaction"),
+    ], "Get detailed information about in-wallet transaction <txid>"),
+    _m("listsinceblock", listsinceblock, [
+        Param("blockhash", STR, help="If set, the block hash to list transactions since, otherwise list all "
+                                     "transactions."),
+        Param("target_confirmations", NUM, help="Return the nth block hash from the main chain."),
+        Param("include_watchonly", BOOL, help="Include transactions to watch-only addresses"),
+        Param("include_removed", BOOL, help="Show transactions that were removed due to a reorg in the "
+                                            "\"removed\" array"),
+        Param("include_change", BOOL, help="Also add entries for change outputs."),
+        Param("label", STR, help="Return only incoming transactions paying to addresses with the specified "
+                                 "label."),
+    ], "Get all transactions in blocks since block [blockhash], or all transactions if omitted."),
+    _m("listtransactions", listtransactions, [
+        Param("label", STR, help="If set, should be a valid label name to return only incoming transactions"),
+        Param("count", NUM, help="The number of transactions to return"),
+        Param("skip", NUM, help="The number of transactions to skip"),
+        Param("include_watchonly", BOOL, help="Include transactions to watch-only addresses"),
+    ], "Returns up to 'count' most recent transactions."),
+    _m("abandontransaction", abandontransaction, [
+        Param("txid", STR_HEX, required=True, help="The transaction id"),
+    ], "Mark in-wallet transaction <txid> as abandoned."),
+    _m("getbalances", getbalances, [], "Returns an object with all balances in BTC."),
+    _m("rescanblockchain", rescanblockchain, [
+        Param("start_height", NUM, help="block height where the rescan should start"),
+        Param("stop_height", NUM, help="the last block height that should be scanned."),
+    ], "Rescan the local blockchain for wallet related transactions."),
+]

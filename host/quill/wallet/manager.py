@@ -1,0 +1,240 @@
+"""Loaded wallets: create, load, unload, /wallet/<name> routing, and the one
+chain subscription that feeds every loaded wallet.
+
+Lock order everywhere: the chain's lock, then the manager's, then a wallet's.
+Chain notifications already hold the chain's lock; RPC calls take it through
+`call()`.
+"""
+
+import json
+import logging
+import os
+import threading
+
+from quill.errors import (RPC_WALLET_ALREADY_LOADED, RPC_WALLET_ERROR, RPC_WALLET_NOT_FOUND,
+                          RPC_WALLET_NOT_SPECIFIED, RPCError)
+from quill.wallet import store as st
+from quill.wallet.wallet import Wallet, block_time
+
+log = logging.getLogger("quill.wallet")
+
+TIMESTAMP_WINDOW = 2 * 60 * 60  # Core's rescan slack before a key's birth time
+NO_WALLET = ("No wallet is loaded. Load a wallet using loadwallet or create a new one with createwallet. "
+             "(Note: A default wallet is no longer automatically created)")
+NOT_LOADED = "Requested wallet does not exist or is not loaded"
+NOT_SPECIFIED = "Wallet file not specified (must request wallet RPC through /wallet/<filename> uri-path)."
+
+
+# -- chain adapter: the few ChainService answers the wallet needs ----------------
+
+
+def header_height_prev(chain, block_hash):
+    """(height, prev_hash) of a block the node knows (active or stale), else None."""
+    info = chain.header_info(block_hash)
+    if info is None:
+        return None
+    if isinstance(info, dict):
+        return info["height"], info.get("prev") or info.get("prev_hash")
+    prev = getattr(info, "prev", None)
+    if prev is not None and not isinstance(prev, (bytes, bytearray)):
+        prev = getattr(prev, "hash", None)
+    if prev is None and hasattr(info, "header"):
+        prev = info.header.prev_hash
+    return info.height, prev
+
+
+def fork_height(chain, block_hash) -> int:
+    fork = chain.find_fork(block_hash)
+    if isinstance(fork, tuple):
+        return fork[0]
+    if isinstance(fork, int):
+        return fork
+    return fork.height
+
+
+class WalletManager:
+    def __init__(self, chain, chain_name, chain_datadir, keypool=None):
+        self.chain = chain
+        self.chain_name = chain_name
+        self.walletdir = os.path.join(chain_datadir, "wallets")
+        self.settings_path = os.path.join(chain_datadir, "settings.json")
+        self.keypool = keypool
+        self.lock = threading.RLock()
+        self.wallets = {}   # name -> Wallet, in load order (listwallets)
+        os.makedirs(self.walletdir, exist_ok=True)
+        if chain is not None:
+            chain.subscribe(self)
+
+    def chain_lock(self):
+        return self.chain.lock if self.chain is not None else threading.RLock()
+
+    # -- chain notifications: fan out to every loaded wallet --------------------
+
+    def block_connected(self, block, height):
+        with self.lock:
+            for w in list(self.wallets.values()):
+                w.block_connected(block, height)
+
+    def block_disconnected(self, block, height):
+        with self.lock:
+            for w in list(self.wallets.values()):
+                w.block_disconnected(block, height)
+
+    def transaction_added_to_mempool(self, tx):
+        with self.lock:
+            for w in list(self.wallets.values()):
+                w.transaction_added_to_mempool(tx)
+
+    def transaction_removed_from_mempool(self, tx, reason=None):
+        with self.lock:
+            for w in list(self.wallets.values()):
+                w.transaction_removed_from_mempool(tx, reason)
+
+    # -- routing (Core's GetWalletForJSONRPCRequest) ------------------------------
+
+    def resolve(self, wallet_name):
+        with self.lock:
+            if wallet_name is not None:
+                w = self.wallets.get(wallet_name)
+                if w is None:
+                    raise RPCError(RPC_WALLET_NOT_FOUND, NOT_LOADED)
+                return w
+            if len(self.wallets) == 1:
+                return next(iter(self.wallets.values()))
+            if not self.wallets:
+                raise RPCError(RPC_WALLET_NOT_FOUND, NO_WALLET)
+            raise RPCError(RPC_WALLET_NOT_SPECIFIED, NOT_SPECIFIED)
+
+    # -- files ----------------------------------------------------------------------
+
+    def wallet_path(self, name):
+        return os.path.join(self.walletdir, name) if name else self.walletdir
+
+    def db_path(self, name):
+        return os.path.join(self.wallet_path(name), "wallet.sqlite")
+
+    def _settings(self):
+        try:
+            with open(self.settings_path) as f:
+                data = json.load(f)
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _update_autoload(self, name, load_on_startup):
+        if load_on_startup is None:
+            return
+        data = self._settings()
+        names = [n for n in data.get("wallet", []) if n != name]
+        if load_on_startup:
+            names.append(name)
+        data["wallet"] = names
+        tmp = self.settings_path + ".new"
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=4)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.settings_path)
+
+    def load_startup_wallets(self):
+        for name in self._settings().get("wallet", []):
+            try:
+                self.load(name, None)
+            except RPCError as e:
+                log.warning("Could not load wallet %s at startup: %s", name, e.message)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def create(self, name, blank, load_on_startup):
+        path = self.db_path(name)
+        with self.chain_lock(), self.lock:
+            if os.path.exists(path):
+                raise RPCError(RPC_WALLET_ERROR, f"Wallet file verification failed. Failed to create database "
+                                                 f"path '{self.wallet_path(name)}'. Database already exists.")
+            os.makedirs(self.wallet_path(name), exist_ok=True)
+            store = st.Store(path, create=True)
+            with store.batch():
+                store.set_meta("blank", int(bool(blank)))
+                store.set_meta("disable_private_keys", 1)
+                if self.chain is not None:
+                    height, tip_hash = self.chain.tip()
+                    store.set_meta("tip_height", height)
+                    store.set_meta("tip_hash", tip_hash)
+            wallet = self._open(name, store)
+            self._update_autoload(name, load_on_startup)
+            return wallet
+
+    def load(self, name, load_on_startup):
+        path = self.db_path(name)
+        with self.chain_lock(), self.lock:
+            if name in self.wallets:
+                raise RPCError(RPC_WALLET_ALREADY_LOADED, f'Wallet "{name}" is already loaded.')
+            if not os.path.exists(path):
+                raise RPCError(RPC_WALLET_NOT_FOUND, f"Wallet file verification failed. Failed to load database "
+                                                     f"path '{self.wallet_path(name)}'. Path does not exist.")
+            try:
+                store = st.Store(path, create=False)
+            except st.StoreError as e:
+                raise RPCError(RPC_WALLET_ERROR, f"Wallet loading failed. {e}") from None
+            wallet = self._open(name, store)
+            self._update_autoload(name, load_on_startup)
+            return wallet
+
+    def _open(self, name, store):
+        kwargs = {} if self.keypool is None else {"keypool": self.keypool}
+        wallet = Wallet(name, store, self.chain_name, **kwargs)
+        if self.chain is not None:
+            self.catch_up(wallet)
+        self.wallets[name] = wallet
+        return wallet
+
+    def unload(self, name, load_on_startup):
+        with self.chain_lock(), self.lock:
+            wallet = self.wallets.pop(name, None)
+            if wallet is None:
+                raise RPCError(RPC_WALLET_NOT_FOUND, NOT_LOADED)
+            wallet.store.close()
+            self._update_autoload(name, load_on_startup)
+
+    def close(self):
+        with self.lock:
+            for wallet in self.wallets.values():
+                wallet.store.close()
+            self.wallets.clear()
+
+    # -- catching up and rescanning --------------------------------------------------------
+
+    def catch_up(self, wallet):
+        """Resume from the last processed block (its fork point if it left the active chain),
+        then take in the node's mempool (core-wallet.md §4.1)."""
+        chain = self.chain
+        wallet.reset_for_load(chain.is_in_active_chain)
+        height, tip_hash = wallet.tip()
+        if tip_hash is not None and not chain.is_in_active_chain(tip_hash):
+            height = fork_height(chain, tip_hash)
+            with wallet.store.batch():
+                wallet.store.set_meta("tip_height", height)
+                wallet.store.set_meta("tip_hash", chain.block_hash(height))
+        chain_height = chain.tip()[0]
+        self.rescan(wallet, height + 1, chain_height, live_tip=True)
+        for tx in chain.mempool_txs():
+            wallet.transaction_added_to_mempool(tx)
+
+    def rescan(self, wallet, start, stop, live_tip=False):
+        for h in range(max(0, start), stop + 1):
+            block = self.chain.block(self.chain.block_hash(h))
+            wallet.block_connected(block, h, rescan=True)
+
+    def rescan_from_time(self, wallet, timestamp):
+        """Rescan every block whose time is within TIMESTAMP_WINDOW of `timestamp` or later."""
+        chain = self.chain
+        tip_height = chain.tip()[0]
+        start = tip_height + 1
+        h = tip_height
+        while h >= 0:
+            if block_time(chain.block(chain.block_hash(h))) < timestamp - TIMESTAMP_WINDOW:
+                break
+            start = h
+            h -= 1
+        self.rescan(wallet, start, tip_height)
+        return start
