@@ -11,10 +11,10 @@ URI (404), work queue (503), POST only (405 with a body), credentials (401).
 
 import asyncio
 import logging
+import queue
 import threading
 import time
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
 from email.utils import formatdate
 
 from quill.rpc.jsonrpc import CallContext
@@ -38,30 +38,59 @@ class HTTPError(Exception):
 
 
 class WorkQueue:
-    """Bounded hand-off to worker threads; `full()` is Core's queue-depth test."""
+    """Core's HTTP work queue: -rpcthreads workers take requests in order from
+    a queue that holds at most -rpcworkqueue waiting requests (`full()`).
+
+    A hand-rolled pool rather than ThreadPoolExecutor: a worker hands its
+    result straight to the event loop, which roughly halves the per-request
+    hand-off cost measured with concurrent.futures.
+    """
+
+    _STOP = object()
 
     def __init__(self, threads: int, depth: int):
         self.depth = depth
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rpc-worker")
-        self.waiting = 0
-        self.lock = threading.Lock()
+        self.jobs = queue.SimpleQueue()
+        self.workers = [threading.Thread(target=self._work, name=f"rpc-worker-{i}", daemon=True)
+                        for i in range(threads)]
+        for worker in self.workers:
+            worker.start()
 
     def full(self) -> bool:
-        return self.waiting >= self.depth
+        return self.jobs.qsize() >= self.depth
 
-    async def run(self, fn, *args):
-        with self.lock:
-            self.waiting += 1
+    def run(self, fn, *args) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self.jobs.put((loop, future, fn, args))
+        return future
 
-        def started():
-            with self.lock:
-                self.waiting -= 1
-            return fn(*args)
-
-        return await asyncio.get_running_loop().run_in_executor(self.pool, started)
+    def _work(self):
+        while True:
+            job = self.jobs.get()
+            if job is self._STOP:
+                return
+            loop, future, fn, args = job
+            try:
+                result, error = fn(*args), None
+            except BaseException as e:  # handed to the awaiting coroutine, never lost
+                result, error = None, e
+            loop.call_soon_threadsafe(_settle, future, result, error)
 
     def shutdown(self):
-        self.pool.shutdown(wait=True)
+        for _ in self.workers:
+            self.jobs.put(self._STOP)
+        for worker in self.workers:
+            worker.join()
+
+
+def _settle(future, result, error):
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 class RPCServer:
@@ -118,11 +147,13 @@ class RPCServer:
         self.connections.add(writer)
         peer = writer.get_extra_info("peername")
         peer_host = peer[0] if peer else ""
+        allowed = self.allowlist.allows(peer_host)  # a connection's peer never changes
         try:
             while not self.stopping:
                 try:
-                    request = await asyncio.wait_for(read_request(reader), self.timeout)
-                except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+                    async with asyncio.timeout(self.timeout):
+                        request = await read_request(reader)
+                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
                     return
                 except HTTPError as e:
                     await self._send(writer, e.status, e.body, close=True)
@@ -131,7 +162,7 @@ class RPCServer:
                     return
                 self._begin()
                 try:
-                    status, body, close = await self._respond(request, peer_host)
+                    status, body, close = await self._respond(request, peer_host, allowed)
                     await self._send(writer, status, body, close=close or not request.keep_alive,
                                      json_body=body.startswith((b"{", b"[")))
                 finally:
@@ -142,9 +173,9 @@ class RPCServer:
             self.connections.discard(writer)
             writer.close()
 
-    async def _respond(self, request, peer_host):
+    async def _respond(self, request, peer_host, allowed):
         """(status, body bytes, close connection?) for one parsed HTTP request."""
-        if not self.allowlist.allows(peer_host):
+        if not allowed:
             log.warning("HTTP request from %s rejected: Client network is not allowed RPC access", peer_host)
             return 403, b"", True
         if request.method not in _KNOWN_HTTP_METHODS:
@@ -188,7 +219,7 @@ class RPCServer:
             headers.append("Content-Type: application/json")
         elif body:
             headers.append("Content-Type: text/html; charset=ISO-8859-1")
-        headers.append("Date: " + formatdate(time.time(), usegmt=True))
+        headers.append("Date: " + http_date())
         if status != 204:
             headers.append(f"Content-Length: {len(body)}")
         headers.append("Connection: close" if close else "Connection: keep-alive")
@@ -197,6 +228,17 @@ class RPCServer:
             await writer.drain()
         except ConnectionError:
             pass
+
+
+_date_cache = [0, ""]
+
+
+def http_date() -> str:
+    """The Date header, formatted once per second."""
+    now = int(time.time())
+    if _date_cache[0] != now:
+        _date_cache[0], _date_cache[1] = now, formatdate(now, usegmt=True)
+    return _date_cache[1]
 
 
 class HTTPRequest:
