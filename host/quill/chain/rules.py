@@ -6,14 +6,14 @@ ValidationState::ToString ("reason, debug"), and `.reason` alone is what
 submitblock reports (BIP22).
 """
 from quill.tx import script as S
+from quill.tx import verify
+from quill.tx.interpreter import LOCKTIME_THRESHOLD, SEQUENCE_FINAL
 
 from . import merkle
 from .params import (COINBASE_MATURITY, MAX_BLOCK_SIGOPS_COST, MAX_BLOCK_WEIGHT, MAX_FUTURE_BLOCK_TIME,
                      MAX_MONEY, WITNESS_SCALE_FACTOR)
 from .pow import check_proof_of_work, target_to_compact
 
-LOCKTIME_THRESHOLD = 500_000_000
-SEQUENCE_FINAL = 0xFFFFFFFF
 MEDIAN_TIME_SPAN = 11
 
 
@@ -44,35 +44,10 @@ def format_money(sats: int) -> str:
 
 
 def check_transaction(tx) -> None:
-    """Core's CheckTransaction: context-free sanity of one transaction."""
-    if not tx.vin:
-        raise Invalid("bad-txns-vin-empty")
-    if not tx.vout:
-        raise Invalid("bad-txns-vout-empty")
-    if len(tx.serialize(False)) * WITNESS_SCALE_FACTOR > MAX_BLOCK_WEIGHT:
-        raise Invalid("bad-txns-oversize")
-    total = 0
-    for out in tx.vout:
-        if out.value < 0:
-            raise Invalid("bad-txns-vout-negative")
-        if out.value > MAX_MONEY:
-            raise Invalid("bad-txns-vout-toolarge")
-        total += out.value
-        if total > MAX_MONEY:
-            raise Invalid("bad-txns-txouttotal-toolarge")
-    seen = set()
-    for txin in tx.vin:
-        key = (txin.prevout.hash, txin.prevout.n)
-        if key in seen:
-            raise Invalid("bad-txns-inputs-duplicate")
-        seen.add(key)
-    if tx.is_coinbase():
-        if not 2 <= len(tx.vin[0].script_sig) <= 100:
-            raise Invalid("bad-cb-length")
-    else:
-        for txin in tx.vin:
-            if txin.prevout.is_null():
-                raise Invalid("bad-txns-prevout-null")
+    """Core's CheckTransaction (quill.tx.verify holds the one implementation)."""
+    reason = verify.check_transaction(tx)
+    if reason is not None:
+        raise Invalid(reason)
 
 
 def is_final_tx(tx, height: int, time: int) -> bool:

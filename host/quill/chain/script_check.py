@@ -1,46 +1,34 @@
 """The one place the chain asks the script interpreter (quill.tx.verify) whether inputs are authorised.
 
-The interpreter is a separate module; until it is installed every script
-passes, which `interpreter_available()` reports (getblockchaininfo warnings,
-the bench, the tests). Block checks use Core's mandatory (consensus) flags,
-mempool checks the standard flags.
+Reject reasons as Core's CheckInputScripts since the rename of the
+script-flag reasons: a block input failing consensus flags is
+"block-script-verify-flag-failed (<ScriptError text>)"; a mempool input is
+checked with the standard flags first, and a failure is reported as
+"mempool-script-verify-flag-failed (...)" unless the consensus flags fail too.
 """
-import importlib
-
-_verify = None
-_looked = False
+from quill.tx import verify
+from quill.tx.transaction import TxOut
 
 
-def _interpreter():
-    global _verify, _looked
-    if not _looked:
-        _looked = True
-        try:
-            _verify = importlib.import_module("quill.tx.verify")
-        except ImportError:
-            _verify = None
-    return _verify
-
-
-def interpreter_available() -> bool:
-    return _interpreter() is not None
+def _first_error(tx, spent, flags):
+    data = verify.PrecomputedTransactionData(tx, spent)
+    for i in range(len(tx.vin)):
+        ok, error = verify.verify_input(tx, i, spent, flags, data)
+        if not ok:
+            return error.message
+    return None
 
 
 def script_failure(tx, spent_coins, standard: bool):
-    """None when every input of `tx` verifies against the outputs it spends, else the script error text.
-
-    `spent_coins` are the Coins the inputs spend, in input order.
-    """
-    verify = _interpreter()
-    if verify is None:
+    """None when every input of `tx` verifies against the Coins it spends (input order), else the reason."""
+    spent = [TxOut(c.value, c.script_pubkey) for c in spent_coins]
+    if not standard:
+        error = _first_error(tx, spent, verify.MANDATORY_SCRIPT_VERIFY_FLAGS)
+        return None if error is None else f"block-script-verify-flag-failed ({error})"
+    error = _first_error(tx, spent, verify.STANDARD_SCRIPT_VERIFY_FLAGS)
+    if error is None:
         return None
-    spent = [(c.value, c.script_pubkey) for c in spent_coins]
-    flags_name = "STANDARD_SCRIPT_VERIFY_FLAGS" if standard else "MANDATORY_SCRIPT_VERIFY_FLAGS"
-    flags = getattr(verify, flags_name, None)
-    try:
-        result = verify.verify_tx(tx, spent) if flags is None else verify.verify_tx(tx, spent, flags)
-    except Exception as e:  # the interpreter reports a failing input by raising
-        return str(e) or type(e).__name__
-    if result is None or result is True:
-        return None
-    return result if isinstance(result, str) else "script verification failed"
+    consensus_error = _first_error(tx, spent, verify.MANDATORY_SCRIPT_VERIFY_FLAGS)
+    if consensus_error is not None:
+        return f"block-script-verify-flag-failed ({consensus_error})"
+    return f"mempool-script-verify-flag-failed ({error})"

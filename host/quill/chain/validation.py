@@ -184,7 +184,7 @@ class ChainState:
                     raise Invalid(e.reason, f"{e.debug} (tx {tx.txid_hex()})") from None
                 failure = script_failure(tx, coins, standard=False)
                 if failure is not None:
-                    raise Invalid(f"block-script-verify-flag-failed ({failure})", f"tx {tx.txid_hex()}")
+                    raise Invalid(failure, f"tx {tx.txid_hex()}")
                 undo.extend(coins)
             elif self.store.has_outputs(txid):
                 raise Invalid("bad-txns-BIP30", "tried to overwrite transaction")
@@ -348,7 +348,7 @@ class ChainState:
         policy.check_min_relay_fee(fee, entry.vsize)
         failure = script_failure(tx, coins, standard=True)
         if failure is not None:
-            raise Invalid(f"mempool-script-verify-flag-failed ({failure})")
+            raise Invalid(failure)
         entry.sequence = pool.sequence
         pool.add(entry)
         self.store.mempool_add(txid, tx.serialize(), entry.time)
