@@ -33,23 +33,12 @@ def header_height_prev(chain, block_hash):
     info = chain.header_info(block_hash)
     if info is None:
         return None
-    if isinstance(info, dict):
-        return info["height"], info.get("prev") or info.get("prev_hash")
-    prev = getattr(info, "prev", None)
-    if prev is not None and not isinstance(prev, (bytes, bytearray)):
-        prev = getattr(prev, "hash", None)
-    if prev is None and hasattr(info, "header"):
-        prev = info.header.prev_hash
-    return info.height, prev
+    return info.height, info.prev_hash
 
 
 def fork_height(chain, block_hash) -> int:
-    fork = chain.find_fork(block_hash)
-    if isinstance(fork, tuple):
-        return fork[0]
-    if isinstance(fork, int):
-        return fork
-    return fork.height
+    """Height of the last block `block_hash` shares with the active chain."""
+    return chain.find_fork(block_hash)
 
 
 class WalletManager:
