@@ -18,7 +18,7 @@ MEMPOOL_HEIGHT = 0x7FFFFFFF
 
 
 class MempoolEntry:
-    __slots__ = ("tx", "txid", "fee", "vsize", "weight", "time", "height", "sequence")
+    __slots__ = ("tx", "txid", "fee", "vsize", "weight", "time", "height", "sequence", "unbroadcast")
 
     def __init__(self, tx, fee, time, height, sequence):
         self.tx = tx
@@ -29,6 +29,8 @@ class MempoolEntry:
         self.time = time
         self.height = height
         self.sequence = sequence
+        # Submitted here and never announced to a peer (Core's unbroadcast set); Quill has no peers.
+        self.unbroadcast = False
 
 
 class Mempool:

@@ -73,3 +73,11 @@ def grind(block: Block, pow_limit: int, max_tries: int) -> bool:
         header.nonce += 1
         max_tries -= 1
     return max_tries > 0
+
+
+def update_uncommitted_block_structures(block: Block) -> None:
+    """Core's UpdateUncommittedBlockStructures: a block committing to wtxids without a witness reserved
+    value gets the default (all-zero) one, so miners may leave it out."""
+    coinbase = block.txs[0]
+    if merkle.witness_commitment_index(coinbase) is not None and not coinbase.vin[0].witness:
+        coinbase.vin[0].witness = [WITNESS_RESERVED_VALUE]

@@ -32,6 +32,7 @@ Changes (raise ChainUnavailable in follower mode where they make no sense):
     generate(script_pubkey, nblocks, max_tries) -> [hash]
     generate_block(script_pubkey, txs, submit) -> Block      (raises Invalid)
     send_transaction(tx) -> MempoolEntry                        (raises Invalid)
+    broadcast_transaction(tx, max_fee=0) -> MempoolEntry | None (sendrawtransaction's order of checks)
     invalidate(hash) / reconsider(hash)
 """
 import logging
@@ -54,6 +55,14 @@ LISTENER_METHODS = ("block_connected", "block_disconnected", "transaction_added_
 
 class ChainUnavailable(Exception):
     """The operation needs the built-in chain (or a chain at all) and this node has none."""
+
+
+class AlreadyInUtxoSet(Exception):
+    """broadcast_transaction: outputs of this txid are unspent in the chain."""
+
+
+class FeeExceeded(Exception):
+    """broadcast_transaction: the fee is above the caller's maximum."""
 
 
 class HeaderInfo(NamedTuple):
@@ -309,16 +318,61 @@ class ChainService:
             return block
 
     def send_transaction(self, tx):
-        """Accept `tx` into the mempool (built-in chain) or relay it upstream first (follower). Raises Invalid."""
-        if not self.builtin:
-            self.follower.relay(tx)
+        """Accept `tx` into the mempool (in follower mode: relay it upstream first). Raises Invalid."""
+        with self.lock:
+            self._require_chain()
+            if not self.builtin:
+                self.follower.relay(tx)
+            return self._accept(tx)
+
+    def broadcast_transaction(self, tx, max_fee: int = 0):
+        """Core's BroadcastTransaction: AlreadyInUtxoSet, a pool copy is success, then a test acceptance
+        (Invalid, or FeeExceeded above `max_fee` when it is positive), then send_transaction."""
         with self.lock:
             state = self._require_chain()
-            try:
-                with state.store.transaction():
-                    return state.accept_to_mempool(tx)
-            finally:
-                self._notify()
+            txid = tx.txid()
+            if state.store.has_outputs(txid):
+                raise AlreadyInUtxoSet()
+            if txid in state.mempool:
+                return state.mempool.get(txid)
+            if max_fee > 0 and self._test_accept(tx).fee > max_fee:
+                raise FeeExceeded()
+            if not self.builtin:
+                self.follower.relay(tx)
+                try:
+                    return self._accept(tx)
+                except Invalid:
+                    return None  # the follower picks it up from the upstream mempool
+            return self._accept(tx)
+
+    def _test_accept(self, tx):
+        """Every mempool check, keeping nothing."""
+        state = self.state
+        events = state.events
+        state.events = []
+        try:
+            with state.store.transaction():
+                entry = state.accept_to_mempool(tx)
+                state.remove_from_mempool(entry.txid, "expiry")
+            return entry
+        finally:
+            state.events = events
+
+    def _accept(self, tx):
+        state = self.state
+        try:
+            with state.store.transaction():
+                entry = state.accept_to_mempool(tx)
+            entry.unbroadcast = self.builtin
+            return entry
+        finally:
+            self._notify()
+
+    def best_header_height(self) -> int:
+        """Height of the most-work valid block known (Core's `headers`)."""
+        with self.lock:
+            best = self._require_chain().index.best_candidate()
+            return best.height
 
     def invalidate(self, hash_) -> bool:
         """False when the block is unknown."""

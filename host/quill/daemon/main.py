@@ -15,6 +15,8 @@ from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.handlers import control, device, rawtransactions
+# --- chain (issue 7): handler modules; the service is created in Daemon.open_chain -------------
+from quill.handlers import blockchain, mining, rawtransactions_chain
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
@@ -22,7 +24,7 @@ from quill.rpc.server import RPCServer
 
 log = logging.getLogger("quill.init")
 
-HANDLER_MODULES = [control, rawtransactions, device]
+HANDLER_MODULES = [control, rawtransactions, device, blockchain, mining, rawtransactions_chain]
 
 
 def build_registry() -> Registry:
@@ -125,6 +127,18 @@ class Daemon:
         log.info("Signing device: %s, firmware %s, protocol %s", info.get("board"),
                  info.get("firmware_version"), info.get("protocol_version"))
 
+    # -- chain (issue 7) -------------------------------------------------
+
+    def open_chain(self):
+        """The built-in regtest chain, or a follower of -chainsource; None on other chains without a source."""
+        from quill.chain.service import ChainService
+        source = self.args.get("chainsource", "") or None
+        if source is None and self.chain != "regtest":
+            log.info("No chain on %s: the built-in chain is regtest only (use -chainsource)", self.chain)
+            return None
+        return ChainService(self.chain, self.chain_datadir, chainsource=source,
+                            logger=logging.getLogger("quill.chain")).start()
+
     # -- run -------------------------------------------------------------
 
     async def run(self) -> int:
@@ -145,8 +159,16 @@ class Daemon:
         node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, node.request_shutdown)
+        chain = None
         try:
             node.device = self.device = self.open_device()
+            # --- chain (issue 7): open before serving, close after the server stops ---
+            try:
+                node.chain = chain = self.open_chain()
+            except Exception as e:  # ChainError, StoreError, sqlite3.Error: a clear init error, no traceback
+                log.error("Error: cannot open the chain: %s", e)
+                print(f"Error: cannot open the chain: {e}", file=sys.stderr)
+                return 1
             await server.start()
             loop.run_in_executor(None, self.announce_device, self.device)
             log.info("quilld started on %s, RPC port %s", self.chain, ",".join(map(str, sorted(set(server.ports)))))
@@ -154,6 +176,8 @@ class Daemon:
             log.info("Shutdown: in progress...")
             await server.stop()
         finally:
+            if chain is not None:
+                chain.close()
             if self.device is not None:
                 self.device.close()
             if self.cookie_path:

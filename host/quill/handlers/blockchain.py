@@ -1,0 +1,340 @@
+"""Blockchain RPCs on the chain service (Core's rpc/blockchain.cpp, rpc/mempool.cpp): getblockchaininfo,
+getblockcount, getbestblockhash, getblockhash, getblockheader, getblock, invalidateblock,
+reconsiderblock, getrawmempool, getmempoolentry. Shapes and key order as Core master (v31 era).
+
+Also the argument helpers the other chain handler modules share.
+"""
+from quill.chain import pow as chain_pow
+from quill.chain.service import ChainUnavailable
+from quill.errors import (RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR,
+                          RPCError)
+from quill.rpc.registry import ANY, BOOL, NUM, STR_HEX, Method, Param
+from quill.rpc.univalue import Amount, Number
+from quill.tx.decode import script_to_univ, tx_to_univ
+from quill.tx.hashes import hash_to_hex
+
+# -- shared argument helpers ------------------------------------------------------------
+
+
+def chain_of(ctx):
+    """The node's ChainService; a clear error when this node runs without one."""
+    chain = getattr(ctx.node, "chain", None)
+    if chain is None:
+        raise RPCError(RPC_MISC_ERROR, f"No chain on {ctx.node.chain_name}: the built-in chain is regtest only; "
+                                       "use -chainsource to follow a node")
+    return chain
+
+
+def call(fn, *args):
+    """Run a ChainService call, turning 'no chain yet' into an RPC error."""
+    try:
+        return fn(*args)
+    except ChainUnavailable as e:
+        raise RPCError(RPC_MISC_ERROR, str(e)) from None
+
+
+def parse_hash(value, name: str) -> bytes:
+    """Core's ParseHashV: 64 hex digits -> internal-order hash."""
+    text = value
+    if len(text) != 64:
+        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be of length 64 (not {len(text)}, for '{text}')")
+    try:
+        return bytes.fromhex(text)[::-1]
+    except ValueError:
+        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be hexadecimal string (not '{text}')") from None
+
+
+def int_arg(value, default=None) -> int:
+    """UniValue::getInt: an integral JSON number."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (Number, int)):
+        raise RPCError(RPC_TYPE_ERROR, "JSON value is not an integer as expected")
+    if isinstance(value, Number) and not value.is_integer():
+        raise RPCError(RPC_MISC_ERROR, "JSON integer out of range")
+    return int(value)
+
+
+def verbosity_arg(value, default: int, allow_bool: bool = True) -> int:
+    """Core's ParseVerbosity."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        if not allow_bool:
+            raise RPCError(RPC_TYPE_ERROR, "Verbosity was boolean but only integer allowed")
+        return int(value)
+    return int_arg(value)
+
+
+def number(x: float) -> Number:
+    """A double as UniValue writes it (16 significant digits)."""
+    return Number("%.16g" % x)
+
+
+# -- header and block JSON ---------------------------------------------------------------
+
+
+def header_to_json(info) -> dict:
+    """Core's blockheaderToJSON."""
+    target = chain_pow.compact_to_target(info.bits)[0]
+    out = {
+        "hash": hash_to_hex(info.hash),
+        "confirmations": info.confirmations,
+        "height": info.height,
+        "version": info.version,
+        "versionHex": "%08x" % info.version,
+        "merkleroot": hash_to_hex(info.merkle_root),
+        "time": info.time,
+        "mediantime": info.mediantime,
+        "nonce": info.nonce,
+        "bits": "%08x" % info.bits,
+        "target": "%064x" % target,
+        "difficulty": number(chain_pow.difficulty(info.bits)),
+        "chainwork": "%064x" % info.chain_work,
+        "nTx": info.n_tx,
+    }
+    if info.prev_hash is not None:
+        out["previousblockhash"] = hash_to_hex(info.prev_hash)
+    if info.next_hash is not None:
+        out["nextblockhash"] = hash_to_hex(info.next_hash)
+    return out
+
+
+def tx_with_undo_to_json(tx, chain_name, spent, include_prevout: bool) -> dict:
+    """TxToUniv with undo data (SHOW_DETAILS / SHOW_DETAILS_AND_PREVOUT): `fee`, optionally vin `prevout`."""
+    entry = tx_to_univ(tx, chain_name)
+    if spent is not None:
+        if include_prevout:
+            for item, coin in zip(entry["vin"], spent):
+                sequence = item.pop("sequence")
+                item["prevout"] = {"generated": coin.coinbase, "height": coin.height,
+                                   "value": Amount(coin.value),
+                                   "scriptPubKey": script_to_univ(coin.script_pubkey, chain_name)}
+                item["sequence"] = sequence
+        entry["fee"] = Amount(sum(c.value for c in spent) - sum(o.value for o in tx.vout))
+    entry["hex"] = tx.hex()
+    return entry
+
+
+def block_to_json(chain, block, info, verbosity: int, chain_name) -> dict:
+    """Core's blockToJSON for verbosity 1 (txids), 2 (decoded, fee) and 3 (with prevouts)."""
+    out = header_to_json(info)
+    out["strippedsize"] = block.stripped_size()
+    out["size"] = block.size()
+    out["weight"] = block.weight()
+    if verbosity == 1:
+        out["tx"] = [tx.txid_hex() for tx in block.txs]
+        return out
+    undo = call(chain.block_undo, info.hash) if info.in_active_chain else None
+    txs = []
+    k = 0
+    for i, tx in enumerate(block.txs):
+        spent = None
+        if i and undo is not None:
+            spent = undo[k:k + len(tx.vin)]
+            k += len(tx.vin)
+        txs.append(tx_with_undo_to_json(tx, chain_name, spent, verbosity >= 3))
+    out["tx"] = txs
+    return out
+
+
+# -- handlers ------------------------------------------------------------------------------
+
+
+def getblockcount(ctx, args):
+    return call(chain_of(ctx).tip)[0]
+
+
+def getbestblockhash(ctx, args):
+    return hash_to_hex(call(chain_of(ctx).tip)[1])
+
+
+def getblockhash(ctx, args):
+    height = int_arg(args[0])
+    block_hash = call(chain_of(ctx).block_hash, height)
+    if block_hash is None:
+        raise RPCError(RPC_INVALID_PARAMETER, "Block height out of range")
+    return hash_to_hex(block_hash)
+
+
+def _known_header(chain, block_hash):
+    info = call(chain.header_info, block_hash)
+    if info is None:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
+    return info
+
+
+def getblockheader(ctx, args):
+    chain = chain_of(ctx)
+    block_hash = parse_hash(args[0], "hash")
+    verbose = True if args[1] is None else args[1]
+    with chain.lock:
+        info = _known_header(chain, block_hash)
+        if not verbose:
+            return call(chain.entry, block_hash).header.serialize().hex()
+        return header_to_json(info)
+
+
+def getblock(ctx, args):
+    chain = chain_of(ctx)
+    block_hash = parse_hash(args[0], "blockhash")
+    verbosity = verbosity_arg(args[1], 1)
+    with chain.lock:
+        info = _known_header(chain, block_hash)
+        block = call(chain.block, block_hash)
+        if verbosity <= 0:
+            return block.serialize().hex()
+        return block_to_json(chain, block, info, min(verbosity, 3), ctx.node.chain_name)
+
+
+def getblockchaininfo(ctx, args):
+    chain = chain_of(ctx)
+    with chain.lock:
+        height, tip_hash = call(chain.tip)
+        info = call(chain.header_info, tip_hash)
+        out = {
+            "chain": ctx.node.chain_name,
+            "blocks": height,
+            "headers": max(height, chain.best_header_height()),
+            "bestblockhash": hash_to_hex(tip_hash),
+            "bits": "%08x" % info.bits,
+            "target": "%064x" % chain_pow.compact_to_target(info.bits)[0],
+            "difficulty": number(chain_pow.difficulty(info.bits)),
+            "time": info.time,
+            "mediantime": info.mediantime,
+            # Core's GuessVerificationProgress is 1 for a chain without checkpointed tx data
+            "verificationprogress": 1,
+            "initialblockdownload": chain.is_initial_block_download(),
+            "chainwork": "%064x" % info.chain_work,
+            "size_on_disk": chain.size_on_disk(),
+            "pruned": False,
+        }
+    out["warnings"] = "" if "warnings" in ctx.node.deprecated_rpc else []
+    return out
+
+
+def invalidateblock(ctx, args):
+    chain = chain_of(ctx)
+    if not call(chain.invalidate, parse_hash(args[0], "blockhash")):
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
+    return None
+
+
+def reconsiderblock(ctx, args):
+    chain = chain_of(ctx)
+    if not call(chain.reconsider, parse_hash(args[0], "blockhash")):
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
+    return None
+
+
+# -- mempool -------------------------------------------------------------------------------
+
+
+def _signals_rbf(pool, txid) -> bool:
+    """Core's IsRBFOptIn: the tx or an unconfirmed ancestor has a sequence below 0xfffffffe."""
+    for t in [txid] + pool.ancestors(txid):
+        if any(i.sequence < 0xFFFFFFFE for i in pool.get(t).tx.vin):
+            return True
+    return False
+
+
+def mempool_entry_json(pool, entry) -> dict:
+    """Core's entryToJSON."""
+    txid = entry.txid
+    ancestors = [pool.get(t) for t in pool.ancestors(txid)]
+    descendants = [pool.get(t) for t in pool.descendants(txid)]  # includes the tx itself
+    return {
+        "vsize": entry.vsize,
+        "weight": entry.weight,
+        "time": entry.time,
+        "height": entry.height,
+        "descendantcount": len(descendants),
+        "descendantsize": sum(e.vsize for e in descendants),
+        "ancestorcount": len(ancestors) + 1,
+        "ancestorsize": sum(e.vsize for e in ancestors) + entry.vsize,
+        "wtxid": hash_to_hex(entry.tx.wtxid()),
+        "fees": {
+            "base": Amount(entry.fee),
+            "modified": Amount(entry.fee),
+            "ancestor": Amount(sum(e.fee for e in ancestors) + entry.fee),
+            "descendant": Amount(sum(e.fee for e in descendants)),
+        },
+        "depends": sorted(hash_to_hex(t) for t in pool.parents(txid)),
+        "spentby": sorted(hash_to_hex(t) for t in pool.children(txid)),
+        "bip125-replaceable": _signals_rbf(pool, txid),
+        "unbroadcast": entry.unbroadcast,
+    }
+
+
+def getrawmempool(ctx, args):
+    chain = chain_of(ctx)
+    verbose = bool(args[0])
+    with_sequence = bool(args[1])
+    if verbose and with_sequence:
+        raise RPCError(RPC_INVALID_PARAMETER, "Verbose results cannot contain mempool sequence values.")
+    with chain.lock:
+        pool = call(chain.mempool)
+        order = pool.sorted()
+        if verbose:
+            return {hash_to_hex(t): mempool_entry_json(pool, pool.get(t)) for t in order}
+        txids = [hash_to_hex(t) for t in order]
+        if with_sequence:
+            return {"txids": txids, "mempool_sequence": pool.sequence}
+        return txids
+
+
+def getmempoolentry(ctx, args):
+    chain = chain_of(ctx)
+    txid = parse_hash(args[0], "parameter 1")
+    with chain.lock:
+        pool = call(chain.mempool)
+        entry = pool.get(txid)
+        if entry is None:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool")
+        return mempool_entry_json(pool, entry)
+
+
+_HASH = Param("blockhash", STR_HEX, True, "The block hash")
+
+METHODS = [
+    Method("getblockchaininfo", "blockchain", getblockchaininfo,
+           description="Returns an object containing various state info regarding blockchain processing."),
+    Method("getblockcount", "blockchain", getblockcount,
+           description="Returns the height of the most-work fully-validated chain.\nThe genesis block has height 0.",
+           result="n    (numeric) The current block count"),
+    Method("getbestblockhash", "blockchain", getbestblockhash,
+           description="Returns the hash of the best (tip) block in the most-work fully-validated chain.",
+           result='"hex"    (string) the block hash, hex-encoded'),
+    Method("getblockhash", "blockchain", getblockhash, [Param("height", NUM, True, "The height index")],
+           description="Returns hash of block in best-block-chain at height provided.",
+           result='"hex"    (string) The block hash'),
+    Method("getblockheader", "blockchain", getblockheader,
+           [_HASH, Param("verbose", BOOL, False, "true for a json object, false for the hex-encoded data")],
+           description="If verbose is false, returns a string that is serialized, hex-encoded data for blockheader "
+                       "'hash'.\nIf verbose is true, returns an Object with information about blockheader <hash>."),
+    Method("getblock", "blockchain", getblock,
+           [_HASH, Param("verbosity", ANY, False, "0 for hex-encoded data, 1 for a JSON object, 2 for JSON object "
+                                                  "with transaction data, and 3 for JSON object with transaction "
+                                                  "data including prevout information for inputs")],
+           description="If verbosity is 0, returns a string that is serialized, hex-encoded data for block 'hash'.\n"
+                       "If verbosity is 1, returns an Object with information about block <hash>.\n"
+                       "If verbosity is 2, returns an Object with information about block <hash> and information "
+                       "about each transaction.\nIf verbosity is 3, returns an Object with information about block "
+                       "<hash> and information about each transaction, including prevout information for inputs."),
+    Method("invalidateblock", "blockchain", invalidateblock,
+           [Param("blockhash", STR_HEX, True, "the hash of the block to mark as invalid")],
+           description="Permanently marks a block as invalid, as if it violated a consensus rule."),
+    Method("reconsiderblock", "blockchain", reconsiderblock,
+           [Param("blockhash", STR_HEX, True, "the hash of the block to reconsider")],
+           description="Removes invalidity status of a block, its ancestors and its descendants, reconsider them "
+                       "for activation.\nThis can be used to undo the effects of invalidateblock."),
+    Method("getrawmempool", "blockchain", getrawmempool,
+           [Param("verbose", BOOL, False, "True for a json object, false for array of transaction ids"),
+            Param("mempool_sequence", BOOL, False, "If verbose=false, returns a json object with transaction list "
+                                                   "and mempool sequence number attached.")],
+           description="Returns all transaction ids in memory pool as a json array of string transaction ids.\n\n"
+                       "Hint: use getmempoolentry to fetch a specific transaction from the mempool."),
+    Method("getmempoolentry", "blockchain", getmempoolentry,
+           [Param("txid", STR_HEX, True, "The transaction id (must be in mempool)")],
+           description="Returns mempool data for given transaction"),
+]

@@ -1,0 +1,126 @@
+"""Mining RPCs on the built-in regtest chain (Core's rpc/mining.cpp): generatetoaddress, generateblock,
+submitblock."""
+from quill.chain import miner
+from quill.chain.block import Block
+from quill.chain.rules import Invalid
+from quill.errors import (RPC_DESERIALIZATION_ERROR, RPC_INTERNAL_ERROR, RPC_INVALID_ADDRESS_OR_KEY,
+                          RPC_TYPE_ERROR, RPC_VERIFY_ERROR, RPCError)
+from quill.rpc.registry import ARR, BOOL, NUM, STR, STR_HEX, Method, Param
+from quill.tx.address import AddressError, decode_destination
+from quill.tx.decode import TxDecodeError, decode_hex_tx, parse_hex
+from quill.tx.descriptor import descriptor_checksum
+from quill.tx.hashes import hash_to_hex
+from quill.tx.serialize import DeserializationError
+
+from .blockchain import call, chain_of, int_arg
+
+DEFAULT_MAX_TRIES = 1_000_000
+
+
+def _address_script(text, chain_name):
+    try:
+        return decode_destination(text, chain_name)
+    except AddressError:
+        return None
+
+
+def _descriptor_script(text, chain_name):
+    """The script of an `addr(...)` or `raw(...)` descriptor (checksum optional), else None."""
+    body, _, checksum = text.partition("#")
+    if checksum and descriptor_checksum(body) != checksum:
+        return None
+    if body.startswith("addr(") and body.endswith(")"):
+        return _address_script(body[5:-1], chain_name)
+    if body.startswith("raw(") and body.endswith(")"):
+        return parse_hex(body[4:-1])
+    return None
+
+
+def generatetoaddress(ctx, args):
+    chain = chain_of(ctx)
+    nblocks = int_arg(args[0])
+    max_tries = int_arg(args[2], DEFAULT_MAX_TRIES)
+    script = _address_script(args[1], ctx.node.chain_name)
+    if script is None:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Error: Invalid address")
+    try:
+        hashes = call(chain.generate, script, max(0, nblocks), max_tries)
+    except Invalid:
+        raise RPCError(RPC_INTERNAL_ERROR, "ProcessNewBlock, block not accepted") from None
+    return [hash_to_hex(h) for h in hashes]
+
+
+def generateblock(ctx, args):
+    chain = chain_of(ctx)
+    output, raw_txs, submit = args[0], args[1], True if args[2] is None else args[2]
+    chain_name = ctx.node.chain_name
+    script = _descriptor_script(output, chain_name)
+    if script is None:
+        script = _address_script(output, chain_name)
+    if script is None:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Error: Invalid address or descriptor")
+    with chain.lock:
+        txs = []
+        for item in raw_txs:
+            if not isinstance(item, str):
+                raise RPCError(RPC_TYPE_ERROR, "JSON value is not a string as expected")
+            txid = parse_hex(item) if len(item) == 64 else None
+            if txid is not None:
+                entry = call(chain.mempool_entry, txid[::-1])
+                if entry is None:
+                    raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"Transaction {item} not in mempool.")
+                txs.append(entry.tx)
+                continue
+            try:
+                txs.append(decode_hex_tx(item))
+            except TxDecodeError:
+                raise RPCError(RPC_DESERIALIZATION_ERROR, f"Transaction decode failed for {item}. "
+                                                          "Make sure the tx has at least one input.") from None
+        try:
+            block = call(chain.generate_block, script, txs, submit)
+        except Invalid as e:
+            raise RPCError(RPC_VERIFY_ERROR, f"TestBlockValidity failed: {e}") from None
+    out = {"hash": hash_to_hex(block.hash())}
+    if not submit:
+        out["hex"] = block.serialize().hex()
+    return out
+
+
+def submitblock(ctx, args):
+    chain = chain_of(ctx)
+    data = parse_hex(args[0])
+    try:
+        if data is None:
+            raise DeserializationError("not hex")
+        block = Block.from_bytes(data, allow_trailing=True)
+    except DeserializationError:
+        raise RPCError(RPC_DESERIALIZATION_ERROR, "Block decode failed") from None
+    if not block.txs or not block.txs[0].is_coinbase():
+        raise RPCError(RPC_DESERIALIZATION_ERROR, "Block does not start with a coinbase")
+    miner.update_uncommitted_block_structures(block)
+    return call(chain.submit_block, block)
+
+
+METHODS = [
+    Method("generatetoaddress", "generating", generatetoaddress,
+           [Param("nblocks", NUM, True, "How many blocks are generated."),
+            Param("address", STR, True, "The address to send the newly generated bitcoin to."),
+            Param("maxtries", NUM, False, "How many iterations to try.")],
+           description="Mine to a specified address and return the block hashes.",
+           result='[           (json array) hashes of blocks generated\n  "hex",    (string) blockhash\n  ...\n]'),
+    Method("generateblock", "generating", generateblock,
+           [Param("output", STR, True, "The address or descriptor to send the newly generated bitcoin to."),
+            Param("transactions", ARR, True, "An array of hex strings which are either txids or raw transactions.\n"
+                                            "Txids must reference transactions currently in the mempool.\n"
+                                            "All transactions must be valid and in valid order, otherwise the "
+                                            "block will be rejected."),
+            Param("submit", BOOL, False, "Whether to submit the block before the RPC call returns or to return "
+                                         "it as hex.")],
+           description="Mine a set of ordered transactions to a specified address or descriptor and return the "
+                       "block hash."),
+    Method("submitblock", "mining", submitblock,
+           [Param("hexdata", STR_HEX, True, "the hex-encoded block data to submit"),
+            Param("dummy", STR, False, "dummy value, for compatibility with BIP22. This value is ignored.")],
+           description="Attempts to submit new block to network.\n"
+                       "See https://en.bitcoin.it/wiki/BIP_0022 for full specification."),
+]

@@ -1,0 +1,171 @@
+"""Raw transaction RPCs that need the chain (Core's rpc/rawtransaction.cpp, node/transaction.cpp):
+sendrawtransaction and getrawtransaction.
+
+Quill always keeps a transaction index (it is cheap here), so getrawtransaction
+finds confirmed transactions without a blockhash, as Core with -txindex=1 does.
+"""
+import re
+from decimal import Decimal, InvalidOperation
+
+from quill.chain.policy import DEFAULT_MAX_RAW_TX_FEE_RATE, fee_for
+from quill.chain.rules import Invalid
+from quill.chain.service import AlreadyInUtxoSet, FeeExceeded
+from quill.errors import (RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER,
+                          RPC_TYPE_ERROR, RPC_VERIFY_ALREADY_IN_UTXO_SET, RPC_VERIFY_ERROR,
+                          RPC_VERIFY_REJECTED, RPCError)
+from quill.rpc.registry import AMOUNT, ANY, STR_HEX, Method, Param
+from quill.rpc.univalue import COIN, Number
+from quill.tx import script as S
+from quill.tx.decode import TxDecodeError, decode_hex_tx
+from quill.tx.hashes import hash_to_hex
+
+from .blockchain import call, chain_of, parse_hash, tx_with_undo_to_json, verbosity_arg
+
+MAX_MONEY = 21_000_000 * COIN
+_FIXED_POINT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+def amount_from_value(value) -> int:
+    """Core's AmountFromValue (core-rpc.md §1.3): a JSON number or string with at most 8 decimals."""
+    if isinstance(value, bool) or not isinstance(value, (Number, str)):
+        raise RPCError(RPC_TYPE_ERROR, "Amount is not a number or string")
+    text = value.text if isinstance(value, Number) else value
+    if not _FIXED_POINT.fullmatch(text):
+        raise RPCError(RPC_TYPE_ERROR, "Invalid amount")
+    try:
+        scaled = Decimal(text).scaleb(8)
+    except InvalidOperation:
+        raise RPCError(RPC_TYPE_ERROR, "Invalid amount") from None
+    if scaled != scaled.to_integral_value() or abs(scaled) > 10 ** 18 - 1:
+        raise RPCError(RPC_TYPE_ERROR, "Invalid amount")
+    sats = int(scaled)
+    if not 0 <= sats <= MAX_MONEY:
+        raise RPCError(RPC_TYPE_ERROR, "Amount out of range")
+    return sats
+
+
+def _fee_rate(value) -> int:
+    """Core's ParseFeeRate: sat/kvB from a BTC/kvB amount."""
+    rate = amount_from_value(value)
+    if rate >= COIN:
+        raise RPCError(RPC_INVALID_PARAMETER, "Fee rates larger than or equal to 1BTC/kvB are not accepted")
+    return rate
+
+
+def sendrawtransaction(ctx, args):
+    chain = chain_of(ctx)
+    try:
+        tx = decode_hex_tx(args[0])
+    except TxDecodeError:
+        raise RPCError(RPC_DESERIALIZATION_ERROR, "TX decode failed. Make sure the tx has at least one input.") \
+            from None
+    max_burn = 0 if args[2] is None else amount_from_value(args[2])
+    for out in tx.vout:
+        if (S.is_unspendable(out.script_pubkey) or not S.has_valid_ops(out.script_pubkey)) and out.value > max_burn:
+            raise RPCError(RPC_VERIFY_ERROR, "Unspendable output exceeds maximum configured by user (maxburnamount)")
+    rate = DEFAULT_MAX_RAW_TX_FEE_RATE if args[1] is None else _fee_rate(args[1])
+    max_fee = fee_for(rate, tx.vsize())
+    try:
+        call(chain.broadcast_transaction, tx, max_fee)
+    except AlreadyInUtxoSet:
+        raise RPCError(RPC_VERIFY_ALREADY_IN_UTXO_SET, "Transaction outputs already in utxo set") from None
+    except FeeExceeded:
+        raise RPCError(RPC_VERIFY_ERROR, "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)") \
+            from None
+    except Invalid as e:
+        # Core's HandleATMPError: missing inputs are -25, every other rejection -26; the text is state.ToString().
+        raise RPCError(RPC_VERIFY_ERROR if e.missing_inputs else RPC_VERIFY_REJECTED, str(e)) from None
+    return tx.txid_hex()
+
+
+def getrawtransaction(ctx, args):
+    chain = chain_of(ctx)
+    txid = parse_hash(args[0], "parameter 1")
+    verbosity = verbosity_arg(args[1], 0)
+    block_hash = None if args[2] is None else parse_hash(args[2], "parameter 3")
+    with chain.lock:
+        info = None
+        if block_hash is not None:
+            info = call(chain.header_info, block_hash)
+            if info is None:
+                raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block hash not found")
+        if txid == _genesis_coinbase_txid(chain):
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "The genesis block coinbase is not considered an ordinary "
+                                                       "transaction and cannot be retrieved")
+        tx, found_in = _find(chain, txid, block_hash)
+        if tx is None:
+            message = ("No such transaction found in the provided block" if block_hash is not None
+                       else "No such mempool or blockchain transaction")
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, message + ". Use gettransaction for wallet transactions.")
+        if verbosity <= 0:
+            return tx.hex()
+        if found_in is not None and info is None:
+            info = call(chain.header_info, found_in)
+        out = {}
+        if block_hash is not None:
+            out["in_active_chain"] = info.in_active_chain
+        spent = None
+        if verbosity >= 2 and info is not None and info.in_active_chain and not tx.is_coinbase():
+            spent = _spent_coins(chain, info.hash, tx)
+        out.update(tx_with_undo_to_json(tx, ctx.node.chain_name, spent, include_prevout=spent is not None))
+        if found_in is not None:
+            out["blockhash"] = hash_to_hex(found_in)
+            if info.in_active_chain:
+                out["confirmations"] = info.confirmations
+                out["time"] = info.time
+                out["blocktime"] = info.time
+            else:
+                out["confirmations"] = 0
+        return out
+
+
+def _genesis_coinbase_txid(chain):
+    block = call(chain.block, call(chain.block_hash, 0))
+    return block.txs[0].txid()
+
+
+def _find(chain, txid, block_hash):
+    """(tx, hash of the block holding it or None for the mempool); (None, None) when not found."""
+    if block_hash is not None:
+        block = call(chain.block, block_hash)
+        for tx in block.txs:
+            if tx.txid() == txid:
+                return tx, block_hash
+        return None, None
+    found = call(chain.get_transaction, txid)
+    return found if found is not None else (None, None)
+
+
+def _spent_coins(chain, block_hash, tx):
+    """The coins `tx` spent, from its block's undo data."""
+    block = call(chain.block, block_hash)
+    undo = call(chain.block_undo, block_hash)
+    k = 0
+    for t in block.txs[1:]:
+        if t.txid() == tx.txid():
+            return undo[k:k + len(t.vin)]
+        k += len(t.vin)
+    return None
+
+
+METHODS = [
+    Method("sendrawtransaction", "rawtransactions", sendrawtransaction,
+           [Param("hexstring", STR_HEX, True, "The hex string of the raw transaction"),
+            Param("maxfeerate", AMOUNT, False, "Reject transactions whose fee rate is higher than the specified "
+                                               "value, expressed in BTC/kvB.\nFee rates larger than 1BTC/kvB are "
+                                               "rejected.\nSet to 0 to accept any fee rate."),
+            Param("maxburnamount", AMOUNT, False, "Reject transactions with provably unspendable outputs (e.g. "
+                                                  "'datacarrier' outputs that use the OP_RETURN opcode) greater "
+                                                  "than the specified value, expressed in BTC.")],
+           description="Submit a raw transaction (serialized, hex-encoded) to local node and network.",
+           result='"hex"    (string) The transaction hash in hex'),
+    Method("getrawtransaction", "rawtransactions", getrawtransaction,
+           [Param("txid", STR_HEX, True, "The transaction id"),
+            Param("verbosity", ANY, False, "0 for hex-encoded data, 1 for a JSON object, and 2 for JSON object "
+                                           "with fee and prevout"),
+            Param("blockhash", STR_HEX, False, "The block in which to look for the transaction")],
+           description="By default, this call only returns a transaction if it is in the mempool. Quill keeps a "
+                       "transaction index, so confirmed transactions are found as with -txindex.\n\n"
+                       "If a blockhash argument is passed, it will return the transaction if\n"
+                       "the specified block is available and the transaction is in that block."),
+]
