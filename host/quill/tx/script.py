@@ -3,6 +3,8 @@
 `get_op` is Core's GetOp; `script_to_asm` is core_io's ScriptToAsmStr;
 `solver` is Solver() and returns Core's TxoutType name with its solutions.
 """
+from quillfw.sighash_legacy import get_op as _get_script_op
+
 from .opcodes import (MAX_OPCODE, OP_0, OP_1, OP_16, OP_1NEGATE, OP_CHECKMULTISIG,
                       OP_CHECKSIGADD, OP_NAMES, OP_PUSHDATA1, OP_PUSHDATA2, OP_PUSHDATA4,
                       OP_RETURN, OP_SUCCESS)
@@ -29,34 +31,15 @@ SIGHASH_NAMES = {0x01: "ALL", 0x02: "NONE", 0x03: "SINGLE", 0x81: "ALL|ANYONECAN
 
 
 def get_op(script: bytes, pc: int):
-    """Core's GetOp at `pc`: (opcode, push data or None, next pc), or None if a push runs off the end."""
-    end = len(script)
-    if pc >= end:
+    """Core's GetOp at `pc`: (opcode, push data or None, next pc), or None if a push runs off the end.
+
+    The parsing rule itself is the firmware's (quillfw.sighash_legacy.get_op,
+    Core's GetScriptOp), so host and device read scripts identically.
+    """
+    op, start, next_pc = _get_script_op(script, pc)
+    if op is None:
         return None
-    op = script[pc]
-    pc += 1
-    if op > OP_PUSHDATA4:
-        return op, None, pc
-    if op < OP_PUSHDATA1:
-        n = op
-    elif op == OP_PUSHDATA1:
-        if pc + 1 > end:
-            return None
-        n = script[pc]
-        pc += 1
-    elif op == OP_PUSHDATA2:
-        if pc + 2 > end:
-            return None
-        n = script[pc] | script[pc + 1] << 8
-        pc += 2
-    else:
-        if pc + 4 > end:
-            return None
-        n = int.from_bytes(script[pc:pc + 4], "little")
-        pc += 4
-    if pc + n > end:
-        return None
-    return op, script[pc:pc + n], pc + n
+    return op, (script[start:next_pc] if op <= OP_PUSHDATA4 else None), next_pc
 
 
 def iter_ops(script: bytes):
