@@ -18,11 +18,8 @@ DEFAULT_MAX_RAW_TX_FEE_RATE = 10_000_000
 
 
 def fee_for(rate_per_kvb: int, vsize: int) -> int:
-    """Core's CFeeRate::GetFee: rate * size / 1000, rounded up to at least 1 sat when the rate is positive."""
-    fee = rate_per_kvb * vsize // 1000
-    if fee == 0 and vsize and rate_per_kvb > 0:
-        fee = 1
-    return fee
+    """Core's CFeeRate::GetFee: rate * size / 1000, rounded up (FeeFrac::EvaluateFeeUp)."""
+    return -(-rate_per_kvb * vsize // 1000)
 
 
 def dust_threshold(txout) -> int:
