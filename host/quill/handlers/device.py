@@ -4,14 +4,24 @@ from quill.device.manager import NO_DEVICE
 from quill.rpc.registry import Method
 
 
+# The device sends a canonical CBOR map (keys in byte order); the RPC shows
+# them in the documented order, anything newer after them.
+FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "implementation",
+               "implementation_version", "heap_free", "max_message_size", "limits", "methods",
+               "script_types", "sighash_types")
+
+
 def getdeviceinfo(ctx, args):
     device = getattr(ctx.node, "device", None)
     try:
         if device is None:
             raise DeviceUnavailable(NO_DEVICE)
-        return device.info(refresh=True)
+        info = device.info(refresh=True)
     except (DeviceError, DeviceUnavailable) as e:
         raise to_rpc_error(e) from None
+    ordered = {k: info[k] for k in FIELD_ORDER if k in info}
+    ordered.update((k, info[k]) for k in sorted(info) if k not in ordered)
+    return ordered
 
 
 METHODS = [
