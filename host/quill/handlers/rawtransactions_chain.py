@@ -27,9 +27,9 @@ _FIXED_POINT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 def amount_from_value(value) -> int:
     """Core's AmountFromValue (core-rpc.md §1.3): a JSON number or string with at most 8 decimals."""
-    if isinstance(value, bool) or not isinstance(value, (Number, str)):
+    if isinstance(value, bool) or not isinstance(value, (Number, int, str)):
         raise RPCError(RPC_TYPE_ERROR, "Amount is not a number or string")
-    text = value.text if isinstance(value, Number) else value
+    text = value.text if isinstance(value, Number) else str(value)
     if not _FIXED_POINT.fullmatch(text):
         raise RPCError(RPC_TYPE_ERROR, "Invalid amount")
     try:
