@@ -1,0 +1,102 @@
+"""The board descriptions (boards/<board>/board.json), loaded and checked.
+
+Every field is required; a malformed description is an error naming the board
+and the field, so a typo never reaches a build or a deploy.
+"""
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+BOARDS_DIR = Path(__file__).resolve().parent
+REPO = BOARDS_DIR.parent
+FIRMWARE_DIR = REPO / "firmware"
+
+MARCHES = ("x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp",
+           "xtensa", "xtensawin", "rv32imc")
+DEPLOY_KINDS = ("filesystem", "frozen")   # .mpy files copied to the board / frozen into its image
+TRANSPORT_KINDS = ("usb_cdc", "uart", "stdio")
+_USB_ID = re.compile(r"^0x[0-9A-F]{4}$")
+
+
+class BoardError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    title: str
+    mcu: str
+    micropython_firmware: str
+    mpy_cross_march: str
+    heap_free_bytes: int
+    deploy: str
+    flash_budget_bytes: int
+    fs_block_bytes: int
+    transport: dict
+    led_pin: object
+    button_pin: object
+    usb_vid: object
+    usb_pid: object
+    notes: list
+
+    @property
+    def dir(self) -> Path:
+        return BOARDS_DIR / self.name
+
+    @property
+    def usb_id(self):
+        """(vid, pid) as ints, or None for the emulator."""
+        if self.usb_vid is None:
+            return None
+        return int(self.usb_vid, 16), int(self.usb_pid, 16)
+
+
+def _require(cond, name, field, why):
+    if not cond:
+        raise BoardError(f"boards/{name}/board.json: {field} {why}")
+
+
+def _check(data, name):
+    fields = Board.__dataclass_fields__
+    missing = sorted(set(fields) - set(data))
+    unknown = sorted(set(data) - set(fields))
+    _require(not missing, name, ", ".join(missing), "missing")
+    _require(not unknown, name, ", ".join(unknown), "unknown")
+    _require(data["name"] == name, name, "name", "must equal the folder name")
+    _require(data["mpy_cross_march"] in MARCHES, name, "mpy_cross_march",
+             "must be one of " + ", ".join(MARCHES))
+    _require(data["deploy"] in DEPLOY_KINDS, name, "deploy", "must be filesystem or frozen")
+    for field in ("heap_free_bytes", "flash_budget_bytes", "fs_block_bytes"):
+        value = data[field]
+        _require(isinstance(value, int) and not isinstance(value, bool) and value > 0,
+                 name, field, "must be a positive integer")
+    transport = data["transport"]
+    _require(isinstance(transport, dict) and transport.get("kind") in TRANSPORT_KINDS
+             and isinstance(transport.get("pins"), dict), name, "transport",
+             "must be {kind: usb_cdc|uart|stdio, pins: {...}}")
+    usb = (data["usb_vid"], data["usb_pid"])
+    _require(usb == (None, None) or all(isinstance(v, str) and _USB_ID.match(v) for v in usb),
+             name, "usb_vid/usb_pid", "must both be null or both \"0xHHHH\" (upper-case hex)")
+    _require(isinstance(data["notes"], list), name, "notes", "must be a list of strings")
+
+
+def load(name) -> Board:
+    path = BOARDS_DIR / name / "board.json"
+    if not path.is_file():
+        raise BoardError(f"unknown board {name!r} (boards: {', '.join(names())})")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise BoardError(f"boards/{name}/board.json: not valid JSON ({e})") from None
+    _check(data, name)
+    return Board(**data)
+
+
+def names():
+    return sorted(p.parent.name for p in BOARDS_DIR.glob("*/board.json"))
+
+
+def load_all():
+    return [load(name) for name in names()]

@@ -1,0 +1,32 @@
+"""ESP32-S3: start Quill on the native USB port (USB CDC).
+
+Maintenance: hold BOOT (GPIO0) during the first 1.5 s after the board starts
+and the firmware stays off, leaving the REPL free for mpremote (make deploy).
+Holding BOOT before reset enters the ROM download mode instead, which is how
+MicroPython itself is flashed.
+"""
+import time
+
+from machine import Pin
+
+BOARD = "esp32_s3"
+BUTTON_PIN = 0                 # board.json button_pin (active low)
+MAINTENANCE_WINDOW_MS = 1500
+
+
+def maintenance_requested():
+    button = Pin(BUTTON_PIN, Pin.IN, Pin.PULL_UP)
+    start = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), start) < MAINTENANCE_WINDOW_MS:
+        if button.value() == 0:
+            return True
+        time.sleep_ms(20)
+    return False
+
+
+if maintenance_requested():
+    print("quill: BOOT held, firmware not started (maintenance)")
+else:
+    from quillfw.runtime import build_dispatcher, serve
+    from quillfw.transport import StdioTransport
+    serve(StdioTransport(), build_dispatcher(BOARD))
