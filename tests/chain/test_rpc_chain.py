@@ -70,7 +70,8 @@ def test_getblockhash_and_header(node):
     assert "previousblockhash" not in genesis
     assert fail(node, "getblockheader", "00" * 32) == (-5, "Block not found")
     assert fail(node, "getblockheader", "zz") == (-8, "hash must be of length 64 (not 2, for 'zz')")
-    assert fail(node, "getblock", "g" * 64) == (-8, "blockhash must be hexadecimal string (not '" + "g" * 64 + "')")
+    for bad in ("g" * 64, "00 " * 21 + "0"):       # bytes.fromhex would accept the spaces
+        assert fail(node, "getblock", bad) == (-8, f"blockhash must be hexadecimal string (not '{bad}')")
 
 
 def test_getblock_verbosities_and_fees(node):

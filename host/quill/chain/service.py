@@ -348,7 +348,7 @@ class ChainService:
     def _test_accept(self, tx):
         """Every mempool check, keeping nothing."""
         state = self.state
-        events = state.events
+        events, sequence = state.events, state.mempool.sequence
         state.events = []
         try:
             with state.store.transaction():
@@ -356,7 +356,7 @@ class ChainService:
                 state.remove_from_mempool(entry.txid, "expiry")
             return entry
         finally:
-            state.events = events
+            state.events, state.mempool.sequence = events, sequence
 
     def _accept(self, tx):
         state = self.state

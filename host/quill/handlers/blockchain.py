@@ -10,7 +10,7 @@ from quill.errors import (RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC
                           RPCError)
 from quill.rpc.registry import ANY, BOOL, NUM, STR_HEX, Method, Param
 from quill.rpc.univalue import Amount, Number
-from quill.tx.decode import script_to_univ, tx_to_univ
+from quill.tx.decode import parse_hex, script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
 
 # -- shared argument helpers ------------------------------------------------------------
@@ -38,10 +38,10 @@ def parse_hash(value, name: str) -> bytes:
     text = value
     if len(text) != 64:
         raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be of length 64 (not {len(text)}, for '{text}')")
-    try:
-        return bytes.fromhex(text)[::-1]
-    except ValueError:
-        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be hexadecimal string (not '{text}')") from None
+    data = parse_hex(text)
+    if data is None:
+        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be hexadecimal string (not '{text}')")
+    return data[::-1]
 
 
 def int_arg(value, default=None) -> int:
