@@ -20,7 +20,7 @@ from quill.chain import miner  # noqa: E402
 from quill.chain.params import COIN  # noqa: E402
 from quill.chain.service import ChainService  # noqa: E402
 
-from chainkit import ANYONE_SCRIPT, spend  # noqa: E402
+from chain_testkit import ANYONE_SCRIPT, spend  # noqa: E402
 
 TXS_PER_BLOCK = 100
 FEE = 1000

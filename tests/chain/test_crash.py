@@ -6,7 +6,7 @@ import time
 from quill.chain.service import ChainService
 from rpc_daemon import QuillDaemon, RPCFailure
 
-from chainkit import ANYONE_ADDRESS
+from chain_testkit import ANYONE_ADDRESS
 
 
 # Fixed credentials: a killed daemon leaves its stale .cookie behind.

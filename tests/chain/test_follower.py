@@ -5,7 +5,7 @@ import pytest
 
 from rpc_daemon import QuillDaemon, RPCFailure
 
-from chainkit import ANYONE_ADDRESS, spend
+from chain_testkit import ANYONE_ADDRESS, spend
 
 COIN = 100_000_000
 UPSTREAM_AUTH = ("-rpcuser=up", "-rpcpassword=stream")

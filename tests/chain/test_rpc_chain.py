@@ -8,7 +8,7 @@ from quill.chain.block import Block
 from quill.tx.transaction import Transaction
 from rpc_daemon import QuillDaemon, RPCFailure
 
-from chainkit import ANYONE_ADDRESS, OTHER_ADDRESS, OTHER_SCRIPT, spend
+from chain_testkit import ANYONE_ADDRESS, OTHER_ADDRESS, OTHER_SCRIPT, spend
 
 COIN = 100_000_000
 

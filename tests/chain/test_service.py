@@ -9,7 +9,7 @@ from quill.chain.rules import Invalid
 from quill.chain.service import ChainService
 from quill.tx.transaction import OutPoint
 
-from chainkit import ANYONE_SCRIPT, OTHER_SCRIPT, Recorder, spend
+from chain_testkit import ANYONE_SCRIPT, OTHER_SCRIPT, Recorder, spend
 
 
 def coinbase_txid(chain, height):
