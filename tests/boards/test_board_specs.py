@@ -1,0 +1,104 @@
+"""The board descriptions: complete, consistent with the host's USB table, with
+the entry points and with the freeze manifests."""
+import ast
+import dataclasses
+import json
+
+import pytest
+
+from boards import boardspec
+from quill.device.manager import SUPPORTED_USB_IDS
+
+BOARDS = boardspec.names()
+
+
+def test_the_four_boards_are_described():
+    assert BOARDS == ["esp32_s3", "pyboard", "rpi_pico", "unix"]
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_board_json_loads_and_names_its_folder(name):
+    board = boardspec.load(name)
+    assert board.name == name and board.heap_free_bytes > 0 and board.flash_budget_bytes > 0
+
+
+@pytest.mark.parametrize("name", [n for n in BOARDS if n != "unix"])
+def test_usb_id_is_one_the_host_finds_with_device_auto(name):
+    assert boardspec.load(name).usb_id in SUPPORTED_USB_IDS
+
+
+def test_the_emulator_board_has_no_usb_id():
+    board = boardspec.load("unix")
+    assert board.usb_id is None and board.transport["kind"] == "stdio"
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("heap_free_bytes", "233024", "positive integer"),
+    ("mpy_cross_march", "armv8", "mpy_cross_march"),
+    ("usb_pid", "0x05", "usb_vid/usb_pid"),
+    ("deploy", "copy", "filesystem or frozen"),
+    ("transport", {"kind": "wifi", "pins": {}}, "transport"),
+])
+def test_malformed_board_json_is_rejected_naming_the_field(field, value, message):
+    data = json.loads((boardspec.BOARDS_DIR / "rpi_pico" / "board.json").read_text())
+    data[field] = value
+    with pytest.raises(boardspec.BoardError, match=message):
+        boardspec._check(data, "rpi_pico")
+
+
+def test_missing_and_unknown_fields_are_rejected():
+    data = json.loads((boardspec.BOARDS_DIR / "rpi_pico" / "board.json").read_text())
+    data["colour"] = data.pop("led_pin")
+    with pytest.raises(boardspec.BoardError, match="led_pin missing"):
+        boardspec._check(data, "rpi_pico")
+
+
+def _constants(path):
+    """Module-level NAME = literal assignments of an entry point, without running it."""
+    found = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            for target in node.targets:
+                found[target.id] = node.value.value
+    return found
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_main_py_agrees_with_board_json(name):
+    board = boardspec.load(name)
+    constants = _constants(board.dir / "main.py")
+    source = (board.dir / "main.py").read_text()
+    assert constants.get("BOARD", name) == name and f'"{name}"' in source
+    if "LED_PIN" in constants:
+        assert constants["LED_PIN"] == board.led_pin
+    if "BUTTON_PIN" in constants:
+        assert constants["BUTTON_PIN"] == board.button_pin
+    assert "serve(StdioTransport()" in source  # every board's transport is usb_cdc/stdio today
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_manifest_freezes_the_firmware_package(name):
+    """Run manifest.py with MicroPython's manifest functions recorded, not executed."""
+    calls = []
+    env = {f: (lambda *a, _f=f, **k: calls.append((_f, a, k)))
+           for f in ("include", "package", "module", "require", "freeze", "options")}
+    path = boardspec.BOARDS_DIR / name / "manifest.py"
+    exec(compile(path.read_text(), str(path), "exec"), env)
+    packages = [(a, k) for f, a, k in calls if f == "package"]
+    assert len(packages) == 1
+    args, kwargs = packages[0]
+    assert args == ("quillfw",)
+    assert (path.parent / kwargs["base_path"] / "quillfw" / "__init__.py").resolve() == \
+        (boardspec.FIRMWARE_DIR / "quillfw" / "__init__.py").resolve()
+    assert any(f == "include" for f, _, _ in calls)  # the port's own frozen modules stay
+
+
+def test_a_board_with_an_unknown_name_is_an_error():
+    with pytest.raises(boardspec.BoardError, match="unknown board"):
+        boardspec.load("arduino_uno")
+
+
+def test_board_records_are_immutable():
+    board = boardspec.load("pyboard")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        board.heap_free_bytes = 1

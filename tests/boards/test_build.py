@@ -1,0 +1,100 @@
+"""mpy-cross compiles every firmware module for every board's architecture, the
+result fits each board's flash budget, and deploy assembles the right mpremote
+commands (the copy itself needs a board: boards/README.md)."""
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from boards import boardspec, build
+from conftest import REPO
+
+BOARDS = boardspec.names()
+SOURCES = sorted(p.stem for p in build.firmware_sources())
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_every_firmware_module_is_compiled(builds, name):
+    out = builds[name]
+    assert sorted(p.stem for p in out.modules) == SOURCES
+    assert "selftest" in SOURCES and "secp256k1_gtable" in SOURCES
+    assert [p.name for p in out.entry_points][-1] == "main.py"
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_mpy_files_are_bytecode_only_v6(builds, name):
+    """Header "M", version 6, flags 0: no native code, so no architecture; one set of
+    files loads on every board and on the unix port (MicroPython docs, .mpy files)."""
+    for path in builds[name].modules:
+        assert path.read_bytes()[:3] == b"M\x06\x00", path.name
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_firmware_fits_the_board_flash_budget(builds, name):
+    out = builds[name]
+    print("\n" + build.format_table(build.size_rows([out])))
+    assert out.fits(), (out.flash_bytes(), out.board.flash_budget_bytes)
+
+
+def test_filesystem_size_counts_whole_blocks(builds):
+    out = builds["rpi_pico"]
+    assert out.flash_bytes() % out.board.fs_block_bytes == 0
+    assert out.flash_bytes() >= out.mpy_bytes + len(out.modules) * 1  # never less than the bytes
+    frozen = builds["pyboard"]
+    assert frozen.flash_bytes() == frozen.mpy_bytes
+    assert [p.name for p in frozen.files_on_filesystem()] == ["boot.py", "main.py"]
+
+
+def test_check_command_prints_the_table_and_passes():
+    proc = subprocess.run([sys.executable, "-m", "boards.build", "check"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for name in BOARDS:
+        assert any(line.startswith(name + " ") and line.rstrip().endswith("yes")
+                   for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_a_board_over_budget_fails_check_and_is_not_deployed(builds):
+    out = builds["rpi_pico"]
+    tight = build.BuildOutput(dataclasses.replace(out.board, flash_budget_bytes=4096), out.root,
+                              out.modules, out.entry_points)
+    assert not tight.fits()
+    assert build.size_rows([tight])[0][-1] == "NO"
+    with pytest.raises(build.BuildError, match="exceed the flash budget"):
+        build.deploy(tight, dry_run=True, log=lambda line: None)
+
+
+def _dry_run(out, port="auto"):
+    lines = []
+    build.deploy(out, port, dry_run=True, log=lines.append)
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_deploy_to_a_filesystem_board_copies_the_package_then_the_entry_points(builds):
+    out = builds["rpi_pico"]
+    command = _dry_run(out, "/dev/ttyACM0")
+    assert "connect /dev/ttyACM0 exec <script>" in command
+    copy_package = f"fs cp -r {out.root / 'quillfw'} :"
+    assert copy_package in command
+    assert command.index(copy_package) < command.index(":boot.py") < command.index(":main.py")
+    assert command.endswith("+ soft-reset")
+
+
+def test_deploy_to_a_frozen_board_copies_only_the_entry_points(builds):
+    command = _dry_run(builds["pyboard"])
+    assert "quillfw :" not in command and ":main.py" in command
+
+
+def test_the_emulator_board_is_not_deployed(builds):
+    with pytest.raises(build.BuildError, match="quill-emu"):
+        _dry_run(builds["unix"])
+
+
+def test_the_on_board_scripts_compile_for_micropython(tmp_path):
+    """The probe and cleanup scripts run on the board; at least they must compile there."""
+    for i, script in enumerate((build.PROBE, build.REMOVE_PACKAGE, build.CHECK_FROZEN)):
+        src = tmp_path / f"s{i}.py"
+        src.write_text(script)
+        build.compile_module(src, tmp_path / f"s{i}.mpy", "armv6m")
