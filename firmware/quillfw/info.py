@@ -7,7 +7,7 @@ registered signing methods support.
 import gc
 import sys
 
-from quillfw import limits
+from quillfw import limits, selftest
 from quillfw.dispatcher import Method
 from quillfw.version import FIRMWARE_VERSION, PROTOCOL_VERSION
 
@@ -52,6 +52,7 @@ class DeviceInfo:
             "methods": self.dispatcher.method_names(),
             "script_types": list(self.dispatcher.script_types),
             "sighash_types": list(self.dispatcher.sighash_types),
+            "selftest": selftest.status(),
         }
 
 
@@ -60,6 +61,8 @@ def ping(ctx, params):
 
 
 def core_methods(dispatcher, board, emulator=False):
+    # Boot: run the known-answer self-test now, before the first request is served.
+    selftest.status()
     info = DeviceInfo(dispatcher, board, emulator)
     return [
         Method("ping", ping, out_of_band=True),
