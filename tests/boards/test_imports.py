@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from boards import boardspec, build
-from conftest import micropython_binary
+from boardtest import micropython_binary
 
 BOARDS = boardspec.names()
 # Hardware modules of the boards' ports that the unix port lacks (docs.micropython.org)

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from boards import boardspec
-from conftest import micropython_binary
+from boardtest import micropython_binary
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
 from quillfw import secp256k1, selftest
