@@ -6,7 +6,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: start test bench clean
+.PHONY: start test bench clean boards-check deploy
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,17 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/run_all.py
+
+# Boards (boards/README.md): size check for every board; deploy to a connected one,
+#   make deploy BOARD=rpi_pico [PORT=/dev/ttyACM0]
+BOARD ?=
+PORT  ?= auto
+boards-check: $(STAMP)
+	$(BIN)/python -m boards.build check
+
+deploy: $(STAMP)
+	@test -n "$(BOARD)" || { echo "usage: make deploy BOARD=rpi_pico|esp32_s3|pyboard [PORT=...]"; exit 2; }
+	$(BIN)/python -m boards.build deploy --board $(BOARD) --port $(PORT)
 
 clean:
 	rm -rf $(VENV) *.egg-info
