@@ -73,11 +73,12 @@ class QuillDaemon:
 
     def wait_ready(self, timeout=30.0):
         deadline = time.monotonic() + timeout
+        cookie_auth = self.password is None or self.user == "__cookie__"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"quilld exited {self.proc.returncode}: {self.proc.stderr.read().decode()}")
             try:
-                if self.password is None:
+                if cookie_auth:  # re-read: a killed daemon leaves a stale cookie behind
                     cookie = (self.chain_dir / ".cookie").read_text()
                     self.user, self.password = cookie.split(":", 1)
                 self.rpc("uptime")

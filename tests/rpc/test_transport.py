@@ -144,7 +144,8 @@ def test_wrong_type_and_count(daemon):
 
 def test_help_lists_and_describes(daemon):
     overview = daemon.rpc("help")
-    assert overview.startswith("== Control ==\n") and "uptime" in overview and "echo" not in overview
+    assert overview.startswith("== ") and "\n\n== Control ==\ngetrpcinfo\nhelp ( \"command\" )\nstop\nuptime\n\n" in overview
+    assert "uptime" in overview and "\necho" not in overview
     assert daemon.rpc("help", "uptime").startswith("uptime\n\nReturns the total uptime of the server.")
     assert daemon.rpc("help", "nosuch") == "help: unknown command: nosuch"
 

@@ -9,22 +9,23 @@ import signal
 import sys
 
 from quill import __version__, config
+from quill.chain.service import ChainService
 from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
 from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
-from quill.handlers import control, device, rawtransactions
-# --- chain (issue 7): handler modules; the service is created in Daemon.open_chain -------------
-from quill.handlers import blockchain, mining, rawtransactions_chain
+from quill.handlers import (blockchain, control, device, mining, rawtransactions,
+                            rawtransactions_chain, wallet)
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
+from quill.wallet.manager import WalletManager
 
 log = logging.getLogger("quill.init")
 
-HANDLER_MODULES = [control, rawtransactions, device, blockchain, mining, rawtransactions_chain]
+HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, blockchain, mining, wallet, device]
 
 
 def build_registry() -> Registry:
@@ -55,6 +56,8 @@ class Daemon:
         self.log_path = self._log_path()
         self.cookie_path = None
         self.device = None
+        self.chain_service = None
+        self.wallets = None
 
     def _make_datadir(self) -> str:
         path = config.resolve_datadir(self.args)
@@ -127,17 +130,30 @@ class Daemon:
         log.info("Signing device: %s, firmware %s, protocol %s", info.get("board"),
                  info.get("firmware_version"), info.get("protocol_version"))
 
-    # -- chain (issue 7) -------------------------------------------------
+    # -- chain and wallets -----------------------------------------------
 
     def open_chain(self):
         """The built-in regtest chain, or a follower of -chainsource; None on other chains without a source."""
-        from quill.chain.service import ChainService
         source = self.args.get("chainsource", "") or None
         if source is None and self.chain != "regtest":
             log.info("No chain on %s: the built-in chain is regtest only (use -chainsource)", self.chain)
             return None
         return ChainService(self.chain, self.chain_datadir, chainsource=source,
                             logger=logging.getLogger("quill.chain")).start()
+
+    def open_services(self, node):
+        """Device, chain, then the wallets that follow the chain."""
+        node.device = self.device = self.open_device()
+        node.chain = self.chain_service = self.open_chain()
+        if self.chain_service is not None:
+            node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir)
+            self.wallets.load_startup_wallets()
+
+    def close_services(self):
+        """In the reverse order of opening; each one only if it was opened."""
+        for service in (self.wallets, self.chain_service, self.device):
+            if service is not None:
+                service.close()
 
     # -- run -------------------------------------------------------------
 
@@ -159,13 +175,10 @@ class Daemon:
         node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, node.request_shutdown)
-        chain = None
         try:
-            node.device = self.device = self.open_device()
-            # --- chain (issue 7): open before serving, close after the server stops ---
             try:
-                node.chain = chain = self.open_chain()
-            except Exception as e:  # ChainError, StoreError, sqlite3.Error: a clear init error, no traceback
+                self.open_services(node)
+            except Exception as e:  # a damaged or locked store: one clear init error, no traceback
                 log.error("Error: cannot open the chain: %s", e)
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)
                 return 1
@@ -176,10 +189,7 @@ class Daemon:
             log.info("Shutdown: in progress...")
             await server.stop()
         finally:
-            if chain is not None:
-                chain.close()
-            if self.device is not None:
-                self.device.close()
+            self.close_services()
             if self.cookie_path:
                 auth.remove_cookie(self.cookie_path)
             log.info("Shutdown: done")

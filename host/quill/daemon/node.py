@@ -15,6 +15,8 @@ class Node:
         self.registry = registry
         self._active_commands = active_commands
         self.device = device
+        self.chain = None     # ChainService, when the node has a chain
+        self.wallets = None   # WalletManager, when the node has a chain
         self.started = time.monotonic()
         self._shutdown_callbacks = []
         self._shutdown_lock = threading.Lock()
