@@ -8,7 +8,7 @@ from quill.rpc.registry import Method
 # them in the documented order, anything newer after them.
 FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "implementation",
                "implementation_version", "heap_free", "max_message_size", "limits", "methods",
-               "script_types", "sighash_types")
+               "script_types", "sighash_types", "selftest")
 
 
 def getdeviceinfo(ctx, args):
@@ -42,7 +42,8 @@ METHODS = [
   "limits" : { ... },           (json object) max_inputs, max_outputs, max_script_size, max_keys
   "methods" : [ "str", ... ],   (json array) protocol methods the firmware answers
   "script_types" : [ "str", ... ], (json array) script types it signs
-  "sighash_types" : [ n, ... ]  (json array) sighash types it signs
+  "sighash_types" : [ n, ... ], (json array) sighash types it signs
+  "selftest" : "str"            (string) "ok", or "failed: <check>" (signing is then refused)
 }""",
         examples="> quill-cli getdeviceinfo",
     ),
