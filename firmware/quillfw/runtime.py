@@ -11,7 +11,7 @@ from quillfw.framing import DEFAULT_IDLE_MS
 from quillfw.info import core_methods
 from quillfw.server import Server
 
-EXTENSIONS = ()
+EXTENSIONS = ("quillfw.signing_methods",)
 
 
 def build_dispatcher(board, emulator=False):

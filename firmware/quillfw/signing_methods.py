@@ -1,0 +1,210 @@
+"""The signing methods of the device protocol (protocol/SPEC.md §7): one
+protocol request per streaming-Session step, registered through
+runtime.EXTENSIONS.
+
+    sign_begin        {version, locktime, n_inputs, n_outputs, algorithms}  -> null
+    sign_add_key      {secret, ? compressed}                                -> key index
+    sign_add_inputs   {inputs: [[txid, vout, sequence, amount, script_pubkey], ...]}
+                                                                            -> [token, ...]
+    sign_add_outputs  {outputs: [[amount, script_pubkey], ...]}             -> [token, ...]
+    sign_stage        {name, data}                                          -> null
+    sign_segwit_v0    {input_index, txin, txin_token, ? script_code, hash_type, key_index,
+                       ? txout, ? txout_token}                              -> signature
+    sign_taproot      {input_index, hash_type, key_index, ? merkle_root, ? tweak, ? aux,
+                       ? leaf_hash, ? codesep_pos, ? annex, ? txin, ? txin_token,
+                       ? txout, ? txout_token}                              -> signature
+    sign_legacy_begin {input_index, ? script_code, hash_type, key_index}    -> null
+    sign_legacy_finish {}                                                   -> signature
+    sign_end {} / sign_abort {}                                             -> null
+
+Inputs and outputs travel in batches so that a transaction costs a few round
+trips per pass instead of one per input. sign_stage exists because a sign
+request may carry up to three scripts of up to max_script_size bytes each
+(script code, the input's and the output's script_pubkey), more than one
+message can hold: the host stages the large ones first ("script_code",
+"txin_script_pubkey", "txout_script_pubkey") and leaves them out of (or empty
+in) the request, which takes each staged value once.
+
+Session errors become error replies whose data is the session's error code
+(e.g. "tx_changed"); every error reply resets the session (the dispatcher's
+reset hook), which wipes the keys. A device whose boot self-test failed
+refuses sign_begin.
+"""
+from quillfw.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
+from quillfw import selftest
+from quillfw.errors import (INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, PROTOCOL_ERROR,
+                            DeviceError)
+from quillfw.limits import MAX_SCRIPT_SIZE
+from quillfw.session import Session, SessionError
+
+SCRIPT_TYPES = ("p2pk", "p2pkh", "p2ms", "p2sh", "p2wpkh", "p2wsh", "p2sh-p2wpkh", "p2sh-p2wsh",
+                "p2tr")
+SIGHASH_TYPES = (0x00, 0x01, 0x02, 0x03, 0x81, 0x82, 0x83)
+STAGE_NAMES = ("script_code", "txin_script_pubkey", "txout_script_pubkey")
+
+_PROTOCOL_CODES = ("out_of_order", "count_mismatch", "not_declared", "tx_changed")
+
+# Between items of a batch, look at the link this often (ping stays answered).
+_POLL_EVERY = 16
+
+
+def _device_error(e):
+    if e.code == "limit_exceeded":
+        code = LIMIT_EXCEEDED
+    elif e.code in _PROTOCOL_CODES:
+        code = PROTOCOL_ERROR
+    else:
+        code = INVALID_PARAMS
+    return DeviceError(code, e.message, e.code)
+
+
+class SigningMethods:
+    def __init__(self):
+        self.session = Session()
+        self.staged = {}
+
+    def reset(self):
+        self.staged = {}
+        self.session.abort()
+
+    def _run(self, step, *args, **kwargs):
+        try:
+            return step(*args, **kwargs)
+        except SessionError as e:
+            self.staged = {}
+            raise _device_error(e)
+
+    def _take(self, name, value):
+        """The request's value, or the staged one when the request left it out or empty."""
+        staged = self.staged.pop(name, None)
+        if staged is not None and not value:
+            return staged
+        return value
+
+    def _txin(self, txin):
+        if isinstance(txin, list) and len(txin) == 5:
+            txin[4] = self._take("txin_script_pubkey", txin[4])
+        return txin
+
+    def _txout(self, txout):
+        if isinstance(txout, list) and len(txout) == 2:
+            txout[1] = self._take("txout_script_pubkey", txout[1])
+        return txout
+
+    # ---- the transaction ------------------------------------------------------
+
+    def begin(self, ctx, p):
+        self.staged = {}
+        if not selftest.passed():
+            # wrong arithmetic could leak the key through its nonces: never sign
+            raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
+        self._run(self.session.begin, p["version"], p["locktime"], p["n_inputs"],
+                  p["n_outputs"], p["algorithms"])
+        return None
+
+    def add_key(self, ctx, p):
+        return self._run(self.session.add_key, p["secret"], p.get("compressed", True))
+
+    def add_inputs(self, ctx, p):
+        tokens = []
+        for i, txin in enumerate(p["inputs"]):
+            if not isinstance(txin, list) or len(txin) != 5:
+                self.reset()
+                raise DeviceError(INVALID_PARAMS, "each input must be [txid, vout, sequence, "
+                                                  "amount, script_pubkey]")
+            tokens.append(self._run(self.session.add_input, *txin))
+            if i % _POLL_EVERY == _POLL_EVERY - 1:
+                ctx.poll_link()
+        return tokens
+
+    def add_outputs(self, ctx, p):
+        tokens = []
+        for i, txout in enumerate(p["outputs"]):
+            if not isinstance(txout, list) or len(txout) != 2:
+                self.reset()
+                raise DeviceError(INVALID_PARAMS, "each output must be [amount, script_pubkey]")
+            tokens.append(self._run(self.session.add_output, *txout))
+            if i % _POLL_EVERY == _POLL_EVERY - 1:
+                ctx.poll_link()
+        return tokens
+
+    def stage(self, ctx, p):
+        name = p["name"]
+        if name not in STAGE_NAMES:
+            raise DeviceError(INVALID_PARAMS, "cannot stage '%s'" % name)
+        if len(p["data"]) > MAX_SCRIPT_SIZE:
+            raise DeviceError(LIMIT_EXCEEDED, "%s larger than %d bytes" % (name, MAX_SCRIPT_SIZE))
+        self.staged[name] = p["data"]
+        return None
+
+    # ---- signatures -----------------------------------------------------------
+
+    def sign_segwit_v0(self, ctx, p):
+        script_code = self._take("script_code", p.get("script_code", b""))
+        txin = self._txin(p["txin"])
+        txout = self._txout(p.get("txout"))
+        ctx.poll_link()
+        return self._run(self.session.sign_segwit_v0, p["input_index"], txin, p["txin_token"],
+                         script_code, p["hash_type"], p["key_index"], txout,
+                         p.get("txout_token"))
+
+    def sign_taproot(self, ctx, p):
+        txin = self._txin(p.get("txin"))
+        txout = self._txout(p.get("txout"))
+        ctx.poll_link()
+        return self._run(self.session.sign_taproot, p["input_index"], p["hash_type"],
+                         p["key_index"], p.get("merkle_root"), p.get("tweak", True),
+                         p.get("leaf_hash"), p.get("codesep_pos", 0xFFFFFFFF), p.get("annex"),
+                         p.get("aux"), txin, p.get("txin_token"), txout, p.get("txout_token"))
+
+    def legacy_begin(self, ctx, p):
+        script_code = self._take("script_code", p.get("script_code", b""))
+        self._run(self.session.begin_legacy_pass, p["input_index"], script_code,
+                  p["hash_type"], p["key_index"])
+        return None
+
+    def legacy_finish(self, ctx, p):
+        ctx.poll_link()
+        return self._run(self.session.finish_legacy_pass)
+
+    def end(self, ctx, p):
+        self.staged = {}
+        self._run(self.session.end)
+        return None
+
+    def abort(self, ctx, p):
+        self.reset()
+        return None
+
+    def methods(self):
+        u = (UINT, True)
+        return [
+            Method("sign_begin", self.begin, {"version": u, "locktime": u, "n_inputs": u,
+                                              "n_outputs": u, "algorithms": (ARRAY, True)}),
+            Method("sign_add_key", self.add_key, {"secret": (BYTES, True),
+                                                  "compressed": (BOOL, False)}),
+            Method("sign_add_inputs", self.add_inputs, {"inputs": (ARRAY, True)}),
+            Method("sign_add_outputs", self.add_outputs, {"outputs": (ARRAY, True)}),
+            Method("sign_stage", self.stage, {"name": (TEXT, True), "data": (BYTES, True)}),
+            Method("sign_segwit_v0", self.sign_segwit_v0, {
+                "input_index": u, "txin": (ARRAY, True), "txin_token": (BYTES, True),
+                "script_code": (BYTES, False), "hash_type": u, "key_index": u,
+                "txout": (ARRAY, False), "txout_token": (BYTES, False)}),
+            Method("sign_taproot", self.sign_taproot, {
+                "input_index": u, "hash_type": u, "key_index": u,
+                "merkle_root": (BYTES, False), "tweak": (BOOL, False), "aux": (BYTES, False),
+                "leaf_hash": (BYTES, False), "codesep_pos": (UINT, False),
+                "annex": (BYTES, False), "txin": (ARRAY, False), "txin_token": (BYTES, False),
+                "txout": (ARRAY, False), "txout_token": (BYTES, False)}),
+            Method("sign_legacy_begin", self.legacy_begin, {
+                "input_index": u, "script_code": (BYTES, False), "hash_type": u,
+                "key_index": u}),
+            Method("sign_legacy_finish", self.legacy_finish),
+            Method("sign_end", self.end),
+            Method("sign_abort", self.abort),
+        ]
+
+
+def register(dispatcher):
+    signing = SigningMethods()
+    dispatcher.register(signing.methods(), SCRIPT_TYPES, SIGHASH_TYPES, signing.reset)
