@@ -31,8 +31,13 @@ def h160(data):
 
 
 def push(data):
-    assert len(data) < 0x4C or len(data) <= 0xFF
-    return (bytes((len(data),)) if len(data) < 0x4C else b"\x4c" + bytes((len(data),))) + data
+    """A minimal push (Core's CScript << data) of up to 65535 bytes."""
+    n = len(data)
+    if n < 0x4C:
+        return bytes((n,)) + data
+    if n <= 0xFF:
+        return b"\x4c" + bytes((n,)) + data
+    return b"\x4d" + n.to_bytes(2, "little") + data
 
 
 class KeyPair:

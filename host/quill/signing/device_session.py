@@ -1,7 +1,8 @@
 """Drive one signing session on the device (protocol/SPEC.md §7) for a list of
 SignRequests and return their signatures.
 
-    sign_on_device(device, tx, spent, requests, hash_type) -> {request.ident(): signature}
+    sign_on_device(client, info, tx, spent, requests, hash_type, stats=None)
+        -> {request.ident(): signature}
 
 The exchange holds the client's session lock from sign_begin to sign_end:
 begin, the keys the requests use (only those), every input with its spent
@@ -27,6 +28,10 @@ _TYPICAL_ID = "x" * 7
 _ENVELOPE = 64
 # A token in a reply array: a 16-byte byte string with its 1-byte head.
 _TOKEN_ITEM = 17
+# A batch's request bytes as a share of the device's free heap at boot. Measured
+# at the 97K emulator heap: ~18 KB free at boot, ~7 KB once the first signature
+# has built the curve tables; 1.5 KB batches then ran out of memory, 750 B do not.
+_HEAP_SHARE = 24
 
 METHODS = {LEGACY: ("sign_legacy_begin", "sign_legacy_finish"),
            SEGWIT_V0: ("sign_segwit_v0",), TAPROOT: ("sign_taproot",)}
@@ -74,10 +79,22 @@ def check_device(info, tx, requests, script_types, hash_type):
                            f"Transaction needs {count} {name}, more than the device's limit of {limit}")
 
 
+def batch_bytes(info):
+    """How many request bytes one batch of inputs or outputs may take. The device
+    decodes a whole message before using it (~3x its size in objects on a 64-bit
+    heap), so batches stay a small part of the heap it reports free."""
+    max_size = info["max_message_size"]
+    heap_free = info.get("heap_free") or 0
+    if heap_free <= 0:             # no fixed heap (CPython): the message size decides
+        return max_size
+    return max(512, min(max_size, heap_free // _HEAP_SHARE))
+
+
 class _Driver:
-    def __init__(self, client, max_size):
+    def __init__(self, client, max_size, batch_size=None):
         self.client = client
         self.max_size = max_size
+        self.batch_size = batch_size or max_size
         self.bytes_sent = 0
         self.messages = 0
 
@@ -94,7 +111,7 @@ class _Driver:
 
     def batches(self, items):
         """Runs of items whose request and token reply both fit one message."""
-        room = self.max_size - _ENVELOPE
+        room = self.batch_size - _ENVELOPE
         batch, size = [], 0
         for item in items:
             n = len(canonical_dumps(item))
@@ -141,10 +158,10 @@ def _txin_items(tx, spent):
     return items
 
 
-def sign_on_device(client, max_size, tx, spent, requests, hash_type, stats=None):
+def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
     """The signatures for `requests`, made in one device session; client: a
-    connected DeviceClient, max_size: the device's max_message_size."""
-    driver = _Driver(client, max_size)
+    connected DeviceClient, info: its get_info."""
+    driver = _Driver(client, info["max_message_size"], batch_bytes(info))
     inputs = _txin_items(tx, spent)
     outputs = [[o.value, o.script_pubkey] for o in tx.vout]
     algorithms = [a for a in (LEGACY, SEGWIT_V0, TAPROOT) if any(r.algorithm == a for r in requests)]

@@ -148,8 +148,7 @@ def _device_signatures(node, t, requests, script_types, stats):
         info = device.info()
         check_device(info, t.tx, requests, script_types, t.hash_type)
         client = device.client()
-        return sign_on_device(client, info["max_message_size"], t.tx, t.spent, requests,
-                              t.hash_type, stats)
+        return sign_on_device(client, info, t.tx, t.spent, requests, t.hash_type, stats)
     except (DeviceError, DeviceUnavailable) as e:
         raise to_rpc_error(e) from None
 
