@@ -187,6 +187,7 @@ def _missing_amount_error(txin, spent):
 
 def sign_raw_transaction(node, hexstring, privkeys, prevtxs, sighashtype, stats=None):
     started = time.monotonic()
+    stats = {} if stats is None else stats
     try:
         tx = decode_hex_tx(hexstring, try_no_witness=False)
     except TxDecodeError:
@@ -210,8 +211,10 @@ def sign_raw_transaction(node, hexstring, privkeys, prevtxs, sighashtype, stats=
     result = {"hex": tx.hex(), "complete": not errors}
     if errors:
         result["errors"] = [_error_entry(tx.vin[i], errors[i]) for i in sorted(errors)]
-    if stats is not None:
-        stats.update(inputs=len(tx.vin), signatures=len(requests))
-    log.debug("signrawtransactionwithkey: %d inputs, %d device signatures, complete=%s, %.3f s",
-              len(tx.vin), len(requests), not errors, time.monotonic() - started)
+    stats.update(inputs=len(tx.vin), signatures=len(requests))
+    # (-debug=signing) what the device link carried; never keys
+    log.debug("signrawtransactionwithkey: %d inputs, %d device signatures, %d messages, "
+              "%d bytes to the device, complete=%s, %.3f s", len(tx.vin), len(requests),
+              stats.get("messages", 0), stats.get("bytes_sent", 0), not errors,
+              time.monotonic() - started)
     return result

@@ -1,0 +1,110 @@
+"""signrawtransactionwithkey end to end: quilld -> pyserial -> quill-emu (real
+MicroPython at the pyboard's 97K heap), for P2WPKH and P2PKH transactions of
+several sizes. Prints total and per-input time, the bytes sent to the device
+per input beside the lower bound (the bytes the input's sighash covers), and
+a host-only coincurve signing of the same transactions (Core's procedure) as
+the floor.
+
+    .venv/bin/python tests/bench/bench_signing_e2e.py [--heap 97K] [--quick]
+"""
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "signing")]
+
+from quillfw import sighash_legacy, sighash_segwit_v0  # noqa: E402
+from quillfw.txdigests import TxDigests  # noqa: E402
+
+from rpc_daemon import QuillDaemon  # noqa: E402
+from signkit import core_sign, keys, p2pkh, p2wpkh, prevtx, unsigned_tx  # noqa: E402
+
+CASES = [("P2WPKH", 1), ("P2WPKH", 10), ("P2WPKH", 100), ("P2WPKH", 500),
+         ("P2PKH", 1), ("P2PKH", 10), ("P2PKH", 50)]
+QUICK = [("P2WPKH", 1), ("P2WPKH", 10), ("P2PKH", 1), ("P2PKH", 10)]
+AMOUNT = 50_000
+
+
+def build(kind, n):
+    key = keys(77, 1)[0]
+    spk = p2wpkh(key.pubkey) if kind == "P2WPKH" else p2pkh(key.pubkey)
+    tx = unsigned_tx(n, 2, seed=n)
+    entries = [prevtx(tx, i, spk, AMOUNT) for i in range(n)]
+    return key, spk, tx, entries
+
+
+def lower_bound(kind, tx, spk):
+    """Bytes per input the input's sighash covers. BIP143: the input's outpoint,
+    sequence, amount and scriptPubKey, plus a share of the outputs. Legacy: the
+    whole transaction again (with the script code) for every signature."""
+    outputs = sum(8 + 1 + len(o.script_pubkey) for o in tx.vout)
+    n = len(tx.vin)
+    if kind == "P2WPKH":
+        return (n * (36 + 4 + 8 + 1 + len(spk)) + outputs + 8) / n
+    unsigned = len(tx.serialize())
+    return unsigned + len(spk) + 36 + 4 + 8
+
+
+def host_floor(kind, key, spk, tx):
+    """Core's signing procedure on libsecp256k1 with the firmware's sighash code."""
+    inputs = [(i.prevout.hash, i.prevout.n, i.sequence) for i in tx.vin]
+    outputs = [(o.value, o.script_pubkey) for o in tx.vout]
+    started = time.perf_counter()
+    if kind == "P2WPKH":
+        d = TxDigests.from_tx(tx.version, inputs, outputs, tx.locktime, [(AMOUNT, spk)] * len(inputs))
+        code = p2pkh(key.pubkey)
+        for i, (txid, vout, seq) in enumerate(inputs):
+            core_sign(key.secret, sighash_segwit_v0.sighash(d, i, txid, vout, seq, code, AMOUNT, 1, None))
+    else:
+        for i in range(len(inputs)):
+            core_sign(key.secret, sighash_legacy.sighash_tx(tx.version, inputs, outputs, tx.locktime,
+                                                           i, spk, 1))
+    return time.perf_counter() - started
+
+
+_LINE = re.compile(r"signrawtransactionwithkey: (\d+) inputs, (\d+) device signatures, "
+                   r"(\d+) messages, (\d+) bytes to the device")
+
+
+def last_link_stats(daemon):
+    found = _LINE.findall(daemon.debug_log())
+    return tuple(int(x) for x in found[-1]) if found else None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--heap", default="97K")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        with QuillDaemon(tmp, "-device=emulator", f"-emuheap={args.heap}", "-debug=signing") as d:
+            info = d.rpc("getdeviceinfo")
+            print(f"device: {info['board']}, heap {args.heap}, heap_free at boot {info['heap_free']} B, "
+                  f"max_message_size {info['max_message_size']}")
+            for kind, n in (QUICK if args.quick else CASES):
+                key, spk, tx, entries = build(kind, n)
+                started = time.perf_counter()
+                result = d.rpc("signrawtransactionwithkey", tx.hex(), [key.wif], entries)
+                elapsed = time.perf_counter() - started
+                assert result["complete"] is True, result.get("errors", [])[:1]
+                _, sigs, messages, sent = last_link_stats(d)
+                assert sigs == n
+                floor = host_floor(kind, key, spk, tx)
+                rows.append((kind, n, elapsed, elapsed / n * 1000, messages, sent / n,
+                             lower_bound(kind, tx, spk), floor * 1000, floor / n * 1000))
+    head = ("type", "inputs", "total s", "ms/input", "messages", "B sent/input", "lower bound B/input",
+            "host floor ms", "floor ms/input")
+    print(" | ".join(head))
+    print(" | ".join("---" for _ in head))
+    for kind, n, total, per, messages, sent, lb, floor, floor_per in rows:
+        print(f"{kind} | {n} | {total:.2f} | {per:.1f} | {messages} | {sent:.0f} | {lb:.0f} | "
+              f"{floor:.1f} | {floor_per:.2f}")
+
+
+if __name__ == "__main__":
+    main()
