@@ -3,6 +3,7 @@ nothing stored (wallet tx count, descriptors, chain tip unchanged)."""
 import pytest
 
 from e2ekit import COIN, Net, multiset
+from rpc_daemon import RPCFailure
 from quill.tx.descriptor import add_checksum
 
 TXID = "ff" * 32
@@ -78,13 +79,13 @@ def test_listsinceblock_errors(funded, params, code, message):
 
 def test_wallet_routing_errors(node, funded):
     d = node.node
-    with pytest.raises(Exception) as e:
+    with pytest.raises(RPCFailure) as e:
         d.rpc("gettransaction", TXID, path="/wallet/nosuchwallet")
     assert (e.value.code, e.value.message) == (-18, "Requested wallet does not exist or is not loaded")
     node.wallet("second")
     try:
         for method, params in (("gettransaction", [TXID]), ("listsinceblock", []), ("getbalances", [])):
-            with pytest.raises(Exception) as e:
+            with pytest.raises(RPCFailure) as e:
                 d.rpc(method, *params)
             assert (e.value.code, e.value.message) == (
                 -19, "Wallet file not specified (must request wallet RPC through /wallet/<filename> uri-path).")
@@ -92,7 +93,7 @@ def test_wallet_routing_errors(node, funded):
         d.rpc("unloadwallet", "second")
     d.rpc("unloadwallet", "bad")
     try:
-        with pytest.raises(Exception) as e:
+        with pytest.raises(RPCFailure) as e:
             d.rpc("listsinceblock")
         assert (e.value.code, e.value.message) == (-18, "No wallet is loaded. Load a wallet using loadwallet or "
                                                         "create a new one with createwallet. (Note: A default "
@@ -150,7 +151,7 @@ def test_importdescriptors_per_request_errors(funded):
 def test_submitblock_garbage(funded, data, code, message):
     before = snapshot(funded)
     got = funded.net.node.rpc
-    with pytest.raises(Exception) as e:
+    with pytest.raises(RPCFailure) as e:
         got("submitblock", data)
     assert (e.value.code, e.value.message) == (code, message)
     assert snapshot(funded) == before
