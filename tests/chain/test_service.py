@@ -297,3 +297,28 @@ def test_utxo_lookup_for_wallet_fees(chain):
     coin = chain.coin(OutPoint(coinbase_txid(chain, 1), 0))
     assert (coin.value, coin.script_pubkey, coin.height, coin.coinbase) == (50 * COIN, ANYONE_SCRIPT, 1, True)
     assert chain.coin(OutPoint(coinbase_txid(chain, 1), 1)) is None       # OP_RETURN commitment: never a coin
+
+
+def test_restart_activates_a_stored_chain_with_more_work(tmp_path):
+    """A crash between storing a better branch and connecting it: the next start
+    moves to the most-work chain, as Core's ActivateBestChain at start-up."""
+    rival_maker = ChainService("regtest", str(tmp_path / "rival")).start()
+    rival_hashes = rival_maker.generate(OTHER_SCRIPT, 2, 10**6)
+    rival_blocks = [rival_maker.block(h) for h in rival_hashes]
+    rival_maker.close()
+
+    d = str(tmp_path / "regtest")
+    chain = ChainService("regtest", d).start()
+    [ours] = chain.generate(ANYONE_SCRIPT, 1, 10**6)
+    for block in rival_blocks:  # stored, not connected: the state a crash mid-reorg leaves
+        chain.state.process_block(block, follow=True)
+    assert chain.tip() == (1, ours)
+    chain.close()
+
+    again = ChainService("regtest", d).start()
+    try:
+        assert again.tip() == (2, rival_hashes[1])
+        assert again.header_info(ours).confirmations == -1
+        assert again.check_consistency() == []
+    finally:
+        again.close()

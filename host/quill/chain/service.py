@@ -113,6 +113,10 @@ class ChainService:
             self.store = ChainStore(self.chain_datadir)
             genesis = regtest_genesis_block() if self.builtin else None
             self.state = ChainState(self.params, self.store, genesis, clock=self.clock)
+            if self.builtin:
+                # A stop between storing a better branch and connecting it (a crash
+                # mid-reorg) is finished here, as Core's ActivateBestChain at start-up.
+                self.state.activate_best_chain()
             if self.state.tip is not None:
                 self.log.info("Chain %s loaded: height=%d best=%s", self.chain_name, self.state.tip.height,
                               self.state.tip.hash[::-1].hex())
