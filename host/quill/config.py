@@ -68,6 +68,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("device", "Signing device: emulator (start quill-emu), auto (find a board by USB VID/PID), a serial port path or a pyserial URL (default: none)"),
     Option("emuheap", "Heap size of the emulated device, as MicroPython's -X heapsize (default: the smallest board's)"),
     Option("chainsource", "Follow a Bitcoin Core-compatible node through its RPC, http://user:pass@host:port (default: the built-in regtest chain)", sensitive=True),
+    Option("chainpollinterval", "How often a follower asks its -chainsource node for news, in milliseconds (default: 500)"),
 )}
 
 CLI_OPTIONS = {**COMMON_OPTIONS, **_opts(

@@ -33,7 +33,7 @@ def in_sync(up, down):
 def pair(tmp_path_factory):
     up = QuillDaemon(tmp_path_factory.mktemp("upstream"), *UPSTREAM_AUTH).start()
     source = f"-chainsource=http://up:stream@127.0.0.1:{up.port}"
-    down = QuillDaemon(tmp_path_factory.mktemp("follower"), source).start()
+    down = QuillDaemon(tmp_path_factory.mktemp("follower"), source, "-chainpollinterval=100").start()
     try:
         up.rpc("generatetoaddress", 101, ANYONE_ADDRESS)
         wait_for(in_sync(up, down))

@@ -161,7 +161,7 @@ class Net:
         else:
             self.driver = QuillDaemon(tmp_factory.mktemp("upstream"), *UPSTREAM_AUTH).start()
             source = f"-chainsource=http://up:stream@127.0.0.1:{self.driver.port}"
-            self.node = QuillDaemon(tmp_factory.mktemp("follower"), source).start()
+            self.node = QuillDaemon(tmp_factory.mktemp("follower"), source, "-chainpollinterval=100").start()
             self.daemons = [self.node, self.driver]
         hashes = self.driver.rpc("generatetoaddress", FAUCET_BLOCKS, ANYONE_ADDRESS)
         self.driver.rpc("generatetoaddress", 100, FOREIGN_ADDRESS)

@@ -138,8 +138,9 @@ class Daemon:
         if source is None and self.chain != "regtest":
             log.info("No chain on %s: the built-in chain is regtest only (use -chainsource)", self.chain)
             return None
+        poll_ms = max(10, self.args.get_int("chainpollinterval", 500))
         return ChainService(self.chain, self.chain_datadir, chainsource=source,
-                            logger=logging.getLogger("quill.chain")).start()
+                            logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000).start()
 
     def open_services(self, node):
         """Device, chain, then the wallets that follow the chain."""
