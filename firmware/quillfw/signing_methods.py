@@ -2,7 +2,7 @@
 protocol request per streaming-Session step, registered through
 runtime.EXTENSIONS.
 
-    sign_begin        {version, locktime, n_inputs, n_outputs, algorithms}  -> null
+    sign_begin        {version, locktime, n_inputs, n_outputs, algorithms}  -> {heap_free}
     sign_add_key      {secret, ? compressed}                                -> key index
     sign_add_inputs   {inputs: [[txid, vout, sequence, amount, script_pubkey], ...]}
                                                                             -> [token, ...]
@@ -31,11 +31,12 @@ reset hook), which wipes the keys. A device whose boot self-test failed
 refuses sign_begin.
 """
 from quillfw.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
+import gc
+
 from quillfw import selftest
 from quillfw.errors import (INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, PROTOCOL_ERROR,
                             DeviceError)
 from quillfw.limits import MAX_SCRIPT_SIZE
-from quillfw.session import Session, SessionError
 
 SCRIPT_TYPES = ("p2pk", "p2pkh", "p2ms", "p2sh", "p2wpkh", "p2wsh", "p2sh-p2wpkh", "p2sh-p2wsh",
                 "p2tr")
@@ -46,6 +47,13 @@ _PROTOCOL_CODES = ("out_of_order", "count_mismatch", "not_declared", "tx_changed
 
 # Between items of a batch, look at the link this often (ping stays answered).
 _POLL_EVERY = 16
+
+
+def _heap_free():
+    try:
+        return gc.mem_free()
+    except AttributeError:  # CPython has no fixed heap
+        return 0
 
 
 def _device_error(e):
@@ -60,14 +68,25 @@ def _device_error(e):
 
 class SigningMethods:
     def __init__(self):
-        self.session = Session()
+        self._session = None
         self.staged = {}
+
+    @property
+    def session(self):
+        # Imported on first use: the session and its sighash modules cost ~10 KB of
+        # heap, which a device that is only asked get_info keeps free.
+        if self._session is None:
+            from quillfw.session import Session
+            self._session = Session()
+        return self._session
 
     def reset(self):
         self.staged = {}
-        self.session.abort()
+        if self._session is not None:
+            self._session.abort()
 
     def _run(self, step, *args, **kwargs):
+        from quillfw.session import SessionError
         try:
             return step(*args, **kwargs)
         except SessionError as e:
@@ -100,7 +119,9 @@ class SigningMethods:
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
         self._run(self.session.begin, p["version"], p["locktime"], p["n_inputs"],
                   p["n_outputs"], p["algorithms"])
-        return None
+        gc.collect()
+        # what is left for the requests to come: the host sizes its batches from it
+        return {"heap_free": _heap_free()}
 
     def add_key(self, ctx, p):
         return self._run(self.session.add_key, p["secret"], p.get("compressed", True))

@@ -61,6 +61,41 @@ MESSAGES = [
     ("non-ASCII id", {"id": "caf\u00e9", "method": "ping"}),
 ]
 
+# Signing messages (SPEC.md section 7). They carry byte strings, which JSON lacks:
+# in signing.json a byte string is written {"bytes": "<hex>"}.
+SIGNING = [
+    ("sign_begin request", {"id": "s1", "method": "sign_begin",
+                            "params": {"version": 2, "locktime": 0, "n_inputs": 1, "n_outputs": 1,
+                                       "algorithms": ["segwit_v0"]}}),
+    ("sign_add_key request (private key 1)", {"id": "s2", "method": "sign_add_key",
+                                              "params": {"secret": bytes(31) + b"\x01",
+                                                         "compressed": True}}),
+    ("sign_add_inputs request", {"id": "s3", "method": "sign_add_inputs", "params": {"inputs": [
+        [bytes(range(32)), 0, 0xFFFFFFFD, 100000,
+         bytes.fromhex("0014751e76e8199196d454941c45d1b3a323f1433bd6")]]}}),
+    ("sign_add_inputs reply", {"id": "s3", "result": [bytes(range(16))]}),
+    ("sign_stage request", {"id": "s4", "method": "sign_stage",
+                            "params": {"name": "script_code", "data": bytes.fromhex("51")}}),
+    ("sign_taproot request, BIP86 key path", {"id": "s5", "method": "sign_taproot",
+                                              "params": {"input_index": 0, "hash_type": 0,
+                                                         "key_index": 0, "tweak": True}}),
+    ("sign_end request", {"id": "s6", "method": "sign_end"}),
+    ("null result", {"id": "s6", "result": None}),
+    ("session error", {"id": "s7", "error": {"code": -32001, "data": "tx_changed",
+                                             "message": "transaction changed during signing"}}),
+]
+
+
+def as_json(value):
+    if isinstance(value, bytes):
+        return {"bytes": value.hex()}
+    if isinstance(value, dict):
+        return {k: as_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_json(v) for v in value]
+    return value
+
+
 # (name, hex, substring of the decoder's error)
 NONCANONICAL = [
     ("empty input", "", "empty"),
@@ -150,6 +185,12 @@ def main():
                     for n, m in MESSAGES],
     }
     (HERE / "messages.json").write_text(json.dumps(vectors, indent=1, ensure_ascii=True) + "\n")
+    signing = {"description": "Quill protocol v1 signing messages (SPEC.md section 7). message: the CBOR "
+                              "data model as JSON, a byte string written {\"bytes\": \"<hex>\"}; cbor: its "
+                              "canonical encoding; frame: the whole frame.",
+               "vectors": [{"name": n, "message": as_json(m), "cbor": dumps(m).hex(),
+                            "frame": frame(dumps(m)).hex()} for n, m in SIGNING]}
+    (HERE / "signing.json").write_text(json.dumps(signing, indent=1, ensure_ascii=True) + "\n")
     noncanon = {"description": "Byte strings the device's decoder must reject; error: a substring "
                                "of the decoder's message.",
                 "vectors": [{"name": n, "cbor": h, "error": e} for n, h, e in NONCANONICAL]}

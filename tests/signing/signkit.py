@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import coincurve
+import pytest
 from bitcointx.core import CMutableTransaction, COutPoint, CTxIn, CTxOut
 from bitcointx.core.script import (SIGVERSION_BASE, SIGVERSION_WITNESS_V0, CScript, SIGHASH_Type,
                                    SignatureHash, SignatureHashSchnorr)
@@ -18,6 +19,7 @@ from quillfw.hashes import tagged_hash
 
 from quill.tx.address import encode_secret
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
+from rpc_daemon import QuillDaemon
 
 SIGHASH_NAMES = ["DEFAULT", "ALL", "NONE", "SINGLE", "ALL|ANYONECANPAY", "NONE|ANYONECANPAY",
                  "SINGLE|ANYONECANPAY"]
@@ -187,3 +189,18 @@ def kill(pid):
 
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+# -- fixtures (imported by the test modules; a conftest.py here would shadow tests/device's) --
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    """One regtest quilld with an emulated device (97K heap) per test module."""
+    with QuillDaemon(tmp_path_factory.mktemp("regtest"), "-device=emulator", "-debug=1") as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def main_node(tmp_path_factory):
+    with QuillDaemon(tmp_path_factory.mktemp("main"), "-device=emulator", chain="main") as d:
+        yield d

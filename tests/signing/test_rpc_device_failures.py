@@ -15,6 +15,7 @@ from quill.signing.params import Key
 from quill.signing.solver import SEGWIT_V0, SignRequest
 from quill.tx.transaction import Transaction, TxOut
 from rpc_daemon import QuillDaemon, RPCFailure
+from signkit import node  # noqa: F401 (module fixtures)
 from signkit import (KeyPair, core_ecdsa, ecdsa_sighash, firmware_pid, keys, kill, p2pkh, p2wpkh,
                      p2wsh, prevtx, push, unsigned_tx, wait_for)
 

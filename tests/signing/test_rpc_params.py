@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from rpc_daemon import RPCFailure
+from signkit import main_node, node  # noqa: F401 (module fixtures)
 from signkit import KeyPair, p2pkh, p2sh, p2wpkh, p2wsh, prevtx, unsigned_tx
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "reference" / "core-rpc-golden.json"

@@ -6,6 +6,7 @@ merging, missing-key, wrong-key and wrong-amount behaviours of Core's signer."""
 import pytest
 
 from quill.tx.transaction import Transaction
+from signkit import node  # noqa: F401 (module fixtures)
 from signkit import (SIGHASH_NAMES, SIGHASH_VALUES, KeyPair, core_ecdsa, ecdsa_sighash, keys,
                      multisig, p2pk, p2pkh, p2sh, p2tr, p2wpkh, p2wsh, prevtx, push,
                      taproot_sighash, unsigned_tx)

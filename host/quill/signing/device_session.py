@@ -28,9 +28,9 @@ _TYPICAL_ID = "x" * 7
 _ENVELOPE = 64
 # A token in a reply array: a 16-byte byte string with its 1-byte head.
 _TOKEN_ITEM = 17
-# A batch's request bytes as a share of the device's free heap at boot. Measured
-# at the 97K emulator heap: ~18 KB free at boot, ~7 KB once the first signature
-# has built the curve tables; 1.5 KB batches then ran out of memory, 750 B do not.
+# A batch's request bytes as a share of the free heap sign_begin reports. Measured
+# at the 97K emulator heap: ~18 KB free after sign_begin, ~7 KB once the first
+# signature has built its tables; 1.5 KB batches then ran out of memory, 750 B do not.
 _HEAP_SHARE = 24
 
 METHODS = {LEGACY: ("sign_legacy_begin", "sign_legacy_finish"),
@@ -79,15 +79,14 @@ def check_device(info, tx, requests, script_types, hash_type):
                            f"Transaction needs {count} {name}, more than the device's limit of {limit}")
 
 
-def batch_bytes(info):
+def batch_bytes(max_size, heap_free):
     """How many request bytes one batch of inputs or outputs may take. The device
     decodes a whole message before using it (~3x its size in objects on a 64-bit
-    heap), so batches stay a small part of the heap it reports free."""
-    max_size = info["max_message_size"]
-    heap_free = info.get("heap_free") or 0
-    if heap_free <= 0:             # no fixed heap (CPython): the message size decides
+    heap, and signing needs more), so batches stay a small part of the heap
+    sign_begin reports free."""
+    if not heap_free:              # no fixed heap (CPython): the message size decides
         return max_size
-    return max(512, min(max_size, heap_free // _HEAP_SHARE))
+    return max(256, min(max_size, heap_free // _HEAP_SHARE))
 
 
 class _Driver:
@@ -161,16 +160,18 @@ def _txin_items(tx, spent):
 def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
     """The signatures for `requests`, made in one device session; client: a
     connected DeviceClient, info: its get_info."""
-    driver = _Driver(client, info["max_message_size"], batch_bytes(info))
+    driver = _Driver(client, info["max_message_size"])
     inputs = _txin_items(tx, spent)
     outputs = [[o.value, o.script_pubkey] for o in tx.vout]
     algorithms = [a for a in (LEGACY, SEGWIT_V0, TAPROOT) if any(r.algorithm == a for r in requests)]
     signatures = {}
     with client.session():
         try:
-            driver.call("sign_begin", {"version": tx.version, "locktime": tx.locktime,
-                                       "n_inputs": len(tx.vin), "n_outputs": len(tx.vout),
-                                       "algorithms": algorithms})
+            began = driver.call("sign_begin", {"version": tx.version, "locktime": tx.locktime,
+                                               "n_inputs": len(tx.vin), "n_outputs": len(tx.vout),
+                                               "algorithms": algorithms})
+            heap_free = began.get("heap_free") if isinstance(began, dict) else None
+            driver.batch_size = batch_bytes(driver.max_size, heap_free)
             key_index = {}
             for r in requests:
                 if r.key.pubkey not in key_index:
