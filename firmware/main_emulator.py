@@ -1,7 +1,14 @@
 """Emulator entry: the firmware under the MicroPython unix port, serving its
 stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 
-    micropython main_emulator.py [--idle-ms N] [--board NAME]
+    micropython main_emulator.py [--idle-ms N] [--board NAME] [--approve auto|ask|channel]
+                                 [--datadir DIR] [--confirm-timeout-ms N]
+
+--approve: who confirms (firmware/emulator_approval.py; default auto);
+--datadir: where the confirmation policy is kept (confirm_policy.json) and
+where the ask/channel approvers exchange their files (without it the policy
+lives in memory and only auto is possible); --confirm-timeout-ms: how long a
+confirmation waits (default: quillfw.confirm.DEFAULT_TIMEOUT_MS).
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
@@ -11,12 +18,15 @@ heap) and debug_raise (a handler bug).
 import sys
 import time
 
+from emulator_approval import EmulatorApprover
+from quillfw.confirm import DEFAULT_TIMEOUT_MS
 from quillfw.dispatcher import ANY, BOOL, BYTES, UINT, Method
 from quillfw.errors import INVALID_PARAMS, DeviceError
 from quillfw.runtime import build_dispatcher, serve
 from quillfw.transport import StdioTransport
 
 MAX_SLEEP_MS = 60000
+POLICY_FILE = "confirm_policy.json"
 
 
 def debug_sleep(ctx, params):
@@ -66,9 +76,16 @@ def _log(text):
 def main(argv):
     idle_ms = int(_option(argv, "--idle-ms", "2000"))
     board = _option(argv, "--board", "emulator")
-    dispatcher = build_dispatcher(board, emulator=True)
+    kind = _option(argv, "--approve", "auto")
+    datadir = _option(argv, "--datadir", None)
+    timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
+    if datadir is None and kind != "auto":
+        raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
+    dispatcher = build_dispatcher(board, emulator=True, approver=EmulatorApprover(kind, datadir),
+                                  policy_path=datadir and datadir + "/" + POLICY_FILE,
+                                  confirm_timeout_ms=timeout_ms)
     dispatcher.register(DEBUG_METHODS)
-    _log("serving, idle timeout %d ms" % idle_ms)
+    _log("serving, idle timeout %d ms, confirmation by %s" % (idle_ms, kind))
     serve(StdioTransport(), dispatcher, idle_ms=idle_ms, log=_log)
 
 

@@ -82,9 +82,11 @@ class Dispatcher:
         self.script_types = []
         self.sighash_types = []
         self._reset_hooks = []
+        self.info_hooks = []
 
-    def register(self, methods, script_types=(), sighash_types=(), reset=None):
-        """Add methods (and what they can sign) to the table."""
+    def register(self, methods, script_types=(), sighash_types=(), reset=None, info=None):
+        """Add methods (and what they can sign) to the table; info() returns
+        fields that get_info adds to its answer."""
         for method in methods:
             if method.name in self.methods:
                 raise ValueError("method registered twice: " + method.name)
@@ -97,6 +99,8 @@ class Dispatcher:
                 self.sighash_types.append(value)
         if reset is not None:
             self._reset_hooks.append(reset)
+        if info is not None:
+            self.info_hooks.append(info)
 
     def method_names(self):
         return sorted(self.methods)

@@ -34,7 +34,7 @@ class DeviceInfo:
 
     def get_info(self, ctx, params):
         gc.collect()
-        return {
+        info = {
             "firmware_version": FIRMWARE_VERSION,
             "protocol_version": PROTOCOL_VERSION,
             "board": self.board,
@@ -54,6 +54,9 @@ class DeviceInfo:
             "sighash_types": list(self.dispatcher.sighash_types),
             "selftest": selftest.status(),
         }
+        for hook in self.dispatcher.info_hooks:
+            info.update(hook())
+        return info
 
 
 def ping(ctx, params):

@@ -4,8 +4,11 @@ The method table is the core methods (ping, get_info) plus every module named
 in EXTENSIONS: each exposes `register(dispatcher)`, which calls
 `dispatcher.register(methods, script_types, sighash_types, reset)`. The
 signing integration adds its module here; get_info then reports its methods
-and what it can sign.
+and what it can sign. The user confirmation (quillfw.confirm) is part of
+every build: its set_confirm_policy method, its get_info fields, and the
+Confirmation object the signing methods ask before their first signature.
 """
+from quillfw.confirm import DEFAULT_TIMEOUT_MS, Confirmation
 from quillfw.dispatcher import Dispatcher
 from quillfw.framing import DEFAULT_IDLE_MS
 from quillfw.info import core_methods
@@ -14,9 +17,16 @@ from quillfw.server import Server
 EXTENSIONS = ("quillfw.signing_methods",)
 
 
-def build_dispatcher(board, emulator=False):
+def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
+                     confirm_timeout_ms=DEFAULT_TIMEOUT_MS):
+    """approver: who confirms (quillfw.approvers; None: nobody, so whatever the
+    policy asks to confirm is refused); policy_path: the policy's file (None:
+    kept in memory). Extensions find the Confirmation as dispatcher.confirmation."""
     dispatcher = Dispatcher()
     dispatcher.register(core_methods(dispatcher, board, emulator))
+    confirmation = Confirmation(approver, policy_path, confirm_timeout_ms)
+    dispatcher.confirmation = confirmation
+    dispatcher.register(confirmation.methods(), info=confirmation.info)
     for name in EXTENSIONS:
         module = __import__(name, None, None, ["register"])
         module.register(dispatcher)

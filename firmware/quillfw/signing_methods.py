@@ -29,6 +29,13 @@ Session errors become error replies whose data is the session's error code
 (e.g. "tx_changed"); every error reply resets the session (the dispatcher's
 reset hook), which wipes the keys. A device whose boot self-test failed
 refuses sign_begin.
+
+User confirmation (quillfw.confirm): the first pass's amounts are counted for
+the policy, and every sign request (sign_segwit_v0, sign_taproot,
+sign_legacy_begin) arriving once the transaction is complete passes through
+Confirmation.before_signature() before the session signs anything, so no
+signature leaves a session the policy wants confirmed and the user did not
+confirm. sign_begin, sign_end and every reset start a new, unconfirmed session.
 """
 from quillfw.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
 import gc
@@ -67,9 +74,10 @@ def _device_error(e):
 
 
 class SigningMethods:
-    def __init__(self):
+    def __init__(self, confirmation):
         self._session = None
         self.staged = {}
+        self.confirmation = confirmation
 
     @property
     def session(self):
@@ -82,6 +90,7 @@ class SigningMethods:
 
     def reset(self):
         self.staged = {}
+        self.confirmation.reset()
         if self._session is not None:
             self._session.abort()
 
@@ -110,10 +119,23 @@ class SigningMethods:
             txout[1] = self._take("txout_script_pubkey", txout[1])
         return txout
 
+    def _first_pass(self):
+        """Whether inputs/outputs now arriving are the first pass's (counted for the policy)."""
+        from quillfw.session import INPUTS, OUTPUTS
+        return self.session.state in (INPUTS, OUTPUTS)
+
+    def _confirm(self, ctx, hash_type):
+        """The user's confirmation, before a signature of a complete transaction.
+        (In any other state the session refuses the request as out of order.)"""
+        from quillfw.session import READY
+        if self.session.state == READY:
+            self.confirmation.before_signature(ctx, hash_type)
+
     # ---- the transaction ------------------------------------------------------
 
     def begin(self, ctx, p):
         self.staged = {}
+        self.confirmation.reset()
         if not selftest.passed():
             # wrong arithmetic could leak the key through its nonces: never sign
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
@@ -133,7 +155,10 @@ class SigningMethods:
                 self.reset()
                 raise DeviceError(INVALID_PARAMS, "each input must be [txid, vout, sequence, "
                                                   "amount, script_pubkey]")
+            counted = self._first_pass()
             tokens.append(self._run(self.session.add_input, *txin))
+            if counted:
+                self.confirmation.add_input(txin[3])
             if i % _POLL_EVERY == _POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
@@ -144,7 +169,10 @@ class SigningMethods:
             if not isinstance(txout, list) or len(txout) != 2:
                 self.reset()
                 raise DeviceError(INVALID_PARAMS, "each output must be [amount, script_pubkey]")
+            counted = self._first_pass()
             tokens.append(self._run(self.session.add_output, *txout))
+            if counted:
+                self.confirmation.add_output(txout[0])
             if i % _POLL_EVERY == _POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
@@ -164,6 +192,7 @@ class SigningMethods:
         script_code = self._take("script_code", p.get("script_code", b""))
         txin = self._txin(p["txin"])
         txout = self._txout(p.get("txout"))
+        self._confirm(ctx, p["hash_type"])
         ctx.poll_link()
         return self._run(self.session.sign_segwit_v0, p["input_index"], txin, p["txin_token"],
                          script_code, p["hash_type"], p["key_index"], txout,
@@ -172,6 +201,7 @@ class SigningMethods:
     def sign_taproot(self, ctx, p):
         txin = self._txin(p.get("txin"))
         txout = self._txout(p.get("txout"))
+        self._confirm(ctx, p["hash_type"])
         ctx.poll_link()
         return self._run(self.session.sign_taproot, p["input_index"], p["hash_type"],
                          p["key_index"], p.get("merkle_root"), p.get("tweak", True),
@@ -180,6 +210,7 @@ class SigningMethods:
 
     def legacy_begin(self, ctx, p):
         script_code = self._take("script_code", p.get("script_code", b""))
+        self._confirm(ctx, p["hash_type"])
         self._run(self.session.begin_legacy_pass, p["input_index"], script_code,
                   p["hash_type"], p["key_index"])
         return None
@@ -191,6 +222,7 @@ class SigningMethods:
     def end(self, ctx, p):
         self.staged = {}
         self._run(self.session.end)
+        self.confirmation.reset()
         return None
 
     def abort(self, ctx, p):
@@ -227,5 +259,5 @@ class SigningMethods:
 
 
 def register(dispatcher):
-    signing = SigningMethods()
+    signing = SigningMethods(dispatcher.confirmation)
     dispatcher.register(signing.methods(), SCRIPT_TYPES, SIGHASH_TYPES, signing.reset)

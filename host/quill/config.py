@@ -67,6 +67,8 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("debug", "Output debug and trace logging (default: -nodebug, supplying <category> is optional). If <category> is not supplied or if <category> is 1 or \"all\", output all debug logging. <category> can be: rpc, http, device, chain, wallet."),
     Option("device", "Signing device: emulator (start quill-emu), auto (find a board by USB VID/PID), a serial port path or a pyserial URL (default: none)"),
     Option("emuheap", "Heap size of the emulated device, as MicroPython's -X heapsize (default: the smallest board's)"),
+    Option("emuapprove", "How the emulated device's user confirms signing: auto (approve at once), ask (y/n on quill-emu's terminal), channel (test-only: answer \"approve\" or \"refuse\" in <datadir>/<chain>/emulator/confirm-answer) (default: auto)"),
+    Option("emuconfirmtimeout", "How long the emulated device waits for a confirmation, in milliseconds (default: 120000)"),
     Option("chainsource", "Follow a Bitcoin Core-compatible node through its RPC, http://user:pass@host:port (default: the built-in regtest chain)", sensitive=True),
     Option("chainpollinterval", "How often a follower asks its -chainsource node for news, in milliseconds (default: 500)"),
 )}

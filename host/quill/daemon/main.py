@@ -15,6 +15,7 @@ from quill.daemon import logging_setup
 from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
+from quill.emulator.launcher import confirmation_options
 from quill.handlers import (blockchain, control, device, mining, rawtransactions,
                             rawtransactions_chain, signing, wallet)
 from quill.rpc import auth
@@ -54,6 +55,7 @@ class Daemon:
         self.chain_datadir = config.chain_datadir(self.datadir, self.chain)
         os.makedirs(self.chain_datadir, exist_ok=True)
         self.log_path = self._log_path()
+        self.emulator_args = self._emulator_args()
         self.cookie_path = None
         self.device = None
         self.chain_service = None
@@ -108,13 +110,25 @@ class Daemon:
 
     # -- device ----------------------------------------------------------
 
-    def open_device(self) -> DeviceManager:
-        spec = self.args.get("device", "")
+    def _emulator_args(self) -> list:
+        """quill-emu's options for -device=emulator: heap, and the user confirmation
+        (-emuapprove, -emuconfirmtimeout; policy and approval channel in <chain datadir>/emulator)."""
         emulator_args = []
         if self.args.is_set("emuheap"):
             emulator_args = ["--heapsize", self.args.get("emuheap")]
+        approve = self.args.get("emuapprove", "auto")
+        timeout = self.args.get_int("emuconfirmtimeout", 0) or None
+        try:
+            emulator_args += confirmation_options(approve, os.path.join(self.chain_datadir, "emulator"),
+                                                  timeout)
+        except ValueError as e:
+            raise config.ConfigError(f"-emuapprove: {e}") from None
+        return emulator_args
+
+    def open_device(self) -> DeviceManager:
+        spec = self.args.get("device", "")
         return DeviceManager(spec, datadir=self.chain_datadir, logger=logging.getLogger("quill.device"),
-                             emulator_args=emulator_args)
+                             emulator_args=self.emulator_args)
 
     @staticmethod
     def announce_device(manager: DeviceManager) -> None:

@@ -10,7 +10,10 @@
   bypasses it: the firmware answers ping even while busy.
 - While waiting for a reply, the client pings every probe_interval seconds: an
   "idle" answer arriving before the reply means the request was lost (replies
-  are sent in order), so the call fails at once instead of waiting forever.
+  are sent in order), so the call fails at once instead of waiting forever;
+  "awaiting_user" is logged once per call ("Waiting for confirmation on the
+  device"). Calls that may wait for the user (awaits_user=True) time out after
+  user_timeout seconds, a backstop behind the device's own confirmation timeout.
 """
 import itertools
 import logging
@@ -26,6 +29,7 @@ from quillfw.errors import RESERVED_ID
 from quillfw.framing import FRAME, REJECT
 
 SHORT_TIMEOUT = 5.0        # ping, get_info and other immediate answers
+USER_TIMEOUT = 600.0       # a request that may wait for the user's confirmation
 PROBE_INTERVAL = 1.0
 BAUDRATE = 115200          # ignored by USB CDC and ptys; used by USB-UART bridges
 _READ_TIMEOUT = 0.05
@@ -41,11 +45,12 @@ class _Pending:
 
 class DeviceClient:
     def __init__(self, port: str, logger=None, baudrate=BAUDRATE, short_timeout=SHORT_TIMEOUT,
-                 probe_interval=PROBE_INTERVAL, max_message_size=None):
+                 probe_interval=PROBE_INTERVAL, max_message_size=None, user_timeout=USER_TIMEOUT):
         self.port = port
         self.log = logger or logging.getLogger("quill.device")
         self.baudrate = baudrate
         self.short_timeout = short_timeout
+        self.user_timeout = user_timeout
         self.probe_interval = probe_interval
         self.max_message_size = max_message_size
         self.rejections = []          # error bodies of replies with id "00"
@@ -171,11 +176,11 @@ class DeviceClient:
     def call(self, method, params=None, timeout=None, awaits_user=False):
         """The result of one request, or DeviceError / DeviceUnavailable.
 
-        timeout: seconds (default: the short timeout; None with awaits_user=True
-        waits as long as the device says it is working on the request).
+        timeout: seconds (default: the short timeout, or user_timeout with
+        awaits_user=True: the device may be waiting for its user).
         """
-        if not awaits_user and timeout is None:
-            timeout = self.short_timeout
+        if timeout is None:
+            timeout = self.user_timeout if awaits_user else self.short_timeout
         with self._session:
             return self._request(method, params, timeout, probe=True)
 
@@ -225,6 +230,7 @@ class DeviceClient:
 
     def _wait(self, slot, method, timeout, probe):
         deadline = None if timeout is None else time.monotonic() + timeout
+        told = False
         while True:
             step = self.probe_interval if probe else timeout
             if deadline is not None:
@@ -233,5 +239,11 @@ class DeviceClient:
                 return
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeviceTimeout(f"Device did not answer {method} within {timeout:g} s")
-            if probe and self.ping() == "idle" and not slot.event.is_set():
+            if not probe:
+                continue
+            state = self.ping()
+            if state == "idle" and not slot.event.is_set():
                 raise DeviceUnavailable(f"Device lost the {method} request (it reports idle)")
+            if state == "awaiting_user" and not told:
+                self.log.info("Waiting for confirmation on the device (%s)", method)
+                told = True

@@ -6,7 +6,7 @@ quillfw.errors); DeviceUnavailable is everything on the host side of the link
 to_rpc_error() is the only place where either becomes an RPCError.
 """
 from quill.errors import (RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_OUT_OF_MEMORY,
-                          RPC_WALLET_UNLOCK_NEEDED, RPCError)
+                          RPC_WALLET_ERROR, RPC_WALLET_UNLOCK_NEEDED, RPCError)
 from quillfw import errors as wire
 
 
@@ -39,10 +39,16 @@ _RPC_CODE = {
     wire.LOCKED: RPC_WALLET_UNLOCK_NEEDED,
     wire.OUT_OF_MEMORY: RPC_OUT_OF_MEMORY,
 }
+# The user's answer on the device (quillfw.confirm): a refusal or no answer in time
+# is the wallet's signing failing (Core's RPC_WALLET_ERROR), told in the device's
+# own words: "Signing refused on the device", "Confirmation timed out on the device".
+_USER_ANSWERS = (wire.USER_CANCELLED, wire.CONFIRM_TIMEOUT)
 
 
 def to_rpc_error(exc: Exception) -> RPCError:
     """The RPCError the JSON-RPC layer reports for a device failure."""
+    if isinstance(exc, DeviceError) and exc.code in _USER_ANSWERS:
+        return RPCError(RPC_WALLET_ERROR, exc.message)
     if isinstance(exc, DeviceError):
         return RPCError(_RPC_CODE.get(exc.code, RPC_MISC_ERROR), f"Device error: {exc.message}")
     if isinstance(exc, DeviceUnavailable):

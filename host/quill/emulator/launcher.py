@@ -32,6 +32,9 @@ DEFAULT_HEAPSIZE = "97K"
 DEFAULT_IDLE_MS = 2000
 FIRMWARE_DIR = Path(quillfw.__file__).resolve().parent.parent
 ENTRY = FIRMWARE_DIR / "main_emulator.py"
+# Beside the quillfw package, so that no board's build contains them.
+EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", ENTRY)
+APPROVERS = ("auto", "ask", "channel")
 
 
 def micropython_binary() -> str:
@@ -71,7 +74,7 @@ def mpy_cross_binary():
 
 def _firmware_sources():
     sources = [(f"quillfw/{p.name}", p) for p in sorted((FIRMWARE_DIR / "quillfw").glob("*.py"))]
-    return sources + [(ENTRY.name, ENTRY)]
+    return sources + [(p.name, p) for p in EMULATOR_MODULES]
 
 
 def _cache_dir() -> Path:
@@ -100,9 +103,11 @@ def romfs_image(cache_dir=None):
     try:
         writer = VfsRomWriter()
         writer.opendir("quillfw")
+        in_package = True
         for name, path in sources:
-            if name == ENTRY.name:
+            if in_package and not name.startswith("quillfw/"):
                 writer.closedir()
+                in_package = False
             out = work / (path.stem + ".mpy")
             subprocess.run([mpy_cross, "-s", name, "-o", str(out), str(path)], check=True,
                            capture_output=True)
@@ -115,9 +120,22 @@ def romfs_image(cache_dir=None):
     return image
 
 
+def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
+    """main_emulator.py's options for the user confirmation (see its docstring)."""
+    if approve not in APPROVERS:
+        raise ValueError(f"unknown approver {approve!r} (auto, ask or channel)")
+    options = ["--approve", approve]
+    if datadir is not None:
+        options += ["--datadir", str(datadir)]
+    if confirm_timeout_ms is not None:
+        options += ["--confirm-timeout-ms", str(int(confirm_timeout_ms))]
+    return options
+
+
 def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                     micropython=None, romfs=True):
-    options = ["--idle-ms", str(int(idle_ms)), "--board", board]
+                     micropython=None, romfs=True, confirmation=()):
+    """confirmation: confirmation_options(...)."""
+    options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
     image = romfs_image() if romfs else None
     if image is None:
         return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
@@ -148,8 +166,9 @@ class Emulator:
     """The firmware behind a pty; `port` is the path pyserial opens."""
 
     def __init__(self, heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                 restart=True, stderr=None, micropython=None):
-        self.command = firmware_command(heapsize, idle_ms, board, micropython)
+                 restart=True, stderr=None, micropython=None, confirmation=()):
+        self.command = firmware_command(heapsize, idle_ms, board, micropython,
+                                        confirmation=confirmation)
         self.restart = restart
         self.stderr = stderr
         self.port = None

@@ -2,19 +2,30 @@
 
     quill-emu [--heapsize 97K] [--idle-ms 2000] [--board NAME] [--no-restart]
               [--stdio] [--port-file PATH]
+              [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
 
 Prints the pty path to open (e.g. with pyserial, or quilld -device=PATH) on
 its first stdout line, then runs until SIGTERM/SIGINT. With --stdio the
 firmware serves this process's own stdin/stdout instead (pipes).
+
+User confirmation (protocol/SPEC.md §8): --approve=auto approves every request
+at once (the default); ask asks y/n on this process's controlling terminal;
+channel is the test-only approval channel: a test answers by writing
+"approve" or "refuse" to <datadir>/confirm-answer once <datadir>/confirm-request
+appears (quill.emulator.asker.write_answer). The confirmation policy is kept
+in <datadir>/confirm_policy.json (without --datadir: in memory).
 """
 import argparse
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 
-from quill.emulator.launcher import (DEFAULT_HEAPSIZE, DEFAULT_IDLE_MS, Emulator,
-                                     firmware_command, firmware_env)
+from quill.emulator.asker import NoTerminal, TerminalAsker
+from quill.emulator.launcher import (APPROVERS, DEFAULT_HEAPSIZE, DEFAULT_IDLE_MS, Emulator,
+                                     confirmation_options, firmware_command, firmware_env)
 
 
 def parse_args(argv):
@@ -29,15 +40,43 @@ def parse_args(argv):
     parser.add_argument("--stdio", action="store_true",
                         help="serve this process's stdin/stdout instead of a pty")
     parser.add_argument("--port-file", help="also write the pty path to this file")
-    return parser.parse_args(argv)
+    parser.add_argument("--approve", choices=APPROVERS, default="auto",
+                        help="who confirms signing: auto (approve at once, default), ask (y/n "
+                             "on this terminal), channel (test-only: files in --datadir)")
+    parser.add_argument("--datadir", help="the device's data dir: confirmation policy and the "
+                                          "approval channel (default: policy in memory)")
+    parser.add_argument("--confirm-timeout-ms", type=int,
+                        help="how long the device waits for a confirmation (default 120000)")
+    args = parser.parse_args(argv)
+    if args.approve == "channel" and not args.datadir:
+        parser.error("--approve=channel needs --datadir (the channel's files are there)")
+    return args
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    scratch = None
+    if args.approve == "ask" and not args.datadir:
+        scratch = args.datadir = tempfile.mkdtemp(prefix="quill-emu-")
+    if args.datadir:
+        os.makedirs(args.datadir, exist_ok=True)
+    asker = None
+    if args.approve == "ask":
+        try:
+            asker = TerminalAsker(args.datadir).start()
+        except NoTerminal as e:
+            print(f"quill-emu: {e}", file=sys.stderr)
+            return 2
+    confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
     if args.stdio:
-        command = firmware_command(args.heapsize, args.idle_ms, args.board)
+        if asker is not None:
+            print("quill-emu: --approve=ask cannot be combined with --stdio", file=sys.stderr)
+            return 2
+        command = firmware_command(args.heapsize, args.idle_ms, args.board,
+                                   confirmation=confirmation)
         os.execve(command[0], command, firmware_env())
-    emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart)
+    emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
+                        confirmation=confirmation)
     done = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: done.set())
@@ -52,6 +91,10 @@ def main(argv=None):
                 break
     finally:
         emulator.stop()
+        if asker is not None:
+            asker.stop()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

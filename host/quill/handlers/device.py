@@ -1,27 +1,77 @@
-"""Device RPCs: getdeviceinfo shows what the signing device reported."""
+"""Device RPCs: getdeviceinfo shows what the signing device reported and what it
+is doing; setconfirmationpolicy changes when it asks its user (SPEC.md §8)."""
 from quill.device.errors import DeviceError, DeviceUnavailable, to_rpc_error
 from quill.device.manager import NO_DEVICE
-from quill.rpc.registry import Method
+from quill.rpc.registry import AMOUNT, STR, Method, Param
+from quill.rpc.univalue import Amount
+
+from .rawtransactions_chain import amount_from_value
 
 
 # The device sends a canonical CBOR map (keys in byte order); the RPC shows
 # them in the documented order, anything newer after them.
 FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "implementation",
                "implementation_version", "heap_free", "max_message_size", "limits", "methods",
-               "script_types", "sighash_types", "selftest")
+               "script_types", "sighash_types", "selftest", "confirmation", "state")
+CONFIRMATION_ORDER = ("policy", "amount", "approver", "timeout_ms")
+
+
+def _device(ctx):
+    device = getattr(ctx.node, "device", None)
+    if device is None or not getattr(device, "configured", True):
+        raise DeviceUnavailable(NO_DEVICE)
+    return device
+
+
+def _policy_json(policy):
+    """The device's policy map with the amount in BTC, as Core shows amounts."""
+    shown = {k: policy[k] for k in CONFIRMATION_ORDER if k in policy}
+    shown.update((k, policy[k]) for k in sorted(policy) if k not in shown)
+    if "amount" in shown:
+        shown["amount"] = Amount(shown["amount"])
+    return shown
+
+
+def _current_info(device):
+    """get_info, fresh when the device is free; while a signing exchange holds
+    the device (possibly waiting for its user) the cached answer, so that this
+    call never waits behind it."""
+    client = device.client()
+    lock = client.session()
+    if not lock.acquire(blocking=False):
+        return client, device.info()
+    try:
+        return client, device.info(refresh=True)
+    finally:
+        lock.release()
 
 
 def getdeviceinfo(ctx, args):
-    device = getattr(ctx.node, "device", None)
     try:
-        if device is None:
-            raise DeviceUnavailable(NO_DEVICE)
-        info = device.info(refresh=True)
+        client, info = _current_info(_device(ctx))
+        info = dict(info, state=client.ping())   # ping is answered even mid-request
     except (DeviceError, DeviceUnavailable) as e:
         raise to_rpc_error(e) from None
     ordered = {k: info[k] for k in FIELD_ORDER if k in info}
     ordered.update((k, info[k]) for k in sorted(info) if k not in ordered)
+    if isinstance(ordered.get("confirmation"), dict):
+        ordered["confirmation"] = _policy_json(ordered["confirmation"])
     return ordered
+
+
+def setconfirmationpolicy(ctx, args):
+    policy, amount = args
+    params = {"policy": policy}
+    if amount is not None:
+        params["amount"] = amount_from_value(amount)
+    try:
+        device = _device(ctx)
+        # loosening waits for the user's confirmation on the device
+        result = device.client().call("set_confirm_policy", params, awaits_user=True)
+        device.info(refresh=True)
+    except (DeviceError, DeviceUnavailable) as e:
+        raise to_rpc_error(e) from None
+    return _policy_json(result)
 
 
 METHODS = [
@@ -43,8 +93,34 @@ METHODS = [
   "methods" : [ "str", ... ],   (json array) protocol methods the firmware answers
   "script_types" : [ "str", ... ], (json array) script types it signs
   "sighash_types" : [ n, ... ], (json array) sighash types it signs
-  "selftest" : "str"            (string) "ok", or "failed: <check>" (signing is then refused)
+  "selftest" : "str",           (string) "ok", or "failed: <check>" (signing is then refused)
+  "confirmation" : {            (json object) when the device asks its user before signing
+    "policy" : "str",           (string) always, above or never
+    "amount" : n,               (numeric, optional) policy above: asks when a transaction moves more
+    "approver" : "str",         (string) who answers: button, none, or the emulator's auto, ask, channel
+    "timeout_ms" : n            (numeric) how long the device waits for the answer
+  },
+  "state" : "str"               (string) idle, busy, or awaiting_user (waiting for a confirmation)
 }""",
         examples="> quill-cli getdeviceinfo",
+    ),
+    Method(
+        "setconfirmationpolicy", "device", setconfirmationpolicy,
+        params=[
+            Param("policy", STR, required=True,
+                  help="always: confirm every signing session on the device; above: only when the\n"
+                       "transaction moves more than amount; never: do not ask"),
+            Param("amount", AMOUNT, required=False,
+                  help="The threshold in BTC, for policy above (the larger of the inputs' and the\n"
+                       "outputs' totals is compared with it)"),
+        ],
+        description="Sets when the signing device asks its user to confirm before it signs.\n"
+                    "Asking more often takes effect at once; asking less often must first be\n"
+                    "confirmed on the device (this call waits for it).",
+        result="""{                             (json object) the policy now in force
+  "policy" : "str",             (string) always, above or never
+  "amount" : n                  (numeric, optional) the threshold of policy above
+}""",
+        examples="> quill-cli setconfirmationpolicy above 0.01\n> quill-cli setconfirmationpolicy always",
     ),
 ]

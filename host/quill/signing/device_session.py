@@ -11,6 +11,12 @@ then one sign request per signature; legacy signatures stream the inputs and
 outputs once more. Any failure sends sign_abort (the device also wipes the
 session on every error reply) and raises; nothing partial is returned.
 
+The device may ask its user to confirm before the first signature (its
+confirmation policy, SPEC.md §8): sign requests wait up to the client's
+user_timeout, the client logs "Waiting for confirmation on the device" when
+ping says so, and a refusal or a timeout on the device is a DeviceError
+(USER_CANCELLED / CONFIRM_TIMEOUT) that aborts the session like any other.
+
 Before starting, the device's get_info must list every method, script type and
 sighash type the requests need, and the transaction must fit its limits.
 """
@@ -97,13 +103,13 @@ class _Driver:
         self.bytes_sent = 0
         self.messages = 0
 
-    def call(self, method, params=None):
+    def call(self, method, params=None, awaits_user=False):
         body = {"id": _TYPICAL_ID, "method": method}
         if params is not None:
             body["params"] = params
         self.bytes_sent += len(canonical_dumps(body)) + FRAME_OVERHEAD
         self.messages += 1
-        return self.client.call(method, params)
+        return self.client.call(method, params, awaits_user=awaits_user)
 
     def fits(self, method, params):
         return len(canonical_dumps({"id": "x" * 16, "method": method, "params": params})) <= self.max_size
@@ -131,7 +137,8 @@ class _Driver:
         return tokens_in, tokens_out
 
     def sign_call(self, method, params):
-        """Send a sign request, staging its largest scripts first when it is too big."""
+        """Send a sign request, staging its largest scripts first when it is too big.
+        A sign request may wait for the user's confirmation (SPEC.md §8): the long timeout."""
         for name, path in _STAGE_PATHS:
             if self.fits(method, params):
                 break
@@ -145,7 +152,7 @@ class _Driver:
                 self.call("sign_stage", {"name": name, "data": holder[path[1]]})
                 holder[path[1]] = b""
                 params[path[0]] = holder
-        return self.call(method, params)
+        return self.call(method, params, awaits_user=True)
 
 
 def _txin_items(tx, spent):

@@ -1,0 +1,74 @@
+"""The emulator's approvers (quill-emu --approve=auto|ask|channel). EMULATOR ONLY:
+this module lives outside the quillfw package, so no board's build, deploy list
+or freeze manifest contains it (tests/boards checks that).
+
+    auto      every confirmation is approved at once
+    channel   a test answers through two files in the emulator's data dir
+              (the test-only approval channel)
+    ask       the same files; quill-emu itself answers, after asking y/n on
+              its controlling terminal (quill.emulator.asker)
+
+One class for the three (EmulatorApprover): the emulator's heap stands in for
+the smallest board's, so it carries as little as the boards' button approver.
+
+The channel, in <datadir>:
+
+    confirm-request   written (atomically) by the firmware when it starts waiting:
+                      one line, the prompt; removed when the wait ends
+    confirm-answer    written by the answerer: "approve" or "refuse"; read and
+                      removed by the firmware (anything else is left
+                      alone and read again). One left over from before the
+                      wait is removed unread when the wait starts, so nothing
+                      can approve in advance.
+"""
+import os
+
+from quillfw.confirm import APPROVED, REFUSED
+
+REQUEST = "confirm-request"
+ANSWER = "confirm-answer"
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+class EmulatorApprover:
+    """kind "auto": approves at once; "ask"/"channel": answers come through the files."""
+
+    def __init__(self, kind, directory=None):
+        if kind not in ("auto", "ask", "channel"):
+            raise ValueError("unknown approver " + kind)
+        self.name = kind
+        if kind != "auto":
+            self.request = directory + "/" + REQUEST
+            self.answer = directory + "/" + ANSWER
+
+    def begin(self, prompt, now_ms):
+        if self.name == "auto":
+            return
+        _remove(self.answer)
+        tmp = self.request + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(prompt + "\n")
+        os.rename(tmp, self.request)
+
+    def poll(self, now_ms):
+        if self.name == "auto":
+            return APPROVED
+        try:
+            with open(self.answer) as f:
+                text = f.read().strip()
+        except OSError:
+            return None
+        if text not in (APPROVED, REFUSED):
+            return None         # still being written (or garbage): look again
+        _remove(self.answer)
+        return text
+
+    def end(self):
+        if self.name != "auto":
+            _remove(self.request)
