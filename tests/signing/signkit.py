@@ -18,6 +18,7 @@ from crosscheck.test_ecdsa_vs_core_procedure import core_sign
 from quillfw.hashes import tagged_hash
 
 from quill.tx.address import encode_secret
+from quill.tx.script import push_data as push
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from rpc_daemon import QuillDaemon
 
@@ -30,16 +31,6 @@ N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 def h160(data):
     return hashlib.new("ripemd160", hashlib.sha256(data).digest()).digest()
-
-
-def push(data):
-    """A minimal push (Core's CScript << data) of up to 65535 bytes."""
-    n = len(data)
-    if n < 0x4C:
-        return bytes((n,)) + data
-    if n <= 0xFF:
-        return b"\x4c" + bytes((n,)) + data
-    return b"\x4d" + n.to_bytes(2, "little") + data
 
 
 class KeyPair:

@@ -17,7 +17,8 @@ from quillfw.hashes import ripemd160
 from quill.tx import script as S
 from quill.tx.hashes import hash160
 from quill.tx.interpreter import (SIGVERSION_BASE, SIGVERSION_WITNESS_V0, BaseSignatureChecker,
-                                  eval_script, push_data, verify_script)
+                                  eval_script, verify_script)
+from quill.tx.script import push_data
 from quill.tx.script_flags import SCRIPT_VERIFY_STRICTENC, STANDARD_SCRIPT_VERIFY_FLAGS
 
 from .params import MAX_MONEY, SIGHASH_ALL, SIGHASH_DEFAULT

@@ -42,7 +42,7 @@ from .hashes import hash160, sha256, sha256d
 from .opcodes import OP_SUCCESS
 from .script import (MAX_PUBKEYS_PER_MULTISIG, MAX_SCRIPT_ELEMENT_SIZE, MAX_SCRIPT_SIZE, get_op,
                      is_minimal_push, is_pay_to_script_hash, is_push_only,
-                     is_valid_signature_encoding, witness_program)
+                     is_valid_signature_encoding, push_data, witness_program)
 from .script_error import ScriptError as E
 from .script_flags import (SCRIPT_VERIFY_CHECKLOCKTIMEVERIFY, SCRIPT_VERIFY_CHECKSEQUENCEVERIFY,
                            SCRIPT_VERIFY_CLEANSTACK, SCRIPT_VERIFY_CONST_SCRIPTCODE,
@@ -193,18 +193,6 @@ def encode_script_num(v: int) -> bytes:
     elif neg:
         out[-1] |= 0x80
     return bytes(out)
-
-
-def push_data(data: bytes) -> bytes:
-    """CScript() << data: the shortest push of exactly these bytes (no OP_N)."""
-    n = len(data)
-    if n < 0x4C:
-        return bytes((n,)) + data
-    if n <= 0xFF:
-        return b"\x4c" + bytes((n,)) + data
-    if n <= 0xFFFF:
-        return b"\x4d" + n.to_bytes(2, "little") + data
-    return b"\x4e" + n.to_bytes(4, "little") + data
 
 
 def find_and_delete(script: bytes, pattern: bytes):

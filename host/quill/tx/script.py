@@ -42,6 +42,18 @@ def get_op(script: bytes, pc: int):
     return op, (script[start:next_pc] if op <= OP_PUSHDATA4 else None), next_pc
 
 
+def push_data(data: bytes) -> bytes:
+    """CScript() << data: the shortest push of exactly these bytes (no OP_N)."""
+    n = len(data)
+    if n < 0x4C:
+        return bytes((n,)) + data
+    if n <= 0xFF:
+        return b"\x4c" + bytes((n,)) + data
+    if n <= 0xFFFF:
+        return b"\x4d" + n.to_bytes(2, "little") + data
+    return b"\x4e" + n.to_bytes(4, "little") + data
+
+
 def iter_ops(script: bytes):
     """Yield (opcode, data) for each operation; stops with ValueError at a truncated push."""
     pc = 0

@@ -254,22 +254,13 @@ def parse_key(text: str, ctx, chain) -> Key:
 # -- script expressions --------------------------------------------------------
 
 
-def _push(data: bytes) -> bytes:
-    n = len(data)
-    if n < 0x4C:
-        return bytes((n,)) + data
-    if n <= 0xFF:
-        return b"\x4c" + bytes((n,)) + data
-    return b"\x4d" + n.to_bytes(2, "little") + data
-
-
 def _small_int(n: int) -> bytes:
     """CScript() << n: OP_0/OP_1..OP_16, else a minimal script-number push."""
     if n == 0:
         return bytes((OP_0,))
     if n <= 16:
         return bytes((0x50 + n,))
-    return _push(n.to_bytes(1 if n < 0x80 else 2, "little"))
+    return S.push_data(n.to_bytes(1 if n < 0x80 else 2, "little"))
 
 
 class Node:
@@ -295,7 +286,7 @@ class Node:
         if k in ("addr", "raw"):
             return self.data
         if k == "pk":
-            return _push(self.keys[0].pubkey(index)) + bytes((OP_CHECKSIG,))
+            return S.push_data(self.keys[0].pubkey(index)) + bytes((OP_CHECKSIG,))
         if k == "pkh":
             return (bytes((OP_DUP, OP_HASH160, 20)) + hash160(self.keys[0].pubkey(index))
                     + bytes((OP_EQUALVERIFY, OP_CHECKSIG)))
@@ -305,7 +296,7 @@ class Node:
             pubs = [key.pubkey(index) for key in self.keys]
             if k == "sortedmulti":
                 pubs.sort()
-            return (_small_int(self.threshold) + b"".join(_push(p) for p in pubs)
+            return (_small_int(self.threshold) + b"".join(S.push_data(p) for p in pubs)
                     + _small_int(len(pubs)) + bytes((OP_CHECKMULTISIG,)))
         if k == "sh":
             return bytes((OP_HASH160, 20)) + hash160(self.sub.script(index)) + bytes((OP_EQUAL,))
