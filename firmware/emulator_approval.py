@@ -2,14 +2,15 @@
 this module lives outside the quillfw package, so no board's build, deploy list
 or freeze manifest contains it (tests/boards checks that).
 
-    auto      every confirmation is approved at once
+    auto      every confirmation is approved at once (decided in quillfw.confirm,
+              which imports nothing for it: no heap taken while signing)
     channel   a test answers through two files in the emulator's data dir
               (the test-only approval channel)
     ask       the same files; quill-emu itself answers, after asking y/n on
               its controlling terminal (quill.emulator.asker)
 
-One class for the three (EmulatorApprover): the emulator's heap stands in for
-the smallest board's, so it carries as little as the boards' button approver.
+One class for ask and channel (EmulatorApprover), imported only while a
+confirmation waits (quillfw.confirm's approver spec ("emulator", kind, datadir)).
 
 The channel, in <datadir>:
 
@@ -37,19 +38,14 @@ def _remove(path):
 
 
 class EmulatorApprover:
-    """kind "auto": approves at once; "ask"/"channel": answers come through the files."""
+    """kind "ask" or "channel": the answers come through the files."""
 
-    def __init__(self, kind, directory=None):
-        if kind not in ("auto", "ask", "channel"):
-            raise ValueError("unknown approver " + kind)
+    def __init__(self, kind, directory):
         self.name = kind
-        if kind != "auto":
-            self.request = directory + "/" + REQUEST
-            self.answer = directory + "/" + ANSWER
+        self.request = directory + "/" + REQUEST
+        self.answer = directory + "/" + ANSWER
 
     def begin(self, prompt, now_ms):
-        if self.name == "auto":
-            return
         _remove(self.answer)
         tmp = self.request + ".tmp"
         with open(tmp, "w") as f:
@@ -57,8 +53,6 @@ class EmulatorApprover:
         os.rename(tmp, self.request)
 
     def poll(self, now_ms):
-        if self.name == "auto":
-            return APPROVED
         try:
             with open(self.answer) as f:
                 text = f.read().strip()
@@ -70,5 +64,4 @@ class EmulatorApprover:
         return text
 
     def end(self):
-        if self.name != "auto":
-            _remove(self.request)
+        _remove(self.request)

@@ -18,7 +18,6 @@ heap) and debug_raise (a handler bug).
 import sys
 import time
 
-from emulator_approval import EmulatorApprover
 from quillfw.confirm import DEFAULT_TIMEOUT_MS
 from quillfw.dispatcher import ANY, BOOL, BYTES, UINT, Method
 from quillfw.errors import INVALID_PARAMS, DeviceError
@@ -79,9 +78,11 @@ def main(argv):
     kind = _option(argv, "--approve", "auto")
     datadir = _option(argv, "--datadir", None)
     timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
+    if kind not in ("auto", "ask", "channel"):
+        raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
         raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
-    dispatcher = build_dispatcher(board, emulator=True, approver=EmulatorApprover(kind, datadir),
+    dispatcher = build_dispatcher(board, emulator=True, approver=("emulator", kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms)
     dispatcher.register(DEBUG_METHODS)

@@ -4,6 +4,9 @@ Maintenance: hold BOOT (GPIO0) during the first 1.5 s after the board starts
 and the firmware stays off, leaving the REPL free for mpremote (make deploy).
 Holding BOOT before reset enters the ROM download mode instead, which is how
 MicroPython itself is flashed.
+
+Confirmation (quillfw.confirm): the RGB LED blinks white while a signature
+waits; press BOOT briefly to approve, hold it 2 s to refuse.
 """
 import time
 
@@ -11,6 +14,7 @@ from machine import Pin
 
 BOARD = "esp32_s3"
 BUTTON_PIN = 0                 # board.json button_pin (active low)
+LED_PIN = 48                   # board.json led_pin (WS2812)
 MAINTENANCE_WINDOW_MS = 1500
 
 
@@ -27,6 +31,8 @@ def maintenance_requested():
 if maintenance_requested():
     print("quill: BOOT held, firmware not started (maintenance)")
 else:
+    from quillfw.confirm import POLICY_FILE
     from quillfw.runtime import build_dispatcher, serve
     from quillfw.transport import StdioTransport
-    serve(StdioTransport(), build_dispatcher(BOARD))
+    approver = ("button", BUTTON_PIN, LED_PIN, "neopixel")
+    serve(StdioTransport(), build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE))

@@ -2,7 +2,10 @@
 
 Maintenance: hold BOOTSEL while the LED is lit (the first 1.5 s after the board
 starts) and the firmware stays off, leaving the REPL free for mpremote (make
-deploy). Holding BOOTSEL before power-up enters the RP2040 ROM bootloader
+deploy).
+
+Confirmation (quillfw.confirm): the LED blinks while a signature waits; press
+BOOTSEL briefly to approve, hold it 2 s to refuse. Holding BOOTSEL before power-up enters the RP2040 ROM bootloader
 instead, which is how MicroPython itself is flashed.
 """
 import time
@@ -31,6 +34,8 @@ def maintenance_requested():
 if maintenance_requested():
     print("quill: BOOTSEL held, firmware not started (maintenance)")
 else:
+    from quillfw.confirm import POLICY_FILE
     from quillfw.runtime import build_dispatcher, serve
     from quillfw.transport import StdioTransport
-    serve(StdioTransport(), build_dispatcher(BOARD))
+    approver = ("button", "bootsel", LED_PIN, "gpio")   # the Pico's only button is BOOTSEL
+    serve(StdioTransport(), build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE))

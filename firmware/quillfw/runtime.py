@@ -9,7 +9,7 @@ every build: its set_confirm_policy method, its get_info fields, and the
 Confirmation object the signing methods ask before their first signature.
 """
 from quillfw.confirm import DEFAULT_TIMEOUT_MS, Confirmation
-from quillfw.dispatcher import Dispatcher
+from quillfw.dispatcher import TEXT, UINT, Dispatcher, Method
 from quillfw.framing import DEFAULT_IDLE_MS
 from quillfw.info import core_methods
 from quillfw.server import Server
@@ -19,14 +19,17 @@ EXTENSIONS = ("quillfw.signing_methods",)
 
 def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
                      confirm_timeout_ms=DEFAULT_TIMEOUT_MS):
-    """approver: who confirms (quillfw.approvers; None: nobody, so whatever the
-    policy asks to confirm is refused); policy_path: the policy's file (None:
-    kept in memory). Extensions find the Confirmation as dispatcher.confirmation."""
+    """approver: who confirms, a spec of quillfw.confirm (None: nobody, so
+    whatever the policy asks to confirm is refused); policy_path: the policy's
+    file (None: kept in memory). Extensions find the Confirmation as
+    dispatcher.confirmation."""
     dispatcher = Dispatcher()
     dispatcher.register(core_methods(dispatcher, board, emulator))
     confirmation = Confirmation(approver, policy_path, confirm_timeout_ms)
     dispatcher.confirmation = confirmation
-    dispatcher.register(confirmation.methods(), info=confirmation.info)
+    dispatcher.register([Method("set_confirm_policy", confirmation.set_policy,
+                                {"policy": (TEXT, True), "amount": (UINT, False)})],
+                        info=confirmation.info)
     for name in EXTENSIONS:
         module = __import__(name, None, None, ["register"])
         module.register(dispatcher)

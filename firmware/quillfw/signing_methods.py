@@ -158,7 +158,7 @@ class SigningMethods:
             counted = self._first_pass()
             tokens.append(self._run(self.session.add_input, *txin))
             if counted:
-                self.confirmation.add_input(txin[3])
+                self.confirmation.count(txin[3])
             if i % _POLL_EVERY == _POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
@@ -172,7 +172,7 @@ class SigningMethods:
             counted = self._first_pass()
             tokens.append(self._run(self.session.add_output, *txout))
             if counted:
-                self.confirmation.add_output(txout[0])
+                self.confirmation.count(txout[0], output=True)
             if i % _POLL_EVERY == _POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens

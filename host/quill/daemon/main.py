@@ -16,7 +16,7 @@ from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.emulator.launcher import confirmation_options
-from quill.handlers import (blockchain, control, device, mining, rawtransactions,
+from quill.handlers import (blockchain, confirmation, control, device, mining, rawtransactions,
                             rawtransactions_chain, signing, wallet)
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
@@ -26,7 +26,8 @@ from quill.wallet.manager import WalletManager
 
 log = logging.getLogger("quill.init")
 
-HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device]
+HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
+                   confirmation]
 
 
 def build_registry() -> Registry:

@@ -1,11 +1,9 @@
 """Device RPCs: getdeviceinfo shows what the signing device reported and what it
-is doing; setconfirmationpolicy changes when it asks its user (SPEC.md §8)."""
+is doing (setconfirmationpolicy is in handlers/confirmation.py)."""
 from quill.device.errors import DeviceError, DeviceUnavailable, to_rpc_error
 from quill.device.manager import NO_DEVICE
-from quill.rpc.registry import AMOUNT, STR, Method, Param
+from quill.rpc.registry import Method
 from quill.rpc.univalue import Amount
-
-from .rawtransactions_chain import amount_from_value
 
 
 # The device sends a canonical CBOR map (keys in byte order); the RPC shows
@@ -16,14 +14,14 @@ FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "imp
 CONFIRMATION_ORDER = ("policy", "amount", "approver", "timeout_ms")
 
 
-def _device(ctx):
+def device_of(ctx):
     device = getattr(ctx.node, "device", None)
     if device is None or not getattr(device, "configured", True):
         raise DeviceUnavailable(NO_DEVICE)
     return device
 
 
-def _policy_json(policy):
+def policy_json(policy):
     """The device's policy map with the amount in BTC, as Core shows amounts."""
     shown = {k: policy[k] for k in CONFIRMATION_ORDER if k in policy}
     shown.update((k, policy[k]) for k in sorted(policy) if k not in shown)
@@ -48,30 +46,15 @@ def _current_info(device):
 
 def getdeviceinfo(ctx, args):
     try:
-        client, info = _current_info(_device(ctx))
+        client, info = _current_info(device_of(ctx))
         info = dict(info, state=client.ping())   # ping is answered even mid-request
     except (DeviceError, DeviceUnavailable) as e:
         raise to_rpc_error(e) from None
     ordered = {k: info[k] for k in FIELD_ORDER if k in info}
     ordered.update((k, info[k]) for k in sorted(info) if k not in ordered)
     if isinstance(ordered.get("confirmation"), dict):
-        ordered["confirmation"] = _policy_json(ordered["confirmation"])
+        ordered["confirmation"] = policy_json(ordered["confirmation"])
     return ordered
-
-
-def setconfirmationpolicy(ctx, args):
-    policy, amount = args
-    params = {"policy": policy}
-    if amount is not None:
-        params["amount"] = amount_from_value(amount)
-    try:
-        device = _device(ctx)
-        # loosening waits for the user's confirmation on the device
-        result = device.client().call("set_confirm_policy", params, awaits_user=True)
-        device.info(refresh=True)
-    except (DeviceError, DeviceUnavailable) as e:
-        raise to_rpc_error(e) from None
-    return _policy_json(result)
 
 
 METHODS = [
@@ -103,24 +86,5 @@ METHODS = [
   "state" : "str"               (string) idle, busy, or awaiting_user (waiting for a confirmation)
 }""",
         examples="> quill-cli getdeviceinfo",
-    ),
-    Method(
-        "setconfirmationpolicy", "device", setconfirmationpolicy,
-        params=[
-            Param("policy", STR, required=True,
-                  help="always: confirm every signing session on the device; above: only when the\n"
-                       "transaction moves more than amount; never: do not ask"),
-            Param("amount", AMOUNT, required=False,
-                  help="The threshold in BTC, for policy above (the larger of the inputs' and the\n"
-                       "outputs' totals is compared with it)"),
-        ],
-        description="Sets when the signing device asks its user to confirm before it signs.\n"
-                    "Asking more often takes effect at once; asking less often must first be\n"
-                    "confirmed on the device (this call waits for it).",
-        result="""{                             (json object) the policy now in force
-  "policy" : "str",             (string) always, above or never
-  "amount" : n                  (numeric, optional) the threshold of policy above
-}""",
-        examples="> quill-cli setconfirmationpolicy above 0.01\n> quill-cli setconfirmationpolicy always",
     ),
 ]

@@ -1,0 +1,159 @@
+"""The user confirmation's transient half (quillfw.confirm imports it when it
+asks the user or reads or changes the policy, then drops it): the policy's
+validation, file and comparison, the approvers, and the wait.
+
+A policy is its protocol map: {"policy": "always"|"never"} or
+{"policy": "above", "amount": satoshis}.
+"""
+import json
+import os
+import time
+
+from quillfw.compat import const
+from quillfw.confirm import ABOVE, ALWAYS, APPROVED, NEVER, REFUSED, auto_approves
+from quillfw.errors import (CONFIRM_TIMEOUT, INTERNAL_ERROR, INVALID_PARAMS, USER_CANCELLED,
+                            DeviceError)
+
+_MAX_MONEY = const(2100000000000000)
+_POLL_MS = const(20)
+# How many kinds of transaction each policy asks for: a smaller rank asks less.
+RANK = {NEVER: 0, ABOVE: 1, ALWAYS: 2}
+
+SIGN_REFUSED = "Signing refused on the device"
+POLICY_REFUSED = "Policy change refused on the device"
+TIMED_OUT = "Confirmation timed out on the device"
+
+try:
+    from time import sleep_ms, ticks_diff, ticks_ms
+except ImportError:  # CPython
+    def ticks_ms():
+        return int(time.monotonic() * 1000)
+
+    def ticks_diff(a, b):
+        return a - b
+
+    def sleep_ms(ms):
+        time.sleep(ms / 1000)
+
+
+def btc(sats):
+    return "%d.%08d" % (sats // 100000000, sats % 100000000)
+
+
+# ---- the policy ---------------------------------------------------------------------
+
+def make_policy(policy, amount=None):
+    """The policy map, or DeviceError(INVALID_PARAMS) naming what is wrong."""
+    if policy not in RANK:
+        raise DeviceError(INVALID_PARAMS, "policy must be always, above or never")
+    if policy != ABOVE:
+        if amount is not None:
+            raise DeviceError(INVALID_PARAMS, "amount is only for policy 'above'")
+        return {"policy": policy}
+    if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= _MAX_MONEY:
+        raise DeviceError(INVALID_PARAMS, "policy 'above' needs an amount in 0..%d satoshis"
+                          % _MAX_MONEY)
+    return {"policy": ABOVE, "amount": amount}
+
+
+def loosens(old, new):
+    """Whether `new` leaves out some case where `old` asks."""
+    if old["policy"] == ABOVE and new["policy"] == ABOVE:
+        return new["amount"] > old["amount"]
+    return RANK[new["policy"]] < RANK[old["policy"]]
+
+
+def describe(policy):
+    if policy["policy"] == ABOVE:
+        return "confirm above %s BTC" % btc(policy["amount"])
+    return "confirm " + policy["policy"]
+
+
+def load_policy(path):
+    """The stored policy: `always` when none was stored, and when the file is
+    unreadable (the strictest policy, rather than trusting damaged bytes)."""
+    if path is None:
+        return make_policy(ALWAYS)
+    try:
+        with open(path) as f:
+            data = json.loads(f.read())
+        return make_policy(data.get("policy"), data.get("amount"))
+    except (OSError, ValueError, AttributeError, DeviceError):
+        return make_policy(ALWAYS)
+
+
+def save_policy(path, policy):
+    if path is None:
+        return                              # kept in memory only
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w") as f:
+            f.write(json.dumps(policy))
+        os.rename(tmp, path)                # atomic: a power cut keeps the old or the new
+    except OSError:
+        raise DeviceError(INTERNAL_ERROR, "Cannot store the confirmation policy")
+
+
+def change_policy(conf, ctx, params):
+    """set_confirm_policy: tightening at once, loosening once the user agreed."""
+    new = make_policy(params["policy"], params.get("amount"))
+    if loosens(conf.policy, new):
+        ask(conf, ctx, "Change policy from %s to %s?" % (describe(conf.policy), describe(new)),
+            POLICY_REFUSED)
+    save_policy(conf.path, new)
+    conf.policy = new
+    return new
+
+
+# ---- the wait -----------------------------------------------------------------------
+
+def approver(spec):
+    """The approver a spec names (quillfw.confirm), or None."""
+    if not isinstance(spec, tuple):
+        return spec
+    if spec[0] == "emulator":
+        from emulator_approval import EmulatorApprover
+        return EmulatorApprover(spec[1], spec[2])
+    from quillfw.approvers import ButtonApprover
+    from quillfw import hal
+    _, button, led, led_kind = spec
+    button = hal.BootselButton() if button == "bootsel" else hal.Button(button)
+    if led is not None:
+        led = hal.NeoPixelLed(led) if led_kind == "neopixel" else hal.Led(led)
+    return ButtonApprover(button, led)
+
+
+def confirm_signature(conf, ctx, hash_type):
+    n_in, total_in, n_out, total_out = conf.counts
+    prompt = "Sign: %d inputs %s BTC, %d outputs %s BTC" % (n_in, btc(total_in), n_out,
+                                                              btc(total_out))
+    if (hash_type & 3) >= 2:
+        prompt += ", outputs not committed (sighash 0x%02x)" % hash_type
+    ask(conf, ctx, prompt + "?", SIGN_REFUSED)
+
+
+def ask(conf, ctx, prompt, refused_message):
+    """Return once the user approved; DeviceError when refused or timed out."""
+    if auto_approves(conf.approver):
+        return
+    user = approver(conf.approver)
+    if user is None:
+        raise DeviceError(USER_CANCELLED, refused_message)
+    start = ticks_ms()
+    ctx.awaiting_user(True)
+    try:
+        user.begin(prompt, start)
+        while True:
+            now = ticks_ms()
+            answer = user.poll(now)
+            if answer == APPROVED:
+                return
+            if answer == REFUSED:
+                raise DeviceError(USER_CANCELLED, refused_message)
+            if ticks_diff(now, start) >= conf.timeout_ms:
+                raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)
+            ctx.poll_link()
+            sleep_ms(_POLL_MS)
+    finally:
+        user.end()
+        ctx.awaiting_user(False)

@@ -1,0 +1,46 @@
+"""setconfirmationpolicy: when the signing device asks its user before it
+signs (protocol/SPEC.md §8). The device decides: tightening takes effect at
+once, loosening waits for the user's confirmation on the device."""
+from quill.device.errors import DeviceError, DeviceUnavailable, to_rpc_error
+from quill.rpc.registry import AMOUNT, STR, Method, Param
+
+from .device import device_of, policy_json
+from .rawtransactions_chain import amount_from_value
+
+
+def setconfirmationpolicy(ctx, args):
+    policy, amount = args
+    params = {"policy": policy}
+    if amount is not None:
+        params["amount"] = amount_from_value(amount)
+    try:
+        device = device_of(ctx)
+        # loosening waits for the user's confirmation on the device
+        result = device.client().call("set_confirm_policy", params, awaits_user=True)
+        device.info(refresh=True)
+    except (DeviceError, DeviceUnavailable) as e:
+        raise to_rpc_error(e) from None
+    return policy_json(result)
+
+
+METHODS = [
+    Method(
+        "setconfirmationpolicy", "device", setconfirmationpolicy,
+        params=[
+            Param("policy", STR, required=True,
+                  help="always: confirm every signing session on the device; above: only when the\n"
+                       "transaction moves more than amount; never: do not ask"),
+            Param("amount", AMOUNT, required=False,
+                  help="The threshold in BTC, for policy above (the larger of the inputs' and the\n"
+                       "outputs' totals is compared with it)"),
+        ],
+        description="Sets when the signing device asks its user to confirm before it signs.\n"
+                    "Asking more often takes effect at once; asking less often must first be\n"
+                    "confirmed on the device (this call waits for it).",
+        result="""{                             (json object) the policy now in force
+  "policy" : "str",             (string) always, above or never
+  "amount" : n                  (numeric, optional) the threshold of policy above
+}""",
+        examples="> quill-cli setconfirmationpolicy above 0.01\n> quill-cli setconfirmationpolicy always",
+    )
+]
