@@ -1,0 +1,61 @@
+"""The emulator's approval channel (firmware/emulator_approval.py) and its auto
+approver never reach a real board: not in the quillfw package that every
+build compiles, deploys and freezes, not imported by it, not chosen by any
+board's main.py; and every board with a button confirms with it."""
+import ast
+
+import pytest
+
+from boards import boardspec, build
+
+REAL_BOARDS = [n for n in boardspec.names() if n != "unix"]
+EMULATOR_ONLY = "emulator_approval"
+
+
+def _imports(path):
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_the_channel_module_is_outside_the_firmware_package():
+    assert (boardspec.FIRMWARE_DIR / f"{EMULATOR_ONLY}.py").is_file()
+    assert EMULATOR_ONLY not in {p.stem for p in build.firmware_sources()}
+
+
+@pytest.mark.parametrize("name", REAL_BOARDS)
+def test_no_build_or_deploy_list_contains_it(builds, name):
+    out = builds[name]
+    files = out.modules + out.entry_points + out.files_on_filesystem()
+    assert files and not [p for p in files if EMULATOR_ONLY in p.name]
+    assert not list(out.root.rglob(f"{EMULATOR_ONLY}*"))
+
+
+def test_the_firmware_package_never_imports_it_at_module_level():
+    # quillfw.confirm_flow imports it only for the spec ("emulator", ...), which no
+    # board passes (next test); nothing in the package imports it at load time
+    for source in build.firmware_sources():
+        tree = ast.parse(source.read_text())
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        names = {a.name for n in top for a in n.names} | {getattr(n, "module", None) for n in top}
+        assert EMULATOR_ONLY not in names, source.name
+
+
+@pytest.mark.parametrize("name", REAL_BOARDS)
+def test_each_board_confirms_with_its_button_never_the_emulator(name):
+    board = boardspec.load(name)
+    source = (board.dir / "main.py").read_text()
+    assert EMULATOR_ONLY not in _imports(board.dir / "main.py")
+    assert '"emulator"' not in source and "'emulator'" not in source
+    assert 'approver=' in source and '("button", ' in source
+    assert "policy_path=POLICY_FILE" in source
+
+
+@pytest.mark.parametrize("name", boardspec.names())
+def test_no_freeze_manifest_names_it(name):
+    text = (boardspec.BOARDS_DIR / name / "manifest.py").read_text()
+    assert EMULATOR_ONLY not in text and "main_emulator" not in text
