@@ -33,9 +33,10 @@ class TerminalAsker:
     def __init__(self, directory, tty="/dev/tty"):
         self.directory = Path(directory)
         try:
-            self.tty = open(tty, "r+", buffering=1)
+            self._fd = os.open(tty, os.O_RDWR | os.O_NOCTTY)
         except OSError as e:
             raise NoTerminal(f"--approve=ask needs a terminal ({tty}: {e.strerror})") from None
+        self._lines = open(self._fd, "r", closefd=False)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="quill-emu-ask", daemon=True)
 
@@ -45,6 +46,9 @@ class TerminalAsker:
 
     def stop(self):
         self._stop.set()
+
+    def _say(self, text):
+        os.write(self._fd, text.encode())
 
     def _pending(self):
         """(identity, prompt) of a waiting request, or None."""
@@ -62,9 +66,9 @@ class TerminalAsker:
             if pending is None or pending[0] == answered:
                 continue
             identity, prompt = pending
-            self.tty.write(f"\nquill-emu: {prompt} [y/N] ")
-            line = self.tty.readline()
+            self._say(f"\nquill-emu: {prompt} [y/N] ")
+            line = self._lines.readline()
             answer = "approve" if line.strip().lower() in ("y", "yes") else "refuse"
             write_answer(self.directory, answer)
-            self.tty.write(f"quill-emu: {answer}d\n")
+            self._say(f"quill-emu: {answer}d\n")
             answered = identity
