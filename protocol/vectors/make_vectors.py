@@ -58,6 +58,16 @@ MESSAGES = [
     ("busy error", {"id": "q4", "error": {"code": -32004,
                                           "message": "Device busy with another request"}}),
     ("log message", {"log": "serving, idle timeout 2000 ms"}),
+    # user confirmation (SPEC.md section 8)
+    ("set_confirm_policy request, above", {"id": "c1", "method": "set_confirm_policy",
+                                           "params": {"policy": "above", "amount": 1000000}}),
+    ("set_confirm_policy request, always", {"id": "c2", "method": "set_confirm_policy",
+                                            "params": {"policy": "always"}}),
+    ("set_confirm_policy reply", {"id": "c1", "result": {"policy": "above", "amount": 1000000}}),
+    ("user cancelled error", {"id": "c3", "error": {"code": -32000,
+                                                    "message": "Signing refused on the device"}}),
+    ("confirmation timeout error", {"id": "c4", "error": {
+        "code": -32007, "message": "Confirmation timed out on the device"}}),
     ("non-ASCII id", {"id": "caf\u00e9", "method": "ping"}),
 ]
 
