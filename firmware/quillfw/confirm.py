@@ -1,8 +1,8 @@
 """User confirmation on the device (protocol/SPEC.md §8): the policy, where it
 is kept, and the wait for the user's answer.
 
-Policy, persisted on the device (load_policy/save_policy: a small JSON file on the board's
-flash, in the emulator's data dir):
+Policy, persisted on the device (confirm_flow.load_policy/save_policy: a small
+JSON file on the board's flash, in the emulator's data dir):
 
     always          every signing session asks the user (the default, and what
                     an unreadable policy file falls back to)
