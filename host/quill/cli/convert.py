@@ -50,6 +50,7 @@ CONVERT_PARAMS = [
     ("rescanblockchain", 0, "start_height"),
     ("rescanblockchain", 1, "stop_height"),
     ("getbalances", 0, "avoid_reuse"),
+    ("setconfirmationpolicy", 1, "amount"),
 ]
 
 _BY_POSITION = {(m, i) for m, i, _ in CONVERT_PARAMS}
