@@ -12,6 +12,9 @@ Rows:
 * decoderawtransaction via RPC: the real RPC server in-process on localhost, one
   keep-alive HTTP/1.1 connection, sequential calls; `uptime` gives the transport's
   own cost per request as a baseline.
+* decoderawtransaction via RPC under load: a real quilld process and the load
+  generator of bench_rpc.py in another process, 1/8/64 concurrent keep-alive
+  clients sending transaction (a).
 Times are the best of several repeats (per decode); ratios > 1 mean Quill is faster.
 """
 import argparse
@@ -120,6 +123,24 @@ def main():
     print(f"{'transaction':24} | {'RPC per call':>13} {'decodes/s':>10}   (keep-alive, sequential)")
     for label, per, rate in rpc:
         print(f"{label:24} | {fmt(per):>13} {rate:10.0f}")
+    print()
+    print_concurrent_rpc(cases[0][1])
+
+
+def print_concurrent_rpc(hx):
+    """Transaction (a) through a real quilld, loaded from another process."""
+    import json
+    import tempfile
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench_rpc import load
+    from rpc_daemon import QuillDaemon
+    body = json.dumps({"jsonrpc": "1.0", "id": "b", "method": "decoderawtransaction", "params": [hx]})
+    print(f"{'(a) via quilld, clients':24} | {'decodes/s':>10} {'p50 ms':>7} {'p99 ms':>7}   (separate load process)")
+    with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp) as d:
+        for clients in (1, 8, 64):
+            r = load(d.port, d.auth_header(), body, clients, 3.0)
+            print(f"{clients:24d} | {r['rps']:10.0f} {r['p50']:7.2f} {r['p99']:7.2f}")
 
 
 if __name__ == "__main__":
