@@ -112,7 +112,7 @@ BECH32_MAX_LENGTH = 90
 _GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
 
 
-def _xor_table(generators):
+def xor_table(generators):
     """XOR of the generators selected by each 5-bit value (one lookup per step instead of five)."""
     table = []
     for top in range(32):
@@ -124,7 +124,7 @@ def _xor_table(generators):
     return tuple(table)
 
 
-_GEN_TABLE = _xor_table(_GEN)
+_GEN_TABLE = xor_table(_GEN)
 
 
 def _polymod(values) -> int:

@@ -7,7 +7,7 @@ Miniscript inference inside wsh() is not implemented: such scripts fall back
 to addr(), whereas Core prints wsh(<miniscript>) for sane miniscripts.
 """
 from . import script as S
-from .address import encode_destination
+from .address import encode_destination, xor_table
 from .hashes import sha256
 
 # -- BIP380 checksum ------------------------------------------------------------
@@ -20,19 +20,8 @@ _POS = {c: i for i, c in enumerate(INPUT_CHARSET)}
 _GEN = (0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD)
 
 
-def _build_table():
-    table = []
-    for top in range(32):
-        x = 0
-        for i, g in enumerate(_GEN):
-            if (top >> i) & 1:
-                x ^= g
-        table.append(x)
-    return tuple(table)
-
-
 # XOR of the generators selected by each 5-bit top value: one lookup per step.
-_GEN_TABLE = _build_table()
+_GEN_TABLE = xor_table(_GEN)
 
 
 # Each character's INPUT_CHARSET position as a byte (0xFF for characters outside it).

@@ -372,7 +372,7 @@ class Wallet:
                             if other != txid:
                                 self.mark_conflicted(block_hash, height, bt, other)
                 self.sync_tx(tx, (st.CONFIRMED, block_hash, height, index, bt), rescan=rescan)
-                self._mempool_removed_conflicts(tx)
+                self._note_mempool_conflicts(tx, set.discard)
 
     def block_disconnected(self, block, height):
         with self.store.batch():
@@ -402,29 +402,25 @@ class Wallet:
     def transaction_added_to_mempool(self, tx):
         with self.store.batch():
             self.sync_tx(tx, (st.MEMPOOL,))
-            txid = tx.txid()
-            if tx.is_coinbase():
-                return
-            for txin in tx.vin:
-                for other in list(self.spends.get((txin.prevout.hash, txin.prevout.n), ())):
-                    if other != txid:
-                        self._recursive_memory(other, lambda s: s.add(txid))
+            self._note_mempool_conflicts(tx, set.add)
 
     def transaction_removed_from_mempool(self, tx, reason=None):
         with self.store.batch():
             row = self.store.get_tx(tx.txid())
             if row is not None and row.state == st.MEMPOOL:
                 self.store.set_state(row.txid, st.INACTIVE, False)
-            self._mempool_removed_conflicts(tx)
+            self._note_mempool_conflicts(tx, set.discard)
 
-    def _mempool_removed_conflicts(self, tx):
+    def _note_mempool_conflicts(self, tx, change):
+        """Add (set.add) or drop (set.discard) `tx` in the mempool conflicts of every
+        wallet transaction spending the same outputs, and of their descendants."""
         txid = tx.txid()
         if tx.is_coinbase():
             return
         for txin in tx.vin:
             for other in list(self.spends.get((txin.prevout.hash, txin.prevout.n), ())):
                 if other != txid:
-                    self._recursive_memory(other, lambda s: s.discard(txid))
+                    self._recursive_memory(other, lambda conflicts: change(conflicts, txid))
 
     def _recursive_memory(self, txid, change):
         todo, done = [txid], set()
