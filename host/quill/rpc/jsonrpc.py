@@ -200,9 +200,11 @@ class Dispatcher:
             raise
         except (MemoryError, RecursionError) as e:
             raise RPCError(RPC_MISC_ERROR, type(e).__name__) from e
-        except Exception as e:  # a handler bug: report its text, never a traceback
+        except Exception as e:
+            # A handler bug. Its text may quote the request (a key, say), so
+            # neither the client nor the log sees more than its type.
             log.error("unexpected %s in RPC method %s", type(e).__name__, req.method)
-            raise RPCError(RPC_MISC_ERROR, str(e) or type(e).__name__) from e
+            raise RPCError(RPC_MISC_ERROR, f"Internal error ({type(e).__name__})") from e
         finally:
             self.active.end(key)
 
