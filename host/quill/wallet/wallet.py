@@ -316,29 +316,32 @@ class Wallet:
 
     def _abandon_coinbase_tree(self, txid):
         """v25+: an inactive coinbase and every in-wallet descendant are abandoned (§4.5)."""
-        todo, seen = [txid], set()
-        while todo:
-            t = todo.pop()
-            if t in seen:
-                continue
-            seen.add(t)
+        def abandon(t):
             self.store.set_state(t, st.INACTIVE, True)
-            todo.extend(self.store.children(t))
+            return True
 
-    def _recursive_update(self, txid, update):
-        """Core's RecursiveUpdateTxState: apply `update(row) -> bool changed` to txid and,
-        below every tx that changed, to its in-wallet descendants."""
+        self._walk_descendants(txid, abandon)
+
+    def _walk_descendants(self, txid, visit):
+        """Visit `txid` and its in-wallet descendants, each once; `visit(t)` returns
+        whether to go on below t."""
         todo, done = [txid], set()
         while todo:
             t = todo.pop()
             if t in done:
                 continue
             done.add(t)
-            row = self.store.get_tx(t)
-            if row is None:
-                continue
-            if update(row):
+            if visit(t):
                 todo.extend(self.store.children(t))
+
+    def _recursive_update(self, txid, update):
+        """Core's RecursiveUpdateTxState: apply `update(row) -> bool changed` to txid and,
+        below every tx that changed, to its in-wallet descendants."""
+        def visit(t):
+            row = self.store.get_tx(t)
+            return row is not None and update(row)
+
+        self._walk_descendants(txid, visit)
 
     def mark_conflicted(self, block_hash, height, block_t, txid):
         tip_height = self.tip()[0]
@@ -423,16 +426,14 @@ class Wallet:
                     self._recursive_memory(other, lambda conflicts: change(conflicts, txid))
 
     def _recursive_memory(self, txid, change):
-        todo, done = [txid], set()
-        while todo:
-            t = todo.pop()
-            if t in done:
-                continue
-            done.add(t)
+        """Apply `change` to the mempool-conflict set of txid and all its descendants."""
+        def visit(t):
             change(self.mempool_conflicts.setdefault(t, set()))
             if not self.mempool_conflicts[t]:
                 del self.mempool_conflicts[t]
-            todo.extend(self.store.children(t))
+            return True
+
+        self._walk_descendants(txid, visit)
 
     # -- load-time repair (core-wallet.md §4.1) ------------------------------------
 
