@@ -6,7 +6,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: start test bench clean boards-check deploy
+.PHONY: start test lint bench clean boards-check deploy
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,11 @@ start: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python tests/run_suite.py
+
+# ruff and mypy, configured in pyproject.toml
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/run_all.py

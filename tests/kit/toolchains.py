@@ -1,0 +1,68 @@
+"""Where the third-party toolchains and vectors live, and what happens when one is absent.
+
+Tests find each thing through an environment variable first, then at its place in
+``../shared`` beside the repository (see ``../shared/toolchains/README.md``). When it is
+absent a test skips with a clear reason; with ``QUILL_REQUIRE_TOOLCHAINS=1`` (set by
+``.ci/run``) it fails instead, so a green CI always means every such test ran.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+REQUIRE_ENV = "QUILL_REQUIRE_TOOLCHAINS"
+
+
+def required() -> bool:
+    """True when an absent toolchain or vector folder must fail the run (CI)."""
+    return os.environ.get(REQUIRE_ENV, "") not in ("", "0")
+
+
+def unavailable(reason: str) -> None:
+    """Skip the current test, or fail it when toolchains are required."""
+    if required():
+        pytest.fail(f"{reason} ({REQUIRE_ENV} is set, so this cannot be skipped)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _locate(env: str, default: Path) -> Path:
+    value = os.environ.get(env)
+    return Path(value) if value else default
+
+
+def bitcoind_path() -> Path:
+    """Bitcoin Core's bitcoind: $BITCOIND, then ../shared/toolchains/bitcoin-core/bin/bitcoind."""
+    path = _locate("BITCOIND", SHARED / "toolchains" / "bitcoin-core" / "bin" / "bitcoind")
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        unavailable(f"Bitcoin Core's bitcoind not found at {path} (set BITCOIND)")
+    return path
+
+
+def micropython_source_archive() -> Path:
+    """MicroPython's source: $MICROPYTHON_SRC (a folder) or the archive in ../shared/toolchains."""
+    env = os.environ.get("MICROPYTHON_SRC")
+    path = Path(env) if env else SHARED / "toolchains" / "micropython" / "micropython-src.tar.gz"
+    if not path.exists():
+        unavailable(f"MicroPython source not found at {path} (set MICROPYTHON_SRC)")
+    return path
+
+
+def secp256k1_source_archive() -> Path:
+    """libsecp256k1's source: $SECP256K1_SRC (a folder) or the archive in ../shared/toolchains."""
+    env = os.environ.get("SECP256K1_SRC")
+    path = Path(env) if env else SHARED / "toolchains" / "secp256k1" / "secp256k1-src.tar.gz"
+    if not path.exists():
+        unavailable(f"libsecp256k1 source not found at {path} (set SECP256K1_SRC)")
+    return path
+
+
+def vectors_dir() -> Path:
+    """The public test vectors: $QUILL_VECTORS, then ../shared/vectors."""
+    path = _locate("QUILL_VECTORS", SHARED / "vectors")
+    if not path.is_dir():
+        unavailable(f"shared test vectors not found at {path} (set QUILL_VECTORS)")
+    return path
