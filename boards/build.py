@@ -128,7 +128,7 @@ def format_table(rows):
                          f"{r[7]:.1f}", r[8]) for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = [" | ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in
-                       enumerate(zip(line, widths))) for line in lines]
+                       enumerate(zip(line, widths, strict=True))) for line in lines]
     text.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(text)
 

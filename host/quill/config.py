@@ -131,7 +131,8 @@ class Args:
                 text = f.read()
         except FileNotFoundError:
             if required:
-                raise ConfigError(f'Error reading configuration file: specified config file "{path}" could not be opened.')
+                raise ConfigError('Error reading configuration file: '
+                                  f'specified config file "{path}" could not be opened.') from None
             return
         except OSError as e:
             raise ConfigError(f'Error reading configuration file: specified config file "{path}" could not be opened.') from e

@@ -72,7 +72,7 @@ class Follower:
         self.log = log
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="quill-chain-follower", daemon=True)
-        self._healthy = None
+        self._healthy: bool | None = None
 
     def start(self) -> None:
         self.log.info("Following the chain of %s", self.rpc.display)

@@ -10,8 +10,14 @@ from quill.tx import verify
 from quill.tx.interpreter import LOCKTIME_THRESHOLD, SEQUENCE_FINAL
 
 from . import merkle
-from .params import (COINBASE_MATURITY, MAX_BLOCK_SIGOPS_COST, MAX_BLOCK_WEIGHT, MAX_FUTURE_BLOCK_TIME,
-                     MAX_MONEY, WITNESS_SCALE_FACTOR)
+from .params import (
+    COINBASE_MATURITY,
+    MAX_BLOCK_SIGOPS_COST,
+    MAX_BLOCK_WEIGHT,
+    MAX_FUTURE_BLOCK_TIME,
+    MAX_MONEY,
+    WITNESS_SCALE_FACTOR,
+)
 from .pow import check_proof_of_work, target_to_compact
 
 MEDIAN_TIME_SPAN = 11
@@ -129,7 +135,7 @@ def check_block(block, params, check_pow: bool = True) -> None:
 
 def median_time_past(entry) -> int:
     """Median of the last 11 block times ending at `entry` (Core's GetMedianTimePast)."""
-    times = []
+    times: list[int] = []
     while entry is not None and len(times) < MEDIAN_TIME_SPAN:
         times.append(entry.header.time)
         entry = entry.prev

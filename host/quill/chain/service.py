@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 from . import index as ix
 from . import miner, rules
+from .block import Block
 from .params import chain_params, regtest_genesis_block
 from .rules import Invalid
 from .store import ChainStore
@@ -111,7 +112,7 @@ class ChainService:
             raise ChainError(f"the built-in chain is regtest only; use -chainsource to follow a {self.chain_name} node")
         with self.lock:
             self.store = ChainStore(self.chain_datadir)
-            genesis = regtest_genesis_block() if self.builtin else None
+            genesis: Block | None = regtest_genesis_block() if self.builtin else None
             self.state = ChainState(self.params, self.store, genesis, clock=self.clock)
             if self.builtin:
                 # A stop between storing a better branch and connecting it (a crash

@@ -14,7 +14,7 @@ from . import index as ix
 from . import policy, rules
 from .block import Block
 from .coins import Coin, deserialize_undo, serialize_undo
-from .mempool import (REASON_BLOCK, REASON_CONFLICT, REASON_REORG, Mempool, MempoolEntry)
+from .mempool import REASON_BLOCK, REASON_CONFLICT, REASON_REORG, Mempool, MempoolEntry
 from .params import MAX_TIP_AGE, block_subsidy
 from .rules import Invalid
 from .script_check import script_failure
@@ -26,13 +26,13 @@ class ChainError(Exception):
 
 
 class ChainState:
-    def __init__(self, params, store: ChainStore, genesis: Block = None, clock=_time.time):
+    def __init__(self, params, store: ChainStore, genesis: Block | None = None, clock=_time.time):
         self.params = params
         self.store = store
         self.clock = clock
         self.index = ix.BlockIndex()
         self.mempool = Mempool()
-        self.events = []
+        self.events: list = []
         self.ibd_latched = False
         self._load(genesis)
 
@@ -162,7 +162,9 @@ class ChainState:
     def _connect(self, entry, block) -> None:
         """Core's ConnectBlock + ConnectTip, inside the caller's transaction."""
         height = entry.height
-        created, spent_in_block, undo = {}, set(), []
+        created: dict = {}
+        spent_in_block: set = set()
+        undo: list = []
         fees = 0
         for i, tx in enumerate(block.txs):
             txid = tx.txid()
@@ -240,7 +242,7 @@ class ChainState:
 
     def activate_best_chain(self, target=None) -> None:
         """Core's ActivateBestChain: move to the most-work valid chain (or to `target`, for a follower)."""
-        resurrected = []
+        resurrected: list = []
         while True:
             best = target if target is not None else self.index.best_candidate()
             tip = self.tip
@@ -287,7 +289,7 @@ class ChainState:
 
     def invalidate(self, entry) -> None:
         """Core's InvalidateBlock: disconnect down to the block's parent, mark it and its descendants failed."""
-        resurrected = []
+        resurrected: list = []
         if entry.height == 0:
             raise Invalid("genesis", "cannot invalidate the genesis block")
         while self.index.contains(entry):

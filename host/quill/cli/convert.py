@@ -74,7 +74,8 @@ def positional(method: str, args):
 
 def named(method: str, args) -> dict:
     """`name=value` arguments; ones without `=` become the positional `args` list."""
-    out, extra = {}, []
+    out: dict = {}
+    extra: list = []
     for arg in args:
         name, sep, value = arg.partition("=")
         if not sep:

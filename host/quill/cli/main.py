@@ -35,7 +35,8 @@ class ConnectionFailed(CLIError):
 def usage() -> str:
     lines = [f"Quill RPC client version v{__version__}", "",
              "Usage:  quill-cli [options] <command> [params]  Send command to Quill",
-             "or:     quill-cli [options] -named <command> [name=value]...  Send command to Quill (with named arguments)",
+             "or:     quill-cli [options] -named <command> [name=value]...  "
+             "Send command to Quill (with named arguments)",
              "or:     quill-cli [options] help                List commands",
              "or:     quill-cli [options] help <command>      Get help for a command", "", "Options:", ""]
     for opt in config.CLI_OPTIONS.values():
@@ -99,7 +100,7 @@ class Connection:
         except (ConnectionError, socket.gaierror, socket.timeout, http.client.HTTPException, OSError):
             raise ConnectionFailed(f"Could not connect to the server {self.host}:{self.port}\n\n"
                                    "Make sure the quilld server is running and that you are connecting to the "
-                                   "correct RPC port.")
+                                   "correct RPC port.") from None
         if resp.status == 401:
             raise CLIError("Authorization failed: Incorrect rpcuser or rpcpassword")
         if resp.status == 503:
@@ -111,7 +112,7 @@ class Connection:
         try:
             reply = univalue.loads(raw)
         except univalue.JSONParseError:
-            raise CLIError("couldn't parse reply from server")
+            raise CLIError("couldn't parse reply from server") from None
         if not isinstance(reply, dict):
             raise CLIError("expected reply to have result, error and id properties")
         return reply
@@ -203,7 +204,7 @@ def call_with_wait(conn, args, method, params, password):
             if not (wait and retriable):
                 raise
             if deadline is not None and time.monotonic() >= deadline:
-                raise CLIError("timeout on transient error: " + str(e))
+                raise CLIError("timeout on transient error: " + str(e)) from None
             time.sleep(1)
 
 

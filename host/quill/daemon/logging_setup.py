@@ -10,8 +10,6 @@ CATEGORIES = ("rpc", "http", "device", "chain", "wallet")
 
 
 class CoreFormatter(logging.Formatter):
-    converter = time.gmtime
-
     def format(self, record):
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created))
         category = record.name.split(".", 1)[1] if "." in record.name else ""
@@ -26,7 +24,7 @@ def setup(log_path: str | None, print_to_console: bool, debug_categories) -> Non
     root.propagate = False
     root.setLevel(logging.DEBUG)
     formatter = CoreFormatter()
-    handlers = []
+    handlers: list[logging.Handler] = []
     if log_path:
         handlers.append(logging.FileHandler(log_path, encoding="utf-8"))
     if print_to_console:

@@ -16,8 +16,17 @@ from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.emulator.launcher import confirmation_options
-from quill.handlers import (blockchain, confirmation, control, device, mining, rawtransactions,
-                            rawtransactions_chain, signing, wallet)
+from quill.handlers import (
+    blockchain,
+    confirmation,
+    control,
+    device,
+    mining,
+    rawtransactions,
+    rawtransactions_chain,
+    signing,
+    wallet,
+)
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
@@ -58,7 +67,7 @@ class Daemon:
         self.log_path = self._log_path()
         self.emulator_args = self._emulator_args()
         self.cookie_path = None
-        self.device = None
+        self.device: DeviceManager | None = None
         self.chain_service = None
         self.wallets = None
 
@@ -199,7 +208,8 @@ class Daemon:
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)
                 return 1
             await server.start()
-            loop.run_in_executor(None, self.announce_device, self.device)
+            if self.device is not None:
+                loop.run_in_executor(None, self.announce_device, self.device)
             log.info("quilld started on %s, RPC port %s", self.chain, ",".join(map(str, sorted(set(server.ports)))))
             await stop_event.wait()
             log.info("Shutdown: in progress...")

@@ -53,12 +53,12 @@ class DeviceClient:
         self.user_timeout = user_timeout
         self.probe_interval = probe_interval
         self.max_message_size = max_message_size
-        self.rejections = []          # error bodies of replies with id "00"
+        self.rejections: list = []    # error bodies of replies with id "00"
         self._serial = None
         self._reader = None
         self._closing = False
         self._failure = None          # why the link went down
-        self._pending = {}
+        self._pending: dict = {}
         self._pending_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._session = threading.RLock()

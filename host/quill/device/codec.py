@@ -2,8 +2,8 @@
 imported from quillfw.framing) around cbor2's canonical encoding."""
 import cbor2
 
-from quillfw.framing import OVERHEAD, FrameReader, encode_frame  # noqa: F401 (re-exported)
 from quillfw.cbor import MAX_DEPTH
+from quillfw.framing import OVERHEAD, FrameReader, encode_frame  # noqa: F401 (re-exported)
 from quillfw.limits import MAX_MESSAGE_SIZE
 
 

@@ -5,8 +5,14 @@ quillfw.errors); DeviceUnavailable is everything on the host side of the link
 (no device configured, port cannot be opened, disconnected, no answer).
 to_rpc_error() is the only place where either becomes an RPCError.
 """
-from quill.errors import (RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_OUT_OF_MEMORY,
-                          RPC_WALLET_ERROR, RPC_WALLET_UNLOCK_NEEDED, RPCError)
+from quill.errors import (
+    RPC_INVALID_PARAMETER,
+    RPC_MISC_ERROR,
+    RPC_OUT_OF_MEMORY,
+    RPC_WALLET_ERROR,
+    RPC_WALLET_UNLOCK_NEEDED,
+    RPCError,
+)
 from quillfw import errors as wire
 
 

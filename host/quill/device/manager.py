@@ -107,13 +107,14 @@ class DeviceManager:
         if self._emulator is not None and self._emulator[0].poll() is None:
             return self._emulator[1]
         self._stop_emulator()
-        log = subprocess.DEVNULL
+        log = None
         if self.datadir is not None:
             self.datadir.mkdir(parents=True, exist_ok=True)
             log = open(self.datadir / "quill-emu.log", "ab")
         proc = subprocess.Popen([sys.executable, "-m", "quill.emulator.main", *self.emulator_args],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
-        if log is not subprocess.DEVNULL:
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL if log is None else log)
+        if log is not None:
             log.close()
         port = self._read_emulator_port(proc)
         self._emulator = (proc, port)

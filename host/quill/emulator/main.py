@@ -24,8 +24,15 @@ import tempfile
 import threading
 
 from quill.emulator.asker import NoTerminal, TerminalAsker
-from quill.emulator.launcher import (APPROVERS, DEFAULT_HEAPSIZE, DEFAULT_IDLE_MS, Emulator,
-                                     confirmation_options, firmware_command, firmware_env)
+from quill.emulator.launcher import (
+    APPROVERS,
+    DEFAULT_HEAPSIZE,
+    DEFAULT_IDLE_MS,
+    Emulator,
+    confirmation_options,
+    firmware_command,
+    firmware_env,
+)
 
 
 def parse_args(argv):

@@ -6,8 +6,7 @@ Also the argument helpers the other chain handler modules share.
 """
 from quill.chain import pow as chain_pow
 from quill.chain.service import ChainUnavailable
-from quill.errors import (RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR,
-                          RPCError)
+from quill.errors import RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
 from quill.rpc.registry import ANY, BOOL, NUM, STR_HEX, Method, Param
 from quill.rpc.univalue import Amount, Number
 from quill.tx.decode import parse_hex, script_to_univ, tx_to_univ
@@ -105,7 +104,7 @@ def tx_with_undo_to_json(tx, chain_name, spent, include_prevout: bool) -> dict:
     entry = tx_to_univ(tx, chain_name)
     if spent is not None:
         if include_prevout:
-            for item, coin in zip(entry["vin"], spent):
+            for item, coin in zip(entry["vin"], spent, strict=True):
                 sequence = item.pop("sequence")
                 item["prevout"] = {"generated": coin.coinbase, "height": coin.height,
                                    "value": Amount(coin.value),

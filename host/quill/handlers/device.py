@@ -5,7 +5,6 @@ from quill.device.manager import NO_DEVICE
 from quill.rpc.registry import Method
 from quill.rpc.univalue import Amount
 
-
 # The device sends a canonical CBOR map (keys in byte order); the RPC shows
 # them in the documented order, anything newer after them.
 FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "implementation",

@@ -3,8 +3,14 @@ submitblock."""
 from quill.chain import miner
 from quill.chain.block import Block
 from quill.chain.rules import Invalid
-from quill.errors import (RPC_DESERIALIZATION_ERROR, RPC_INTERNAL_ERROR, RPC_INVALID_ADDRESS_OR_KEY,
-                          RPC_TYPE_ERROR, RPC_VERIFY_ERROR, RPCError)
+from quill.errors import (
+    RPC_DESERIALIZATION_ERROR,
+    RPC_INTERNAL_ERROR,
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_TYPE_ERROR,
+    RPC_VERIFY_ERROR,
+    RPCError,
+)
 from quill.rpc.registry import ARR, BOOL, NUM, STR, STR_HEX, Method, Param
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx, parse_hex

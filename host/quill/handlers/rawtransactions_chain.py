@@ -10,9 +10,16 @@ from decimal import Decimal, InvalidOperation
 from quill.chain.policy import DEFAULT_MAX_RAW_TX_FEE_RATE, fee_for
 from quill.chain.rules import Invalid
 from quill.chain.service import AlreadyInUtxoSet, FeeExceeded
-from quill.errors import (RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER,
-                          RPC_TYPE_ERROR, RPC_VERIFY_ALREADY_IN_UTXO_SET, RPC_VERIFY_ERROR,
-                          RPC_VERIFY_REJECTED, RPCError)
+from quill.errors import (
+    RPC_DESERIALIZATION_ERROR,
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_INVALID_PARAMETER,
+    RPC_TYPE_ERROR,
+    RPC_VERIFY_ALREADY_IN_UTXO_SET,
+    RPC_VERIFY_ERROR,
+    RPC_VERIFY_REJECTED,
+    RPCError,
+)
 from quill.rpc.registry import AMOUNT, ANY, STR_HEX, Method, Param
 from quill.rpc.univalue import COIN, Number
 from quill.tx import script as S

@@ -6,17 +6,24 @@ the descriptor parser.
 
 import time
 
-from quill.errors import (RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR,
-                          RPC_TYPE_ERROR, RPC_WALLET_ERROR, RPC_WALLET_INVALID_LABEL_NAME,
-                          RPC_WALLET_KEYPOOL_RAN_OUT, RPCError, RPC_INTERNAL_ERROR)
+from quill.errors import (
+    RPC_INTERNAL_ERROR,
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_INVALID_PARAMETER,
+    RPC_MISC_ERROR,
+    RPC_TYPE_ERROR,
+    RPC_WALLET_ERROR,
+    RPC_WALLET_INVALID_LABEL_NAME,
+    RPC_WALLET_KEYPOOL_RAN_OUT,
+    RPCError,
+)
 from quill.rpc import univalue
 from quill.rpc.registry import ARR, BOOL, NUM, RANGE, STR, STR_HEX, Method, Param
 from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, encode_destination
-from quill.tx.hashes import hash_to_hex
 from quill.wallet import results
-from quill.wallet.descriptors import LEGACY, P2SH_SEGWIT, BECH32, BECH32M, DerivationError, DescriptorError, parse
-from quill.wallet.manager import header_height_prev, fork_height
+from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
+from quill.wallet.manager import fork_height, header_height_prev
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
 DEFAULT_ADDRESS_TYPE = BECH32
@@ -436,7 +443,7 @@ def gettransaction(ctx, args):
 
 def _stale_blocks(chain, block_hash, fork):
     """The given block's branch above the fork point, tip first (for `removed`)."""
-    blocks, h, cursor = [], None, block_hash
+    blocks, cursor = [], block_hash
     while True:
         hp = header_height_prev(chain, cursor)
         if hp is None or hp[0] <= fork:

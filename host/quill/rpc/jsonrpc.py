@@ -13,8 +13,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from quill.errors import (RPC_INVALID_PARAMETER, RPC_INVALID_REQUEST, RPC_METHOD_NOT_FOUND,
-                          RPC_MISC_ERROR, RPC_PARSE_ERROR, RPC_TYPE_ERROR, RPCError)
+from quill.errors import (
+    RPC_INVALID_PARAMETER,
+    RPC_INVALID_REQUEST,
+    RPC_METHOD_NOT_FOUND,
+    RPC_MISC_ERROR,
+    RPC_PARSE_ERROR,
+    RPC_TYPE_ERROR,
+    RPCError,
+)
 from quill.rpc import univalue
 from quill.rpc.registry import Registry
 
@@ -86,6 +93,7 @@ def parse_request(obj, req: Request) -> None:
 
 
 def reply_object(req: Request, result=None, error: RPCError | None = None) -> dict:
+    out: dict[str, object]
     if req.version == 2:
         out = {"jsonrpc": "2.0"}
         if error is not None:
@@ -140,7 +148,8 @@ class Dispatcher:
         for name in getattr(params, "duplicate_keys", None) or ():
             raise RPCError(RPC_INVALID_PARAMETER, f"Parameter {name} specified multiple times")
         named = dict(params)
-        out, hole, initial_hole, initial_param = [], 0, 0, None
+        out: list = []
+        hole, initial_hole, initial_param = 0, 0, None
         for p in method.params:
             if p.name in named:
                 out.extend([None] * hole)

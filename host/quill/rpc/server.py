@@ -50,7 +50,7 @@ class WorkQueue:
 
     def __init__(self, threads: int, depth: int):
         self.depth = depth
-        self.jobs = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.workers = [threading.Thread(target=self._work, name=f"rpc-worker-{i}", daemon=True)
                         for i in range(threads)]
         for worker in self.workers:
@@ -186,7 +186,8 @@ class RPCServer:
         if self.stopping:
             return 503, b"Request rejected during server shutdown", True
         if self.queue.full():
-            log.warning("Request rejected because http work queue depth exceeded, it can be increased with the -rpcworkqueue= setting")
+            log.warning("Request rejected because http work queue depth exceeded, "
+                        "it can be increased with the -rpcworkqueue= setting")
             return 503, b"Work queue depth exceeded", False
         if request.method != "POST":
             return 405, b"JSONRPC server handles only POST requests", False
@@ -230,7 +231,7 @@ class RPCServer:
             pass
 
 
-_date_cache = [0, ""]
+_date_cache: list = [0, ""]
 
 
 def http_date() -> str:
@@ -268,7 +269,7 @@ async def read_request(reader):
             return None
         raise
     except asyncio.LimitOverrunError:
-        raise HTTPError(431)
+        raise HTTPError(431) from None
     if len(head) > MAX_HEADERS_SIZE:
         raise HTTPError(431)
     lines = head.decode("latin-1").split("\r\n")
@@ -301,13 +302,14 @@ async def _read_body(reader, headers) -> bytes:
 
 
 async def _read_chunked(reader) -> bytes:
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while True:
         size_line = await reader.readuntil(b"\r\n")
         try:
             size = int(size_line.split(b";")[0].strip(), 16)
         except ValueError:
-            raise HTTPError(400)
+            raise HTTPError(400) from None
         if size == 0:
             while (await reader.readuntil(b"\r\n")) != b"\r\n":
                 pass  # trailers

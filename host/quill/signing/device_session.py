@@ -157,7 +157,7 @@ class _Driver:
 
 def _txin_items(tx, spent):
     items = []
-    for txin, out in zip(tx.vin, spent):
+    for txin, out in zip(tx.vin, spent, strict=True):
         # unknown coins: placeholders, never signed (and taproot is then not declared)
         value, script = (0, b"") if out is None else (out.value, out.script_pubkey)
         items.append([txin.prevout.hash, txin.prevout.n, txin.sequence, value, script])

@@ -9,8 +9,14 @@ Error texts never contain a key: an invalid WIF is reported without its text.
 """
 from coincurve import PrivateKey
 
-from quill.errors import (RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY,
-                          RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError)
+from quill.errors import (
+    RPC_DESERIALIZATION_ERROR,
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_INVALID_PARAMETER,
+    RPC_MISC_ERROR,
+    RPC_TYPE_ERROR,
+    RPCError,
+)
 from quill.handlers.rawtransactions_chain import amount_from_value
 from quill.rpc.univalue import Number, type_name
 from quill.tx.address import decode_secret

@@ -17,7 +17,6 @@ import logging
 import time
 
 from coincurve import PublicKeyXOnly
-from quillfw.schnorr import taproot_tweak
 
 from quill.device.errors import DeviceError, DeviceUnavailable, to_rpc_error
 from quill.device.manager import NO_DEVICE
@@ -31,13 +30,12 @@ from quill.tx.script_error import ScriptError
 from quill.tx.script_flags import STANDARD_SCRIPT_VERIFY_FLAGS
 from quill.tx.transaction import TxOut
 from quill.tx.verify import PrecomputedTransactionData, TransactionSignatureChecker
+from quillfw.schnorr import taproot_tweak
 
 from .coins import find_coins
 from .device_session import check_device, sign_on_device
-from .params import (MAX_MONEY, SIGHASH_SINGLE, parse_prevtxs, parse_privkeys,
-                     parse_sighash_type)
-from .solver import (DeviceResultCreator, PlanningCreator, data_from_transaction,
-                     produce_signature)
+from .params import MAX_MONEY, SIGHASH_SINGLE, parse_prevtxs, parse_privkeys, parse_sighash_type
+from .solver import DeviceResultCreator, PlanningCreator, data_from_transaction, produce_signature
 
 log = logging.getLogger("quill.signing")
 

@@ -12,14 +12,18 @@ Core builds.
     produce_signature(keystore, creator, script_pubkey, sigdata, checker) -> complete
     SignRequest(input_index, algorithm, key, script_code, tweak)
 """
-from quillfw.hashes import ripemd160
-
 from quill.tx import script as S
 from quill.tx.hashes import hash160
-from quill.tx.interpreter import (SIGVERSION_BASE, SIGVERSION_WITNESS_V0, BaseSignatureChecker,
-                                  eval_script, verify_script)
+from quill.tx.interpreter import (
+    SIGVERSION_BASE,
+    SIGVERSION_WITNESS_V0,
+    BaseSignatureChecker,
+    eval_script,
+    verify_script,
+)
 from quill.tx.script import push_data
 from quill.tx.script_flags import SCRIPT_VERIFY_STRICTENC, STANDARD_SCRIPT_VERIFY_FLAGS
+from quillfw.hashes import ripemd160
 
 from .params import MAX_MONEY, SIGHASH_ALL, SIGHASH_DEFAULT
 

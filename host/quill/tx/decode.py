@@ -112,7 +112,7 @@ def script_to_univ(script: bytes, chain, include_hex: bool = True, include_addre
     return out
 
 
-def tx_to_univ(tx: Transaction, chain, include_hex: bool = False, block_hash: bytes = None,
+def tx_to_univ(tx: Transaction, chain, include_hex: bool = False, block_hash: bytes | None = None,
                is_change=None, deprecated_addresses: bool = False) -> dict:
     """Core's TxToUniv (verbosity SHOW_DETAILS, no undo data).
 

@@ -36,27 +36,48 @@ is a ScriptError value, never an exception.
 import hashlib
 
 from coincurve import PublicKeyXOnly
+
 from quillfw.hashes import tagged_hash
 
 from .hashes import hash160, sha256, sha256d
 from .opcodes import OP_SUCCESS
-from .script import (MAX_PUBKEYS_PER_MULTISIG, MAX_SCRIPT_ELEMENT_SIZE, MAX_SCRIPT_SIZE, get_op,
-                     is_minimal_push, is_pay_to_script_hash, is_push_only,
-                     is_valid_signature_encoding, push_data, witness_program)
+from .script import (
+    MAX_PUBKEYS_PER_MULTISIG,
+    MAX_SCRIPT_ELEMENT_SIZE,
+    MAX_SCRIPT_SIZE,
+    get_op,
+    is_minimal_push,
+    is_pay_to_script_hash,
+    is_push_only,
+    is_valid_signature_encoding,
+    push_data,
+    witness_program,
+)
 from .script_error import ScriptError as E
-from .script_flags import (SCRIPT_VERIFY_CHECKLOCKTIMEVERIFY, SCRIPT_VERIFY_CHECKSEQUENCEVERIFY,
-                           SCRIPT_VERIFY_CLEANSTACK, SCRIPT_VERIFY_CONST_SCRIPTCODE,
-                           SCRIPT_VERIFY_DERSIG, SCRIPT_VERIFY_DISCOURAGE_OP_SUCCESS,
-                           SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS,
-                           SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_PUBKEYTYPE,
-                           SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_TAPROOT_VERSION,
-                           SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM,
-                           SCRIPT_VERIFY_LOW_S, SCRIPT_VERIFY_MINIMALDATA,
-                           SCRIPT_VERIFY_MINIMALIF, SCRIPT_VERIFY_NULLDUMMY,
-                           SCRIPT_VERIFY_NULLFAIL, SCRIPT_VERIFY_P2SH,
-                           SCRIPT_VERIFY_SIGPUSHONLY, SCRIPT_VERIFY_STRICTENC,
-                           SCRIPT_VERIFY_TAPROOT, SCRIPT_VERIFY_WITNESS,
-                           SCRIPT_VERIFY_WITNESS_PUBKEYTYPE, check_flag_combination)
+from .script_flags import (
+    SCRIPT_VERIFY_CHECKLOCKTIMEVERIFY,
+    SCRIPT_VERIFY_CHECKSEQUENCEVERIFY,
+    SCRIPT_VERIFY_CLEANSTACK,
+    SCRIPT_VERIFY_CONST_SCRIPTCODE,
+    SCRIPT_VERIFY_DERSIG,
+    SCRIPT_VERIFY_DISCOURAGE_OP_SUCCESS,
+    SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS,
+    SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_PUBKEYTYPE,
+    SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_TAPROOT_VERSION,
+    SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM,
+    SCRIPT_VERIFY_LOW_S,
+    SCRIPT_VERIFY_MINIMALDATA,
+    SCRIPT_VERIFY_MINIMALIF,
+    SCRIPT_VERIFY_NULLDUMMY,
+    SCRIPT_VERIFY_NULLFAIL,
+    SCRIPT_VERIFY_P2SH,
+    SCRIPT_VERIFY_SIGPUSHONLY,
+    SCRIPT_VERIFY_STRICTENC,
+    SCRIPT_VERIFY_TAPROOT,
+    SCRIPT_VERIFY_WITNESS,
+    SCRIPT_VERIFY_WITNESS_PUBKEYTYPE,
+    check_flag_combination,
+)
 
 SIGVERSION_BASE = 0
 SIGVERSION_WITNESS_V0 = 1
@@ -495,7 +516,7 @@ def _need(stack, n):
         raise ScriptFailure(E.INVALID_STACK_OPERATION)
 
 
-def _eval(stack, script, flags, checker, sigversion, execdata):
+def _eval(stack, script, flags, checker, sigversion, execdata):  # noqa: C901 (Core's EvalScript, one switch)
     """Core's EvalScript, raising ScriptFailure."""
     legacy_limits = sigversion in (SIGVERSION_BASE, SIGVERSION_WITNESS_V0)
     if legacy_limits and len(script) > MAX_SCRIPT_SIZE:

@@ -5,9 +5,21 @@
 """
 from quillfw.sighash_legacy import get_op as _get_script_op
 
-from .opcodes import (MAX_OPCODE, OP_0, OP_1, OP_16, OP_1NEGATE, OP_CHECKMULTISIG,
-                      OP_CHECKSIGADD, OP_NAMES, OP_PUSHDATA1, OP_PUSHDATA2, OP_PUSHDATA4,
-                      OP_RETURN, OP_SUCCESS)
+from .opcodes import (
+    MAX_OPCODE,
+    OP_0,
+    OP_1,
+    OP_1NEGATE,
+    OP_16,
+    OP_CHECKMULTISIG,
+    OP_CHECKSIGADD,
+    OP_NAMES,
+    OP_PUSHDATA1,
+    OP_PUSHDATA2,
+    OP_PUSHDATA4,
+    OP_RETURN,
+    OP_SUCCESS,
+)
 
 MAX_SCRIPT_SIZE = 10000
 MAX_SCRIPT_ELEMENT_SIZE = 520

@@ -57,7 +57,7 @@ class BufferReader:
 
     __slots__ = ("data", "pos", "end")
 
-    def __init__(self, data, pos: int = 0, end: int = None):
+    def __init__(self, data, pos: int = 0, end: int | None = None):
         if not isinstance(data, bytes):
             data = bytes(data)
         self.data = data

@@ -10,12 +10,10 @@ Hashes (OutPoint.hash, txid(), wtxid()) are bytes in internal order; use
 Scripts and witness items must be `bytes` (immutable): the serialized forms are
 cached and the cache is checked against the current field values.
 """
-import io
 import struct
 
 from .hashes import hash_to_hex, sha256d
-from .serialize import (COMPACT_SIZE_SMALL, DeserializationError, compact_size,
-                        reader_for)
+from .serialize import COMPACT_SIZE_SMALL, DeserializationError, compact_size, reader_for
 
 _U32 = struct.Struct("<I")
 _Q_I = struct.Struct("<q")
@@ -61,7 +59,7 @@ class OutPoint:
 class TxIn:
     __slots__ = ("prevout", "script_sig", "sequence", "witness")
 
-    def __init__(self, prevout: OutPoint = None, script_sig: bytes = b"",
+    def __init__(self, prevout: OutPoint | None = None, script_sig: bytes = b"",
                  sequence: int = SEQUENCE_FINAL, witness=None):
         self.prevout = OutPoint() if prevout is None else prevout
         self.script_sig = script_sig
@@ -104,7 +102,7 @@ class Transaction:
         self.vin = [] if vin is None else vin
         self.vout = [] if vout is None else vout
         self.locktime = locktime
-        self._cache = None
+        self._cache: list | None = None
 
     # -- reading -------------------------------------------------------------
 
@@ -173,6 +171,7 @@ class Transaction:
         """Double-SHA256 of the no-witness serialization, internal byte order."""
         wit, nowit = self.serialized_forms()
         cache = self._cache
+        assert cache is not None   # serialized_forms() filled it
         if cache[3] is None:
             cache[3] = sha256d(nowit)
         return cache[3]
@@ -180,6 +179,7 @@ class Transaction:
     def wtxid(self) -> bytes:
         wit, nowit = self.serialized_forms()
         cache = self._cache
+        assert cache is not None   # serialized_forms() filled it
         if cache[4] is None:
             cache[4] = cache[3] if wit is nowit and cache[3] is not None else sha256d(wit)
         return cache[4]

@@ -27,13 +27,22 @@ API:
 """
 from coincurve import PublicKey, PublicKeyXOnly
 from coincurve.ecdsa import cdata_to_der, deserialize_compact
+
 from quillfw import sighash_legacy, sighash_segwit_v0, sighash_taproot
 from quillfw.txdigests import TxDigests
 
-from .interpreter import (LOCKTIME_THRESHOLD, SEQUENCE_FINAL, SEQUENCE_LOCKTIME_DISABLE_FLAG,
-                          SEQUENCE_LOCKTIME_MASK, SEQUENCE_LOCKTIME_TYPE_FLAG, SIGVERSION_BASE,
-                          SIGVERSION_TAPSCRIPT, BaseSignatureChecker, parse_der_lax,
-                          verify_script)
+from .interpreter import (
+    LOCKTIME_THRESHOLD,
+    SEQUENCE_FINAL,
+    SEQUENCE_LOCKTIME_DISABLE_FLAG,
+    SEQUENCE_LOCKTIME_MASK,
+    SEQUENCE_LOCKTIME_TYPE_FLAG,
+    SIGVERSION_BASE,
+    SIGVERSION_TAPSCRIPT,
+    BaseSignatureChecker,
+    parse_der_lax,
+    verify_script,
+)
 from .script import is_valid_pubkey_size
 from .script_error import ScriptError
 from .script_flags import MANDATORY_SCRIPT_VERIFY_FLAGS, STANDARD_SCRIPT_VERIFY_FLAGS  # noqa: F401

@@ -18,8 +18,13 @@ from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, decode_secret
 from quill.tx.descriptor import add_checksum, descriptor_checksum, is_valid_xonly
 from quill.tx.hashes import hash160, sha256
-from quill.wallet.bip32 import (HARDENED, DerivationError, ExtPrivKey, decode_ext_privkey,
-                                decode_ext_pubkey, is_valid_pubkey)
+from quill.wallet.bip32 import (
+    HARDENED,
+    DerivationError,
+    decode_ext_privkey,
+    decode_ext_pubkey,
+    is_valid_pubkey,
+)
 
 __all__ = ["DescriptorError", "DerivationError", "Descriptor", "parse", "check_checksum"]
 
@@ -179,7 +184,8 @@ def _parse_key_inner(text: str, ctx, chain, flags) -> Key:
     if not head:
         raise DescriptorError("No key provided")
     if head[0] in " \f\n\r\t\v" or head[-1] in " \f\n\r\t\v":
-        raise DescriptorError(f"Key '{'<redacted>' if _looks_secret(head.strip()) else head}' is invalid due to whitespace")
+        shown = "<redacted>" if _looks_secret(head.strip()) else head
+        raise DescriptorError(f"Key '{shown}' is invalid due to whitespace")
     key = Key()
     key.xonly = ctx == P2TR
     permit_uncompressed = ctx in (TOP, P2SH)
@@ -272,6 +278,7 @@ class Node:
         self.sub = sub
         self.threshold = threshold
         self.data = data   # addr/raw script
+        self.addr_text = ""   # addr(): the address as written
 
     def is_range(self) -> bool:
         return any(k.is_range() for k in self.keys) or (self.sub is not None and self.sub.is_range())
@@ -394,7 +401,7 @@ def _parse_multi(kind, body, ctx, chain) -> Node:
     return Node(kind, keys, threshold=threshold)
 
 
-def _parse_script(expr: str, ctx, chain) -> Node:
+def _parse_script(expr: str, ctx, chain) -> Node:  # noqa: C901 (Core's ParseScript, one case per function)
     body = _func("pk", expr)
     if body is not None:
         return Node("pk", [_key_arg("pk()", body, ctx, chain)])

@@ -11,8 +11,13 @@ import logging
 import os
 import threading
 
-from quill.errors import (RPC_WALLET_ALREADY_LOADED, RPC_WALLET_ERROR, RPC_WALLET_NOT_FOUND,
-                          RPC_WALLET_NOT_SPECIFIED, RPCError)
+from quill.errors import (
+    RPC_WALLET_ALREADY_LOADED,
+    RPC_WALLET_ERROR,
+    RPC_WALLET_NOT_FOUND,
+    RPC_WALLET_NOT_SPECIFIED,
+    RPCError,
+)
 from quill.wallet import store as st
 from quill.wallet.wallet import Wallet, block_time
 

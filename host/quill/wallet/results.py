@@ -83,7 +83,7 @@ def wallet_tx_json(view, row, depth, entry):
     entry["bip125-replaceable"] = bip125(view, row, depth)
 
 
-def list_entries(view, row, min_depth, long_form, label_filter=None, include_change=False):
+def list_entries(view, row, min_depth, long_form, label_filter=None, include_change=False):  # noqa: C901 (Core's ListTransactions)
     """Core's ListTransactions (§3.1): send entries, then receive entries."""
     w = view.wallet
     tx = row.tx

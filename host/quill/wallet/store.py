@@ -165,6 +165,7 @@ class Store:
                 "INSERT INTO descriptors(desc, timestamp, range_start, range_end, next_index, active, internal,"
                 " output_type) VALUES(?,?,?,?,?,?,?,?)",
                 (text, timestamp, range_start, range_end, next_index, int(active), int(internal), output_type))
+            assert cur.lastrowid is not None   # an INSERT always sets it
             return cur.lastrowid
         self.db.execute(
             "UPDATE descriptors SET timestamp=?, range_start=MIN(range_start, ?), range_end=MAX(range_end, ?),"

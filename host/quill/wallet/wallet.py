@@ -52,7 +52,7 @@ class Wallet:
         self.chain_name = chain_name
         self.keypool = keypool
         self.lock = store.lock
-        self.mempool_conflicts = {}   # txid -> set of mempool txids (memory only, §3.7)
+        self.mempool_conflicts: dict = {}   # txid -> set of mempool txids (memory only, §3.7)
         self._load_indexes()
 
     # -- indexes rebuilt from the file --------------------------------------
