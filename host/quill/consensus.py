@@ -16,6 +16,13 @@ COINBASE_MATURITY = 100
 # secp256k1's group order n (SEC 2, section 2.4.1): a secret key or a signature's r, s lie in [1, n-1].
 SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
+# Signature hash types (script/interpreter.h; BIP341 adds SIGHASH_DEFAULT).
+SIGHASH_DEFAULT = 0x00
+SIGHASH_ALL = 0x01
+SIGHASH_NONE = 0x02
+SIGHASH_SINGLE = 0x03
+SIGHASH_ANYONECANPAY = 0x80
+
 
 def money_range(value: int) -> bool:
     """Core's MoneyRange."""

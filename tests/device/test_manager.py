@@ -5,8 +5,9 @@ import pytest
 
 from quill.device.manager import NO_DEVICE, SUPPORTED_USB_IDS, DeviceManager, find_board
 from quill.device.errors import DeviceUnavailable
-from quill.errors import RPCError
+from quill.rpc.errors import RPCError
 from quill.handlers import device as device_handlers
+from quill.handlers.errors import with_error_boundary
 from rawlink import check_cddl
 
 
@@ -18,14 +19,14 @@ def test_no_device_fails_clearly(spec):
         manager.client()
     ctx = SimpleNamespace(node=SimpleNamespace(device=manager))
     with pytest.raises(RPCError) as e:
-        device_handlers.getdeviceinfo(ctx, [])
+        with_error_boundary(device_handlers.getdeviceinfo)(ctx, [])
     assert (e.value.code, e.value.message) == (-1, NO_DEVICE)
 
 
 def test_getdeviceinfo_without_a_device_manager():
     ctx = SimpleNamespace(node=SimpleNamespace(device=None))
     with pytest.raises(RPCError, match="No device configured"):
-        device_handlers.getdeviceinfo(ctx, [])
+        with_error_boundary(device_handlers.getdeviceinfo)(ctx, [])
 
 
 def test_missing_path_fails_clearly():

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from quill.device.client import DeviceClient
-from quill.device.errors import DeviceUnavailable, to_rpc_error
+from quill.device.errors import DeviceUnavailable
+from quill.handlers.errors import to_rpc_error
 from quill.device.manager import DeviceManager
 from quill.emulator.launcher import Emulator
 

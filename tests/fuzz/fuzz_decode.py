@@ -21,7 +21,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from quill.errors import RPCError
+from quill.rpc.errors import RPCError
 from quill.handlers.rawtransactions import decoderawtransaction
 from quill.rpc import univalue
 from quill.tx.decode import TxDecodeError, decode_tx

@@ -2,7 +2,7 @@
 import pytest
 
 from quill.rpc import univalue
-from quill.rpc.univalue import Amount
+from quill.amount import Amount
 
 
 @pytest.mark.parametrize("sats,text", [

@@ -11,7 +11,7 @@ from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError
 from quill.emulator.launcher import Emulator
 from quill.signing.device_session import sign_on_device
-from quill.signing.params import Key
+from quill.signing.keystore import Key
 from quill.signing.solver import SEGWIT_V0, SignRequest
 from quill.tx.transaction import Transaction, TxOut
 from rpc_daemon import QuillDaemon, RPCFailure

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from quill.errors import RPCError
+from quill.rpc.errors import RPCError
 from quill.handlers import rawtransactions
 from quill.rpc import univalue
 from quill.tx.decode import decode_hex_tx, decode_script_univ, tx_to_univ

@@ -2,7 +2,7 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quill.errors import RPC_DESERIALIZATION_ERROR, RPCError
+from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPCError
 from quill.handlers.rawtransactions import decoderawtransaction, decodescript
 from quill.rpc import univalue
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from quill.rpc import univalue
-from quill.rpc.univalue import Amount, Number
+from quill.amount import Amount
+from quill.rpc.univalue import Number
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DECODE_METHODS = ("decoderawtransaction", "decodescript")

@@ -4,11 +4,12 @@ coins (P2WSH of OP_TRUE) so tests can build spends without a signer."""
 import types
 
 from quill.chain.service import ChainService
-from quill.errors import RPCError
+from quill.rpc.errors import RPCError
 from quill.rpc import univalue
 from quill.rpc.jsonrpc import CallContext, Dispatcher, Request
 from quill.rpc.registry import Registry
 from quill.handlers import wallet as wallet_handlers
+from quill.handlers.errors import guarded_methods
 from quill.tx.address import encode_destination
 from quill.tx.hashes import sha256
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
@@ -27,7 +28,7 @@ class Kit:
         node = types.SimpleNamespace(chain_name="regtest", wallets=self.manager, chain=self.chain,
                                      deprecated_rpc=frozenset())
         registry = Registry()
-        registry.add(wallet_handlers.METHODS)
+        registry.add(guarded_methods(wallet_handlers.METHODS))
         self.dispatcher = Dispatcher(registry)
         self.node = node
 

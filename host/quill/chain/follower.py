@@ -13,16 +13,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from quill.errors import RPC_CLIENT_NOT_CONNECTED, RPCError
 from quill.tx.hashes import hash_to_hex, hex_to_hash
 from quill.tx.transaction import Transaction
 
 from .block import Block
+from .errors import ChainSourceUnavailable, UpstreamError, UpstreamRejected
 from .rules import Invalid
-
-
-class UpstreamError(Exception):
-    """The upstream node could not be reached or answered something unusable."""
 
 
 class UpstreamRPC:
@@ -60,7 +56,7 @@ class UpstreamRPC:
             raise UpstreamError(f"{self.display} sent a reply that is not JSON") from None
         error = reply.get("error")
         if error:
-            raise RPCError(error.get("code", -1), error.get("message", ""))
+            raise UpstreamRejected(error.get("code", -1), error.get("message", ""))
         return reply.get("result")
 
 
@@ -89,7 +85,7 @@ class Follower:
                 if self._healthy is not True:
                     self.log.info("Chain source %s: in sync", self.rpc.display)
                 self._healthy = True
-            except (UpstreamError, RPCError, Invalid, ValueError) as e:
+            except (UpstreamError, Invalid, ValueError) as e:
                 if self._healthy is not False:
                     self.log.warning("Chain source %s: %s", self.rpc.display, e)
                 self._healthy = False
@@ -141,7 +137,7 @@ class Follower:
                 continue
             try:
                 fetched.append(Transaction.from_hex(self.rpc.call("getrawtransaction", hash_to_hex(txid))))
-            except RPCError:
+            except UpstreamRejected:
                 continue  # mined or evicted upstream since the listing
         gone = [t for t in ours if t not in wanted]
         if fetched or gone:
@@ -152,7 +148,7 @@ class Follower:
         try:
             self.rpc.call("sendrawtransaction", tx.hex())
         except UpstreamError as e:
-            raise RPCError(RPC_CLIENT_NOT_CONNECTED, f"Chain source unavailable: {e}") from None
+            raise ChainSourceUnavailable(f"Chain source unavailable: {e}") from None
 
 
 def _parents_first(txs):

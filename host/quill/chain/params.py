@@ -6,15 +6,17 @@ upstream node provides the blocks and the genesis hash is checked here.
 """
 from dataclasses import dataclass
 
+from quill.consensus import (  # noqa: F401 (re-exported)
+    COIN,
+    COINBASE_MATURITY,
+    MAX_BLOCK_SIGOPS_COST,
+    MAX_BLOCK_WEIGHT,
+    MAX_MONEY,
+    WITNESS_SCALE_FACTOR,
+)
 from quill.tx.hashes import hex_to_hash
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 
-COIN = 100_000_000
-MAX_MONEY = 21_000_000 * COIN
-COINBASE_MATURITY = 100
-MAX_BLOCK_WEIGHT = 4_000_000
-MAX_BLOCK_SIGOPS_COST = 80_000
-WITNESS_SCALE_FACTOR = 4
 # A block time may run at most this far ahead of the local clock (Core's MAX_FUTURE_BLOCK_TIME).
 MAX_FUTURE_BLOCK_TIME = 2 * 60 * 60
 # The node leaves initial block download once the tip is younger than this (Core's -maxtipage).

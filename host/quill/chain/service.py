@@ -43,27 +43,13 @@ from typing import NamedTuple
 from . import index as ix
 from . import miner, rules
 from .block import Block
+from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeExceeded
 from .params import chain_params, regtest_genesis_block
 from .rules import Invalid
 from .store import ChainStore
 from .validation import ChainError, ChainState
 
 _log = logging.getLogger("quill.chain")
-
-LISTENER_METHODS = ("block_connected", "block_disconnected", "transaction_added_to_mempool",
-                    "transaction_removed_from_mempool")
-
-
-class ChainUnavailable(Exception):
-    """The operation needs the built-in chain (or a chain at all) and this node has none."""
-
-
-class AlreadyInUtxoSet(Exception):
-    """broadcast_transaction: outputs of this txid are unspent in the chain."""
-
-
-class FeeExceeded(Exception):
-    """broadcast_transaction: the fee is above the caller's maximum."""
 
 
 class HeaderInfo(NamedTuple):
@@ -224,6 +210,23 @@ class ChainService:
                 return None
             fork = state.index.find_fork(e)
             return None if fork is None else fork.height
+
+    def branch_since(self, hash_):
+        """Core's FindFork with the stale part of `hash_`'s branch, in one look under the lock:
+        (fork height, stale block hashes from `hash_` down to just above the fork), or None
+        for an unknown block. The stale list is empty when `hash_` is in the active chain."""
+        with self.lock:
+            state = self._require_chain()
+            e = state.index.get(hash_)
+            if e is None:
+                return None
+            fork = state.index.find_fork(e)
+            fork_height = -1 if fork is None else fork.height
+            stale = []
+            while e is not None and e.height > fork_height:
+                stale.append(e.hash)
+                e = e.prev
+            return fork_height, stale
 
     def mempool_txs(self):
         with self.lock:

@@ -18,8 +18,8 @@ import urllib.parse
 from quill import __version__, config
 from quill.chainparams import CHAINS
 from quill.cli import convert
-from quill.errors import RPC_IN_WARMUP, RPC_WALLET_NOT_SPECIFIED
 from quill.rpc import auth, univalue
+from quill.rpc.errors import RPC_IN_WARMUP, RPC_WALLET_NOT_SPECIFIED
 
 EXIT_FAILURE = 1
 

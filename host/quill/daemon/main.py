@@ -27,6 +27,7 @@ from quill.handlers import (
     signing,
     wallet,
 )
+from quill.handlers.errors import guarded_methods
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
@@ -42,7 +43,7 @@ HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blo
 def build_registry() -> Registry:
     registry = Registry()
     for module in HANDLER_MODULES:
-        registry.add(module.METHODS)
+        registry.add(guarded_methods(module.METHODS))
     return registry
 
 

@@ -2,14 +2,15 @@
 getblockcount, getbestblockhash, getblockhash, getblockheader, getblock, invalidateblock,
 reconsiderblock, getrawmempool, getmempoolentry. Shapes and key order as Core master (v31 era).
 
-Also the argument helpers the other chain handler modules share.
+Also the chain access helpers the other chain handler modules share.
 """
+from quill.amount import Amount
 from quill.chain import pow as chain_pow
-from quill.chain.service import ChainUnavailable
-from quill.errors import RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
+from quill.rpc.args import get_int, parse_hash_v, parse_verbosity
+from quill.rpc.errors import RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPCError
 from quill.rpc.registry import ANY, BOOL, NUM, STR_HEX, Method, Param
-from quill.rpc.univalue import Amount, Number
-from quill.tx.decode import parse_hex, script_to_univ, tx_to_univ
+from quill.rpc.univalue import Number
+from quill.tx.decode import script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
 
 # -- shared argument helpers ------------------------------------------------------------
@@ -22,47 +23,6 @@ def chain_of(ctx):
         raise RPCError(RPC_MISC_ERROR, f"No chain on {ctx.node.chain_name}: the built-in chain is regtest only; "
                                        "use -chainsource to follow a node")
     return chain
-
-
-def call(fn, *args):
-    """Run a ChainService call, turning 'no chain yet' into an RPC error."""
-    try:
-        return fn(*args)
-    except ChainUnavailable as e:
-        raise RPCError(RPC_MISC_ERROR, str(e)) from None
-
-
-def parse_hash(value, name: str) -> bytes:
-    """Core's ParseHashV: 64 hex digits -> internal-order hash."""
-    text = value
-    if len(text) != 64:
-        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be of length 64 (not {len(text)}, for '{text}')")
-    data = parse_hex(text)
-    if data is None:
-        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be hexadecimal string (not '{text}')")
-    return data[::-1]
-
-
-def int_arg(value, default=None) -> int:
-    """UniValue::getInt: an integral JSON number."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (Number, int)):
-        raise RPCError(RPC_TYPE_ERROR, "JSON value is not an integer as expected")
-    if isinstance(value, Number) and not value.is_integer():
-        raise RPCError(RPC_MISC_ERROR, "JSON integer out of range")
-    return int(value)
-
-
-def verbosity_arg(value, default: int, allow_bool: bool = True) -> int:
-    """Core's ParseVerbosity."""
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        if not allow_bool:
-            raise RPCError(RPC_TYPE_ERROR, "Verbosity was boolean but only integer allowed")
-        return int(value)
-    return int_arg(value)
 
 
 def number(x: float) -> Number:
@@ -124,7 +84,7 @@ def block_to_json(chain, block, info, verbosity: int, chain_name) -> dict:
     if verbosity == 1:
         out["tx"] = [tx.txid_hex() for tx in block.txs]
         return out
-    undo = call(chain.block_undo, info.hash) if info.in_active_chain else None
+    undo = chain.block_undo(info.hash) if info.in_active_chain else None
     txs = []
     k = 0
     for i, tx in enumerate(block.txs):
@@ -141,23 +101,23 @@ def block_to_json(chain, block, info, verbosity: int, chain_name) -> dict:
 
 
 def getblockcount(ctx, args):
-    return call(chain_of(ctx).tip)[0]
+    return chain_of(ctx).tip()[0]
 
 
 def getbestblockhash(ctx, args):
-    return hash_to_hex(call(chain_of(ctx).tip)[1])
+    return hash_to_hex(chain_of(ctx).tip()[1])
 
 
 def getblockhash(ctx, args):
-    height = int_arg(args[0])
-    block_hash = call(chain_of(ctx).block_hash, height)
+    height = get_int(args[0])
+    block_hash = chain_of(ctx).block_hash(height)
     if block_hash is None:
         raise RPCError(RPC_INVALID_PARAMETER, "Block height out of range")
     return hash_to_hex(block_hash)
 
 
 def _known_header(chain, block_hash):
-    info = call(chain.header_info, block_hash)
+    info = chain.header_info(block_hash)
     if info is None:
         raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
     return info
@@ -165,22 +125,22 @@ def _known_header(chain, block_hash):
 
 def getblockheader(ctx, args):
     chain = chain_of(ctx)
-    block_hash = parse_hash(args[0], "hash")
+    block_hash = parse_hash_v(args[0], "hash")
     verbose = True if args[1] is None else args[1]
     with chain.lock:
         info = _known_header(chain, block_hash)
         if not verbose:
-            return call(chain.entry, block_hash).header.serialize().hex()
+            return chain.entry(block_hash).header.serialize().hex()
         return header_to_json(info)
 
 
 def getblock(ctx, args):
     chain = chain_of(ctx)
-    block_hash = parse_hash(args[0], "blockhash")
-    verbosity = verbosity_arg(args[1], 1)
+    block_hash = parse_hash_v(args[0], "blockhash")
+    verbosity = parse_verbosity(args[1], 1)
     with chain.lock:
         info = _known_header(chain, block_hash)
-        block = call(chain.block, block_hash)
+        block = chain.block(block_hash)
         if verbosity <= 0:
             return block.serialize().hex()
         return block_to_json(chain, block, info, min(verbosity, 3), ctx.node.chain_name)
@@ -189,8 +149,8 @@ def getblock(ctx, args):
 def getblockchaininfo(ctx, args):
     chain = chain_of(ctx)
     with chain.lock:
-        height, tip_hash = call(chain.tip)
-        info = call(chain.header_info, tip_hash)
+        height, tip_hash = chain.tip()
+        info = chain.header_info(tip_hash)
         out = {
             "chain": ctx.node.chain_name,
             "blocks": height,
@@ -214,14 +174,14 @@ def getblockchaininfo(ctx, args):
 
 def invalidateblock(ctx, args):
     chain = chain_of(ctx)
-    if not call(chain.invalidate, parse_hash(args[0], "blockhash")):
+    if not chain.invalidate(parse_hash_v(args[0], "blockhash")):
         raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
     return None
 
 
 def reconsiderblock(ctx, args):
     chain = chain_of(ctx)
-    if not call(chain.reconsider, parse_hash(args[0], "blockhash")):
+    if not chain.reconsider(parse_hash_v(args[0], "blockhash")):
         raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
     return None
 
@@ -272,7 +232,7 @@ def getrawmempool(ctx, args):
     if verbose and with_sequence:
         raise RPCError(RPC_INVALID_PARAMETER, "Verbose results cannot contain mempool sequence values.")
     with chain.lock:
-        pool = call(chain.mempool)
+        pool = chain.mempool()
         order = pool.sorted()
         if verbose:
             return {hash_to_hex(t): mempool_entry_json(pool, pool.get(t)) for t in order}
@@ -284,9 +244,9 @@ def getrawmempool(ctx, args):
 
 def getmempoolentry(ctx, args):
     chain = chain_of(ctx)
-    txid = parse_hash(args[0], "parameter 1")
+    txid = parse_hash_v(args[0], "parameter 1")
     with chain.lock:
-        pool = call(chain.mempool)
+        pool = chain.mempool()
         entry = pool.get(txid)
         if entry is None:
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool")

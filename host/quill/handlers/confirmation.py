@@ -1,11 +1,10 @@
 """setconfirmationpolicy: when the signing device asks its user before it
 signs (protocol/SPEC.md §8). The device decides: tightening takes effect at
 once, loosening waits for the user's confirmation on the device."""
-from quill.device.errors import DeviceError, DeviceUnavailable, to_rpc_error
+from quill.rpc.args import amount_from_value
 from quill.rpc.registry import AMOUNT, STR, Method, Param
 
 from .device import device_of, policy_json
-from .rawtransactions_chain import amount_from_value
 
 
 def setconfirmationpolicy(ctx, args):
@@ -13,13 +12,10 @@ def setconfirmationpolicy(ctx, args):
     params = {"policy": policy}
     if amount is not None:
         params["amount"] = amount_from_value(amount)
-    try:
-        device = device_of(ctx)
-        # loosening waits for the user's confirmation on the device
-        result = device.client().call("set_confirm_policy", params, awaits_user=True)
-        device.info(refresh=True)
-    except (DeviceError, DeviceUnavailable) as e:
-        raise to_rpc_error(e) from None
+    device = device_of(ctx)
+    # loosening waits for the user's confirmation on the device
+    result = device.client().call("set_confirm_policy", params, awaits_user=True)
+    device.info(refresh=True)
     return policy_json(result)
 
 

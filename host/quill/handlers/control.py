@@ -1,7 +1,7 @@
 """Control RPCs, as Core's rpc/server.cpp and rpc/node.cpp: help, stop,
 uptime, getrpcinfo, and the hidden echo/echojson used to test the transport."""
 
-from quill.errors import RPC_MISC_ERROR, RPCError
+from quill.rpc.errors import RPC_MISC_ERROR, RPCError
 from quill.rpc.registry import ANY, STR, Method, Param
 
 HIDDEN = "hidden"

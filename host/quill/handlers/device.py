@@ -1,9 +1,9 @@
 """Device RPCs: getdeviceinfo shows what the signing device reported and what it
 is doing (setconfirmationpolicy is in handlers/confirmation.py)."""
-from quill.device.errors import DeviceError, DeviceUnavailable, to_rpc_error
+from quill.amount import Amount
+from quill.device.errors import DeviceUnavailable
 from quill.device.manager import NO_DEVICE
 from quill.rpc.registry import Method
-from quill.rpc.univalue import Amount
 
 # The device sends a canonical CBOR map (keys in byte order); the RPC shows
 # them in the documented order, anything newer after them.
@@ -44,11 +44,8 @@ def _current_info(device):
 
 
 def getdeviceinfo(ctx, args):
-    try:
-        client, info = _current_info(device_of(ctx))
-        info = dict(info, state=client.ping())   # ping is answered even mid-request
-    except (DeviceError, DeviceUnavailable) as e:
-        raise to_rpc_error(e) from None
+    client, info = _current_info(device_of(ctx))
+    info = dict(info, state=client.ping())   # ping is answered even mid-request
     ordered = {k: info[k] for k in FIELD_ORDER if k in info}
     ordered.update((k, info[k]) for k in sorted(info) if k not in ordered)
     if isinstance(ordered.get("confirmation"), dict):

@@ -3,7 +3,8 @@ submitblock."""
 from quill.chain import miner
 from quill.chain.block import Block
 from quill.chain.rules import Invalid
-from quill.errors import (
+from quill.rpc.args import UINT64, get_int, optional
+from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
     RPC_INTERNAL_ERROR,
     RPC_INVALID_ADDRESS_OR_KEY,
@@ -18,7 +19,7 @@ from quill.tx.descriptor import descriptor_checksum
 from quill.tx.hashes import hash_to_hex
 from quill.tx.serialize import DeserializationError
 
-from .blockchain import call, chain_of, int_arg
+from .blockchain import chain_of
 
 DEFAULT_MAX_TRIES = 1_000_000
 
@@ -44,13 +45,13 @@ def _descriptor_script(text, chain_name):
 
 def generatetoaddress(ctx, args):
     chain = chain_of(ctx)
-    nblocks = int_arg(args[0])
-    max_tries = int_arg(args[2], DEFAULT_MAX_TRIES)
+    nblocks = get_int(args[0])
+    max_tries = optional(args[2], lambda v: get_int(v, UINT64), DEFAULT_MAX_TRIES)
     script = _address_script(args[1], ctx.node.chain_name)
     if script is None:
         raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Error: Invalid address")
     try:
-        hashes = call(chain.generate, script, max(0, nblocks), max_tries)
+        hashes = chain.generate(script, max(0, nblocks), max_tries)
     except Invalid:
         raise RPCError(RPC_INTERNAL_ERROR, "ProcessNewBlock, block not accepted") from None
     return [hash_to_hex(h) for h in hashes]
@@ -72,7 +73,7 @@ def generateblock(ctx, args):
                 raise RPCError(RPC_TYPE_ERROR, "JSON value is not a string as expected")
             txid = parse_hex(item) if len(item) == 64 else None
             if txid is not None:
-                entry = call(chain.mempool_entry, txid[::-1])
+                entry = chain.mempool_entry(txid[::-1])
                 if entry is None:
                     raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"Transaction {item} not in mempool.")
                 txs.append(entry.tx)
@@ -83,7 +84,7 @@ def generateblock(ctx, args):
                 raise RPCError(RPC_DESERIALIZATION_ERROR, f"Transaction decode failed for {item}. "
                                                           "Make sure the tx has at least one input.") from None
         try:
-            block = call(chain.generate_block, script, txs, submit)
+            block = chain.generate_block(script, txs, submit)
         except Invalid as e:
             raise RPCError(RPC_VERIFY_ERROR, f"TestBlockValidity failed: {e}") from None
     out = {"hash": hash_to_hex(block.hash())}
@@ -104,7 +105,7 @@ def submitblock(ctx, args):
     if not block.txs or not block.txs[0].is_coinbase():
         raise RPCError(RPC_DESERIALIZATION_ERROR, "Block does not start with a coinbase")
     miner.update_uncommitted_block_structures(block)
-    return call(chain.submit_block, block)
+    return chain.submit_block(block)
 
 
 METHODS = [

@@ -1,7 +1,7 @@
 """Raw transaction RPCs that need no chain state: decoderawtransaction and decodescript
 (Core's rpc/rawtransaction.cpp; behaviour per core-rpc.md §2-§3)."""
 
-from quill.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_PARAMETER, RPCError
+from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_PARAMETER, RPCError
 from quill.rpc.registry import BOOL, STR_HEX, Method, Param
 from quill.tx.decode import TxDecodeError, decode_hex_tx, decode_script_univ, parse_hex, tx_to_univ
 

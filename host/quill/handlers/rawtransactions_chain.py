@@ -4,59 +4,25 @@ sendrawtransaction and getrawtransaction.
 Quill always keeps a transaction index (it is cheap here), so getrawtransaction
 finds confirmed transactions without a blockhash, as Core with -txindex=1 does.
 """
-import re
-from decimal import Decimal, InvalidOperation
 
+from quill.chain.errors import AlreadyInUtxoSet, FeeExceeded
 from quill.chain.policy import DEFAULT_MAX_RAW_TX_FEE_RATE, fee_for
 from quill.chain.rules import Invalid
-from quill.chain.service import AlreadyInUtxoSet, FeeExceeded
-from quill.errors import (
+from quill.rpc.args import amount_from_value, fee_rate_from_value, parse_hash_v, parse_verbosity
+from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
     RPC_INVALID_ADDRESS_OR_KEY,
-    RPC_INVALID_PARAMETER,
-    RPC_TYPE_ERROR,
     RPC_VERIFY_ALREADY_IN_UTXO_SET,
     RPC_VERIFY_ERROR,
     RPC_VERIFY_REJECTED,
     RPCError,
 )
 from quill.rpc.registry import AMOUNT, ANY, STR_HEX, Method, Param
-from quill.rpc.univalue import COIN, Number
 from quill.tx import script as S
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.hashes import hash_to_hex
 
-from .blockchain import call, chain_of, parse_hash, tx_with_undo_to_json, verbosity_arg
-
-MAX_MONEY = 21_000_000 * COIN
-_FIXED_POINT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
-
-
-def amount_from_value(value) -> int:
-    """Core's AmountFromValue (core-rpc.md §1.3): a JSON number or string with at most 8 decimals."""
-    if isinstance(value, bool) or not isinstance(value, (Number, int, str)):
-        raise RPCError(RPC_TYPE_ERROR, "Amount is not a number or string")
-    text = value.text if isinstance(value, Number) else str(value)
-    if not _FIXED_POINT.fullmatch(text):
-        raise RPCError(RPC_TYPE_ERROR, "Invalid amount")
-    try:
-        scaled = Decimal(text).scaleb(8)
-    except InvalidOperation:
-        raise RPCError(RPC_TYPE_ERROR, "Invalid amount") from None
-    if scaled != scaled.to_integral_value() or abs(scaled) > 10 ** 18 - 1:
-        raise RPCError(RPC_TYPE_ERROR, "Invalid amount")
-    sats = int(scaled)
-    if not 0 <= sats <= MAX_MONEY:
-        raise RPCError(RPC_TYPE_ERROR, "Amount out of range")
-    return sats
-
-
-def _fee_rate(value) -> int:
-    """Core's ParseFeeRate: sat/kvB from a BTC/kvB amount."""
-    rate = amount_from_value(value)
-    if rate >= COIN:
-        raise RPCError(RPC_INVALID_PARAMETER, "Fee rates larger than or equal to 1BTC/kvB are not accepted")
-    return rate
+from .blockchain import chain_of, tx_with_undo_to_json
 
 
 def sendrawtransaction(ctx, args):
@@ -70,10 +36,10 @@ def sendrawtransaction(ctx, args):
     for out in tx.vout:
         if (S.is_unspendable(out.script_pubkey) or not S.has_valid_ops(out.script_pubkey)) and out.value > max_burn:
             raise RPCError(RPC_VERIFY_ERROR, "Unspendable output exceeds maximum configured by user (maxburnamount)")
-    rate = DEFAULT_MAX_RAW_TX_FEE_RATE if args[1] is None else _fee_rate(args[1])
+    rate = DEFAULT_MAX_RAW_TX_FEE_RATE if args[1] is None else fee_rate_from_value(args[1])
     max_fee = fee_for(rate, tx.vsize())
     try:
-        call(chain.broadcast_transaction, tx, max_fee)
+        chain.broadcast_transaction(tx, max_fee)
     except AlreadyInUtxoSet:
         raise RPCError(RPC_VERIFY_ALREADY_IN_UTXO_SET, "Transaction outputs already in utxo set") from None
     except FeeExceeded:
@@ -87,13 +53,13 @@ def sendrawtransaction(ctx, args):
 
 def getrawtransaction(ctx, args):
     chain = chain_of(ctx)
-    txid = parse_hash(args[0], "parameter 1")
-    verbosity = verbosity_arg(args[1], 0)
-    block_hash = None if args[2] is None else parse_hash(args[2], "parameter 3")
+    txid = parse_hash_v(args[0], "parameter 1")
+    verbosity = parse_verbosity(args[1], 0)
+    block_hash = None if args[2] is None else parse_hash_v(args[2], "parameter 3")
     with chain.lock:
         info = None
         if block_hash is not None:
-            info = call(chain.header_info, block_hash)
+            info = chain.header_info(block_hash)
             if info is None:
                 raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block hash not found")
         if txid == _genesis_coinbase_txid(chain):
@@ -107,7 +73,7 @@ def getrawtransaction(ctx, args):
         if verbosity <= 0:
             return tx.hex()
         if found_in is not None and info is None:
-            info = call(chain.header_info, found_in)
+            info = chain.header_info(found_in)
         out = {}
         if block_hash is not None:
             out["in_active_chain"] = info.in_active_chain
@@ -127,26 +93,26 @@ def getrawtransaction(ctx, args):
 
 
 def _genesis_coinbase_txid(chain):
-    block = call(chain.block, call(chain.block_hash, 0))
+    block = chain.block(chain.block_hash(0))
     return block.txs[0].txid()
 
 
 def _find(chain, txid, block_hash):
     """(tx, hash of the block holding it or None for the mempool); (None, None) when not found."""
     if block_hash is not None:
-        block = call(chain.block, block_hash)
+        block = chain.block(block_hash)
         for tx in block.txs:
             if tx.txid() == txid:
                 return tx, block_hash
         return None, None
-    found = call(chain.get_transaction, txid)
+    found = chain.get_transaction(txid)
     return found if found is not None else (None, None)
 
 
 def _spent_coins(chain, block_hash, tx):
     """The coins `tx` spent, from its block's undo data."""
-    block = call(chain.block, block_hash)
-    undo = call(chain.block_undo, block_hash)
+    block = chain.block(block_hash)
+    undo = chain.block_undo(block_hash)
     k = 0
     for t in block.txs[1:]:
         if t.txid() == tx.txid():

@@ -6,97 +6,26 @@ the descriptor parser.
 
 import time
 
-from quill.errors import (
-    RPC_INTERNAL_ERROR,
+from quill.handlers.errors import to_rpc_error
+from quill.rpc import univalue
+from quill.rpc.args import INT64, get_bool, get_int, get_str, label_from_value, parse_descriptor_range, parse_hash_v
+from quill.rpc.errors import (
     RPC_INVALID_ADDRESS_OR_KEY,
     RPC_INVALID_PARAMETER,
     RPC_MISC_ERROR,
     RPC_TYPE_ERROR,
     RPC_WALLET_ERROR,
-    RPC_WALLET_INVALID_LABEL_NAME,
     RPC_WALLET_KEYPOOL_RAN_OUT,
     RPCError,
 )
-from quill.rpc import univalue
 from quill.rpc.registry import ARR, BOOL, NUM, RANGE, STR, STR_HEX, Method, Param
 from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.wallet import results
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
-from quill.wallet.manager import fork_height, header_height_prev
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
 DEFAULT_ADDRESS_TYPE = BECH32
-INT32 = (-2 ** 31, 2 ** 31 - 1)
-INT64 = (-2 ** 63, 2 ** 63 - 1)
-
-
-# -- argument helpers (UniValue getters) -------------------------------------------
-
-
-def get_int(value, bounds=INT32) -> int:
-    if isinstance(value, bool) or not isinstance(value, (univalue.Number, int)):
-        raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {univalue.type_name(value)} is not of expected type number")
-    if isinstance(value, univalue.Number):
-        if not value.is_integer():
-            raise RPCError(RPC_MISC_ERROR, "JSON integer out of range")
-        value = int(value)
-    if not bounds[0] <= value <= bounds[1]:
-        raise RPCError(RPC_MISC_ERROR, "JSON integer out of range")
-    return value
-
-
-def get_bool(value) -> bool:
-    if not isinstance(value, bool):
-        raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {univalue.type_name(value)} is not of expected type bool")
-    return value
-
-
-def get_str(value) -> str:
-    if not isinstance(value, str):
-        raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {univalue.type_name(value)} is not of expected type string")
-    return value
-
-
-def parse_hash(value, name) -> bytes:
-    """Core's ParseHashV: 64 hex chars (display order) -> internal bytes."""
-    if len(value) != 64:
-        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be of length 64 (not {len(value)}, for '{value}')")
-    if not all(c in "0123456789abcdefABCDEF" for c in value):
-        raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be hexadecimal string (not '{value}')")
-    return bytes.fromhex(value)[::-1]
-
-
-def label_from_value(value) -> str:
-    """Core's LabelFromValue."""
-    if value is None:
-        return ""
-    label = get_str(value)
-    if label == "*":
-        raise RPCError(RPC_WALLET_INVALID_LABEL_NAME, "Invalid label name")
-    return label
-
-
-def parse_descriptor_range(value):
-    """Core's ParseDescriptorRange: (begin, end) inclusive."""
-    if isinstance(value, univalue.Number) or (isinstance(value, int) and not isinstance(value, bool)):
-        low, high = 0, get_int(value, INT64)
-    elif (isinstance(value, list) and len(value) == 2
-          and all(isinstance(v, (univalue.Number, int)) and not isinstance(v, bool) for v in value)):
-        low, high = get_int(value[0], INT64), get_int(value[1], INT64)
-        if low > high:
-            raise RPCError(RPC_INVALID_PARAMETER, "Range specified as [begin,end] must not have begin after end")
-    else:
-        raise RPCError(RPC_INVALID_PARAMETER, "Range must be specified as end or as [begin,end]")
-    if low < 0:
-        raise RPCError(RPC_INVALID_PARAMETER, "Range should be greater or equal than 0")
-    if high >> 31:
-        raise RPCError(RPC_INVALID_PARAMETER, "End of range is too high")
-    if high >= low + 1000000:
-        raise RPCError(RPC_INVALID_PARAMETER, "Range is too large")
-    return low, high
-
-
 def _manager(ctx):
     manager = getattr(ctx.node, "wallets", None)
     if manager is None:
@@ -274,9 +203,13 @@ def _import_one(manager, wallet, data, timestamp, chain_name):
         if active and desc.output_type() is None:
             warnings.append("Unknown output type, cannot set descriptor to active.")
         result["success"] = True
-    except RPCError as e:
+    except Exception as e:
+        # Core reports each request's failure in its result and goes on with the next.
+        mapped = to_rpc_error(e)
+        if mapped is None:
+            raise
         result["success"] = False
-        result["error"] = e.to_json()
+        result["error"] = mapped.to_json()
     if warnings:
         result["warnings"] = warnings
     return result
@@ -434,39 +367,18 @@ def getaddressinfo(ctx, args):
 def gettransaction(ctx, args):
     txid_text, include_watchonly, verbose = args
     with _Locked(ctx) as wallet:
-        txid = parse_hash(txid_text, "txid")
+        txid = parse_hash_v(txid_text, "txid")
         row = wallet.store.get_tx(txid)
         if row is None:
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
         return results.gettransaction(_view(_manager(ctx), wallet), row, bool(verbose))
 
 
-def _stale_blocks(chain, block_hash, fork):
-    """The given block's branch above the fork point, tip first (for `removed`)."""
-    blocks, cursor = [], block_hash
-    while True:
-        hp = header_height_prev(chain, cursor)
-        if hp is None or hp[0] <= fork:
-            return blocks
-        block = chain.block(cursor)
-        if block is None:
-            raise RPCError(RPC_INTERNAL_ERROR, "Can't read block from disk")
-        blocks.append(block)
-        cursor = hp[1]
-
-
 def listsinceblock(ctx, args):
     blockhash, target, include_watchonly, include_removed, include_change, label_value = args
     with _Locked(ctx) as wallet:
-        manager = _manager(ctx)
-        chain = manager.chain
-        fork = None
-        block_hash = None
-        if blockhash:
-            block_hash = parse_hash(blockhash, "blockhash")
-            if chain is None or header_height_prev(chain, block_hash) is None:
-                raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
-            fork = fork_height(chain, block_hash)
+        view = _view(_manager(ctx), wallet)
+        since = results.since_block(view, parse_hash_v(blockhash, "blockhash")) if blockhash else None
         target_confirmations = 1
         if target is not None:
             target_confirmations = get_int(target)
@@ -474,11 +386,8 @@ def listsinceblock(ctx, args):
                 raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter")
         include_removed = True if include_removed is None else include_removed
         label_filter = None if label_value is None else label_from_value(label_value)
-        stale = []
-        if include_removed and block_hash is not None and not chain.is_in_active_chain(block_hash):
-            stale = _stale_blocks(chain, block_hash, fork)
-        return results.listsinceblock(_view(manager, wallet), fork, stale, target_confirmations,
-                                      include_removed, bool(include_change), label_filter)
+        return results.listsinceblock(view, since, target_confirmations, include_removed, bool(include_change),
+                                      label_filter)
 
 
 def listtransactions(ctx, args):
@@ -498,7 +407,7 @@ def listtransactions(ctx, args):
 
 def abandontransaction(ctx, args):
     with _Locked(ctx) as wallet:
-        txid = parse_hash(args[0], "txid")
+        txid = parse_hash_v(args[0], "txid")
         outcome = wallet.abandon(txid)
         if outcome == "unknown":
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")

@@ -13,7 +13,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from quill.errors import (
+from quill.rpc import univalue
+from quill.rpc.errors import (
     RPC_INVALID_PARAMETER,
     RPC_INVALID_REQUEST,
     RPC_METHOD_NOT_FOUND,
@@ -22,7 +23,6 @@ from quill.errors import (
     RPC_TYPE_ERROR,
     RPCError,
 )
-from quill.rpc import univalue
 from quill.rpc.registry import Registry
 
 log = logging.getLogger("quill.rpc")

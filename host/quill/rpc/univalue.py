@@ -17,8 +17,9 @@ import os
 import re
 from decimal import Decimal
 
+from quill.amount import Amount
+
 MAX_DEPTH = 512
-COIN = 100_000_000
 
 _TOKEN = "\x00" + os.urandom(8).hex() + ":"
 _ESCAPED_TOKEN = json.dumps(_TOKEN, ensure_ascii=False)[1:-1]
@@ -54,30 +55,6 @@ class Number:
 
     def __repr__(self):
         return f"Number({self.text})"
-
-
-class Amount:
-    """A satoshi amount rendered as Core's ValueFromAmount: `-0.00000001`."""
-
-    __slots__ = ("sats",)
-
-    def __init__(self, sats: int):
-        self.sats = sats
-
-    @property
-    def text(self) -> str:
-        sign = "-" if self.sats < 0 else ""
-        whole, frac = divmod(abs(self.sats), COIN)
-        return "%s%d.%08d" % (sign, whole, frac)
-
-    def __eq__(self, other):
-        return isinstance(other, Amount) and other.sats == self.sats
-
-    def __hash__(self):
-        return hash(self.sats)
-
-    def __repr__(self):
-        return f"Amount({self.text})"
 
 
 class JSONParseError(ValueError):

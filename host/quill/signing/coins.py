@@ -5,7 +5,7 @@ Only this adapter touches the chain, through `getattr(node, "chain", None)`; a
 node without a chain (or whose chain has no blocks yet) knows no coins, and
 every input then needs its prevtxs entry.
 """
-from quill.chain.service import ChainUnavailable
+from quill.chain.errors import ChainUnavailable
 from quill.tx.transaction import TxOut
 
 

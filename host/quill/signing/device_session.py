@@ -20,12 +20,12 @@ ping says so, and a refusal or a timeout on the device is a DeviceError
 Before starting, the device's get_info must list every method, script type and
 sighash type the requests need, and the transaction must fit its limits.
 """
+from quill.consensus import SIGHASH_ANYONECANPAY, SIGHASH_SINGLE
 from quill.device.codec import OVERHEAD as FRAME_OVERHEAD
 from quill.device.codec import canonical_dumps
 from quill.device.errors import DeviceError, DeviceUnavailable
-from quill.errors import RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPCError
 
-from .params import SIGHASH_ANYONECANPAY, SIGHASH_SINGLE
+from .errors import DeviceCannotSign, DeviceLimitExceeded
 from .solver import LEGACY, SEGWIT_V0, TAPROOT, TWEAK_BIP86, ecdsa_hash_type
 
 # Request ids are 4 hex digits of prefix and a hex counter (DeviceClient): ~7 bytes.
@@ -48,10 +48,6 @@ _STAGE_PATHS = (("script_code", ("script_code",)), ("txin_script_pubkey", ("txin
                 ("txout_script_pubkey", ("txout", 1)))
 
 
-class DeviceCannotSign(Exception):
-    """The device does not offer what the transaction needs (its get_info says so)."""
-
-
 def required_capabilities(requests, script_types, hash_type):
     """(methods, script types, sighash types) the requests need from get_info.
     script_types: the device's name for each input's script type."""
@@ -64,25 +60,24 @@ def required_capabilities(requests, script_types, hash_type):
 
 
 def check_device(info, tx, requests, script_types, hash_type):
-    """RPCError unless the device's get_info offers what the requests need."""
+    """DeviceCannotSign / DeviceLimitExceeded unless the device's get_info offers what the requests need."""
     methods, types, sighashes = required_capabilities(requests, script_types, hash_type)
     missing = sorted(methods - set(info.get("methods", ())))
     if missing:
-        raise RPCError(RPC_MISC_ERROR, f"Device cannot sign: it lacks the methods {', '.join(missing)}")
+        raise DeviceCannotSign(f"Device cannot sign: it lacks the methods {', '.join(missing)}")
     missing = sorted(types - set(info.get("script_types", ())))
     if missing:
-        raise RPCError(RPC_MISC_ERROR, f"Device cannot sign {', '.join(missing)} inputs")
+        raise DeviceCannotSign(f"Device cannot sign {', '.join(missing)} inputs")
     missing = sorted(sighashes - set(info.get("sighash_types", ())))
     if missing:
-        raise RPCError(RPC_MISC_ERROR, "Device cannot sign sighash type "
-                       + ", ".join(f"0x{t:02x}" for t in missing))
+        raise DeviceCannotSign("Device cannot sign sighash type "
+                               + ", ".join(f"0x{t:02x}" for t in missing))
     limits = info.get("limits", {})
     keys = {r.key.pubkey for r in requests}
     for name, count in (("inputs", len(tx.vin)), ("outputs", len(tx.vout)), ("keys", len(keys))):
         limit = limits.get(f"max_{name}")
         if limit is not None and count > limit:
-            raise RPCError(RPC_INVALID_PARAMETER,
-                           f"Transaction needs {count} {name}, more than the device's limit of {limit}")
+            raise DeviceLimitExceeded(f"Transaction needs {count} {name}, more than the device's limit of {limit}")
 
 
 def batch_bytes(max_size, heap_free):

@@ -1,11 +1,11 @@
 """signrawtransactionwithkey end to end (core-rpc.md §4; Core's SignTransaction in
 script/sign.cpp and rpc/rawtransaction_util.cpp):
 
-    sign_raw_transaction(node, hexstring, privkeys, prevtxs, sighashtype, stats=None) -> result
+    sign_transaction(node, tx, keystore, coins, hash_type, stats=None) -> result
 
-1. parameters as Core checks them, in Core's order (params.py);
-2. each input's coin from prevtxs or the node's chain (coins.py), and what the
-   input already carries (solver.data_from_transaction);
+1. the handler checks the parameters as Core does, in Core's order (handlers/signing.py), with
+   each input's coin from the node's chain (coins.py) or prevtxs;
+2. what each input already carries (solver.data_from_transaction);
 3. a planning pass of Core's ProduceSignature that lists the signatures to make;
 4. one device session that makes them (device_session.py) - the host never signs;
 5. Core's ProduceSignature again with the device's signatures, then Core's
@@ -18,12 +18,11 @@ import time
 
 from coincurve import PublicKeyXOnly
 
-from quill.device.errors import DeviceError, DeviceUnavailable, to_rpc_error
+from quill.amount import format_amount
+from quill.consensus import MAX_MONEY, SIGHASH_SINGLE
+from quill.device.errors import DeviceUnavailable
 from quill.device.manager import NO_DEVICE
-from quill.errors import RPC_DESERIALIZATION_ERROR, RPC_TYPE_ERROR, RPCError
-from quill.rpc.univalue import Amount
 from quill.tx import script as S
-from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.hashes import hash_to_hex
 from quill.tx.interpreter import verify_script
 from quill.tx.script_error import ScriptError
@@ -32,9 +31,8 @@ from quill.tx.transaction import TxOut
 from quill.tx.verify import PrecomputedTransactionData, TransactionSignatureChecker
 from quillfw.schnorr import taproot_tweak
 
-from .coins import find_coins
 from .device_session import check_device, sign_on_device
-from .params import MAX_MONEY, SIGHASH_SINGLE, parse_prevtxs, parse_privkeys, parse_sighash_type
+from .errors import MissingAmount
 from .solver import DeviceResultCreator, PlanningCreator, data_from_transaction, produce_signature
 
 log = logging.getLogger("quill.signing")
@@ -140,15 +138,11 @@ def _plan(t):
 
 def _device_signatures(node, t, requests, script_types, stats):
     device = getattr(node, "device", None)
-    try:
-        if device is None or not getattr(device, "configured", True):
-            raise DeviceUnavailable(NO_DEVICE)
-        info = device.info()
-        check_device(info, t.tx, requests, script_types, t.hash_type)
-        client = device.client()
-        return sign_on_device(client, info, t.tx, t.spent, requests, t.hash_type, stats)
-    except (DeviceError, DeviceUnavailable) as e:
-        raise to_rpc_error(e) from None
+    if device is None or not getattr(device, "configured", True):
+        raise DeviceUnavailable(NO_DEVICE)
+    info = device.info()
+    check_device(info, t.tx, requests, script_types, t.hash_type)
+    return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats)
 
 
 def _finish(t, signatures):
@@ -177,25 +171,17 @@ def _finish(t, signatures):
     return errors
 
 
-def _missing_amount_error(txin, spent):
+def _missing_amount(spent):
     """Core's exception for a segwit input whose prevtxs entry had no amount."""
-    return RPCError(RPC_TYPE_ERROR, f"Missing amount for CTxOut(nValue={Amount(spent.value).text}, "
-                                    f"scriptPubKey={spent.script_pubkey.hex()[:30]})")
+    return MissingAmount(f"Missing amount for CTxOut(nValue={format_amount(spent.value)}, "
+                         f"scriptPubKey={spent.script_pubkey.hex()[:30]})")
 
 
-def sign_raw_transaction(node, hexstring, privkeys, prevtxs, sighashtype, stats=None):
+def sign_transaction(node, tx, keystore, coins, hash_type, stats=None):
+    """Sign `tx` (its inputs' coins in `coins`, {OutPoint: TxOut or None}) with the keys in
+    `keystore`, every signature made on the device; Core's result object."""
     started = time.monotonic()
     stats = {} if stats is None else stats
-    try:
-        tx = decode_hex_tx(hexstring, try_no_witness=False)
-    except TxDecodeError:
-        raise RPCError(RPC_DESERIALIZATION_ERROR,
-                       "TX decode failed. Make sure the tx has at least one input.") from None
-    keystore = parse_privkeys(privkeys, node.chain_name)
-    coins = find_coins(node, [txin.prevout for txin in tx.vin])
-    parse_prevtxs(prevtxs, keystore, coins)
-    hash_type = parse_sighash_type(sighashtype)
-
     t = _Transaction(tx, coins, keystore, hash_type)
     requests, script_types = _plan(t)
     signatures = {}
@@ -205,7 +191,7 @@ def sign_raw_transaction(node, hexstring, privkeys, prevtxs, sighashtype, stats=
 
     for i in sorted(errors):
         if errors[i] == MISSING_AMOUNT:
-            raise _missing_amount_error(tx.vin[i], t.spent[i])
+            raise _missing_amount(t.spent[i])
     result = {"hex": tx.hex(), "complete": not errors}
     if errors:
         result["errors"] = [_error_entry(tx.vin[i], errors[i]) for i in sorted(errors)]

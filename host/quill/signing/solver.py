@@ -12,6 +12,7 @@ Core builds.
     produce_signature(keystore, creator, script_pubkey, sigdata, checker) -> complete
     SignRequest(input_index, algorithm, key, script_code, tweak)
 """
+from quill.consensus import MAX_MONEY, SIGHASH_ALL, SIGHASH_DEFAULT
 from quill.tx import script as S
 from quill.tx.hashes import hash160
 from quill.tx.interpreter import (
@@ -25,8 +26,6 @@ from quill.tx.script import push_data
 from quill.tx.script_flags import SCRIPT_VERIFY_STRICTENC, STANDARD_SCRIPT_VERIFY_FLAGS
 from quillfw.hashes import ripemd160
 
-from .params import MAX_MONEY, SIGHASH_ALL, SIGHASH_DEFAULT
-
 LEGACY = "legacy"
 SEGWIT_V0 = "segwit_v0"
 TAPROOT = "taproot"
@@ -34,7 +33,6 @@ TAPROOT = "taproot"
 # Untweaked: Core's output-key path. BIP86: the key tweaked with an empty script tree.
 TWEAK_NONE = "none"
 TWEAK_BIP86 = "bip86"
-
 
 class SignatureData:
     """Core's SignatureData, the parts signrawtransactionwithkey uses."""
@@ -49,7 +47,6 @@ class SignatureData:
         self.witness_script = None
         self.taproot_key_path_sig = b""
 
-
 class SignRequest:
     """One signature the device makes: what the session's sign request needs."""
     __slots__ = ("input_index", "algorithm", "key", "script_code", "tweak")
@@ -63,7 +60,6 @@ class SignRequest:
 
     def ident(self):
         return (self.input_index, self.algorithm, self.key.pubkey, self.script_code, self.tweak)
-
 
 class _Creator:
     """Core's MutableTransactionSignatureCreator decisions, minus the signing."""
@@ -100,7 +96,6 @@ class _Creator:
     def signature(self, request):
         raise NotImplementedError
 
-
 class PlanningCreator(_Creator):
     """Records what the device must sign; answers with a placeholder."""
 
@@ -112,7 +107,6 @@ class PlanningCreator(_Creator):
         self.requests.append(request)
         return b"\x00" * 72
 
-
 class DeviceResultCreator(_Creator):
     """Answers with the signatures the device returned, by request."""
 
@@ -123,11 +117,9 @@ class DeviceResultCreator(_Creator):
     def signature(self, request):
         return self.signatures[request.ident()]
 
-
 def ecdsa_hash_type(hash_type):
     """BASE/WITNESS_V0 have no SIGHASH_DEFAULT: it signs as ALL."""
     return SIGHASH_ALL if hash_type == SIGHASH_DEFAULT else hash_type
-
 
 class SignatureExtractorChecker(BaseSignatureChecker):
     """Core's SignatureExtractorChecker: remembers every ECDSA signature that verifies.
@@ -149,13 +141,11 @@ class SignatureExtractorChecker(BaseSignatureChecker):
     def check_sequence(self, sequence):
         return self.checker.check_sequence(sequence)
 
-
 def _script_stack(script_sig):
     """Core's Stacks: the scriptSig's pushes, evaluated with STRICTENC and no checker."""
     stack = []
     eval_script(stack, script_sig, SCRIPT_VERIFY_STRICTENC, BaseSignatureChecker(), SIGVERSION_BASE)
     return stack
-
 
 def data_from_transaction(txin, spent, checker):
     """Core's DataFromTransaction: what the input already carries (complete, or
@@ -193,9 +183,7 @@ def data_from_transaction(txin, spent, checker):
                     break
     return data
 
-
 # -- SignStep / ProduceSignature ---------------------------------------------------------------
-
 
 def _get_script(keystore, sigdata, scriptid):
     script = keystore.get_script(scriptid)
@@ -206,12 +194,10 @@ def _get_script(keystore, sigdata, scriptid):
             return known
     return None
 
-
 def _get_pubkey(keystore, sigdata, keyid):
     if keyid in sigdata.signatures:
         return sigdata.signatures[keyid][0]
     return keystore.get_pubkey(keyid)
-
 
 def _create_sig(creator, sigdata, keystore, pubkey, script_code, sigversion):
     """Core's CreateSig: an extracted signature for the key first, else a new one."""
@@ -222,7 +208,6 @@ def _create_sig(creator, sigdata, keystore, pubkey, script_code, sigversion):
     if sig is not None:
         sigdata.signatures[keyid] = (pubkey, sig)
     return sig
-
 
 def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):
     """Core's SignStep: (solved, stack, type)."""
@@ -279,7 +264,6 @@ def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):
         return False, ret, kind
     return False, ret, kind
 
-
 def push_all(values):
     """Core's PushAll: the stack as a scriptSig of minimal pushes."""
     out = []
@@ -293,11 +277,6 @@ def push_all(values):
         else:
             out.append(push_data(bytes(v)))
     return b"".join(out)
-
-
-def _p2pkh(keyhash):
-    return b"\x76\xa9\x14" + keyhash + b"\x88\xac"
-
 
 def produce_signature(keystore, creator, script_pubkey, sigdata, checker=None):
     """Core's ProduceSignature; updates sigdata.script_sig/witness. checker: verify
@@ -313,7 +292,7 @@ def produce_signature(keystore, creator, script_pubkey, sigdata, checker=None):
         solved = solved and kind != S.SCRIPTHASH
         p2sh = True
     if solved and kind == S.WITNESS_V0_KEYHASH:
-        solved, result, _ = _sign_step(keystore, creator, _p2pkh(result[0]), SIGVERSION_WITNESS_V0,
+        solved, result, _ = _sign_step(keystore, creator, S.p2pkh(result[0]), SIGVERSION_WITNESS_V0,
                                        sigdata)
         sigdata.witness = result
         sigdata.witness_stage = True

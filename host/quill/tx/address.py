@@ -9,6 +9,8 @@
 """
 from dataclasses import dataclass
 
+from quill.consensus import SECP256K1_ORDER
+
 from . import script as S
 from .hashes import sha256d
 
@@ -266,9 +268,9 @@ def decode_destination(text: str, chain) -> bytes:
         data = base58check_decode(text, 21)
         if data is not None:
             if len(data) == 21 and data[0] == p.pubkey_prefix:
-                return b"\x76\xa9\x14" + data[1:] + b"\x88\xac"
+                return S.p2pkh(data[1:])
             if len(data) == 21 and data[0] == p.script_prefix:
-                return b"\xa9\x14" + data[1:] + b"\x87"
+                return S.p2sh(data[1:])
             if data[:1] in (bytes((p.script_prefix,)), bytes((p.pubkey_prefix,))):
                 raise AddressError("Invalid length for Base58 address (P2PKH or P2SH)")
             raise AddressError("Invalid or unsupported Base58-encoded address.")
@@ -307,7 +309,6 @@ def decode_destination(text: str, chain) -> bytes:
 
 # -- WIF private keys ----------------------------------------------------------
 
-SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 
 def encode_secret(secret: bytes, compressed: bool, chain) -> str:

@@ -1,16 +1,16 @@
 """Core-exact JSON for transactions and scripts (core_io.cpp: DecodeHexTx, TxToUniv, ScriptToUniv).
 
 Renderers are plain functions returning dicts whose insertion order is Core's
-key order; amounts are quill.rpc.univalue.Amount. They are shared by
+key order; amounts are quill.amount.Amount. They are shared by
 decoderawtransaction, decodescript and (later) gettransaction's `decoded`,
 getrawtransaction and getblock.
 """
-from quill.rpc.univalue import Amount
+from quill.amount import Amount
 
 from . import script as S
 from .address import encode_destination, pkh_address, script_hash_address
 from .descriptor import infer_descriptor, known_witness_script
-from .hashes import hash160, hash_to_hex, sha256
+from .hashes import hash160, hash_to_hex
 from .serialize import DeserializationError
 from .transaction import Transaction
 
@@ -193,12 +193,12 @@ def decode_script_univ(script: bytes, chain, deprecated_addresses: bool = False)
         return r
     known = None
     if kind == S.PUBKEY:
-        segwit = b"\x00\x14" + hash160(solutions[0])
+        segwit = S.p2wpkh(hash160(solutions[0]))
     elif kind == S.PUBKEYHASH:
-        segwit = b"\x00\x14" + solutions[0]
+        segwit = S.p2wpkh(solutions[0])
     else:
         # Scripts not fit for P2WPKH are wrapped in P2WSH, with the script known to the inference.
-        segwit = b"\x00\x20" + sha256(script)
+        segwit = S.p2wsh_of(script)
         known = known_witness_script(script)
     sr = script_to_univ(segwit, chain, include_hex=True, known_scripts=known,
                         deprecated_addresses=deprecated_addresses)

@@ -37,6 +37,7 @@ import hashlib
 
 from coincurve import PublicKeyXOnly
 
+from quill.consensus import SECP256K1_ORDER as _N
 from quillfw.hashes import tagged_hash
 
 from .hashes import hash160, sha256, sha256d
@@ -50,6 +51,7 @@ from .script import (
     is_pay_to_script_hash,
     is_push_only,
     is_valid_signature_encoding,
+    p2pkh,
     push_data,
     witness_program,
 )
@@ -247,7 +249,6 @@ def find_and_delete(script: bytes, pattern: bytes):
 
 # -- encodings (Core's CheckSignatureEncoding / CheckPubKeyEncoding) -----------------
 
-_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 _HALF_N = _N // 2
 
 
@@ -875,7 +876,7 @@ def _verify_witness_program(witness, version, program, flags, checker, is_p2sh):
             # BIP141 P2WPKH: exactly <sig> <pubkey>, run through the implied P2PKH script.
             if len(stack) != 2:
                 raise ScriptFailure(E.WITNESS_PROGRAM_MISMATCH)
-            script = b"\x76\xa9\x14" + program + b"\x88\xac"
+            script = p2pkh(program)   # BIP143: P2WPKH's scriptCode
             _execute_witness_script(stack, script, flags, SIGVERSION_WITNESS_V0, checker, execdata)
         else:
             raise ScriptFailure(E.WITNESS_PROGRAM_WRONG_LENGTH)

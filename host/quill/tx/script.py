@@ -5,6 +5,7 @@
 """
 from quillfw.sighash_legacy import get_op as _get_script_op
 
+from .hashes import hash160, sha256
 from .opcodes import (
     MAX_OPCODE,
     OP_0,
@@ -64,6 +65,49 @@ def push_data(data: bytes) -> bytes:
     if n <= 0xFFFF:
         return b"\x4d" + n.to_bytes(2, "little") + data
     return b"\x4e" + n.to_bytes(4, "little") + data
+
+
+# -- output script templates (Core's GetScriptForDestination, BIP16/141/341) ------------
+
+
+def p2pkh(keyhash: bytes) -> bytes:
+    """OP_DUP OP_HASH160 <20-byte key hash> OP_EQUALVERIFY OP_CHECKSIG."""
+    return b"\x76\xa9\x14" + keyhash + b"\x88\xac"
+
+
+def p2sh(script_hash: bytes) -> bytes:
+    """BIP16: OP_HASH160 <20-byte script hash> OP_EQUAL."""
+    return b"\xa9\x14" + script_hash + b"\x87"
+
+
+def witness_v0(program: bytes) -> bytes:
+    """BIP141: OP_0 <20- or 32-byte program>."""
+    return bytes((0, len(program))) + program
+
+
+def p2wpkh(keyhash: bytes) -> bytes:
+    """BIP141 P2WPKH: OP_0 <20-byte key hash>."""
+    return b"\x00\x14" + keyhash
+
+
+def p2wsh(script_hash: bytes) -> bytes:
+    """BIP141 P2WSH: OP_0 <32-byte SHA256 of the witness script>."""
+    return b"\x00\x20" + script_hash
+
+
+def p2tr(output_key: bytes) -> bytes:
+    """BIP341: OP_1 <32-byte x-only output key>."""
+    return b"\x51\x20" + output_key
+
+
+def p2sh_of(script: bytes) -> bytes:
+    """The P2SH output paying to `script` (HASH160 of it)."""
+    return p2sh(hash160(script))
+
+
+def p2wsh_of(script: bytes) -> bytes:
+    """The P2WSH output paying to witness script `script` (SHA256 of it)."""
+    return p2wsh(sha256(script))
 
 
 def iter_ops(script: bytes):

@@ -12,6 +12,8 @@ cached and the cache is checked against the current field values.
 """
 import struct
 
+from quill.consensus import WITNESS_SCALE_FACTOR
+
 from .hashes import hash_to_hex, sha256d
 from .serialize import COMPACT_SIZE_SMALL, DeserializationError, compact_size, reader_for
 
@@ -26,7 +28,6 @@ _MIN_WITNESS_ITEM_SIZE = 1
 NULL_HASH = bytes(32)
 COINBASE_INDEX = 0xFFFFFFFF
 SEQUENCE_FINAL = 0xFFFFFFFF
-WITNESS_SCALE_FACTOR = 4
 
 
 def _cs(n):

@@ -28,6 +28,8 @@ API:
 from coincurve import PublicKey, PublicKeyXOnly
 from coincurve.ecdsa import cdata_to_der, deserialize_compact
 
+from quill.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY, WITNESS_SCALE_FACTOR
+from quill.consensus import SECP256K1_ORDER as _N
 from quillfw import sighash_legacy, sighash_segwit_v0, sighash_taproot
 from quillfw.txdigests import TxDigests
 
@@ -47,12 +49,6 @@ from .script import is_valid_pubkey_size
 from .script_error import ScriptError
 from .script_flags import MANDATORY_SCRIPT_VERIFY_FLAGS, STANDARD_SCRIPT_VERIFY_FLAGS  # noqa: F401
 
-COIN = 100_000_000
-MAX_MONEY = 21_000_000 * COIN
-MAX_BLOCK_WEIGHT = 4_000_000
-WITNESS_SCALE_FACTOR = 4
-
-_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 _SIGHASH_SINGLE = 3
 
 

@@ -10,11 +10,11 @@ import hmac
 
 import coincurve
 
+from quill.consensus import SECP256K1_ORDER as ORDER
 from quill.tx.address import base58check_decode, base58check_encode, chain_params
 from quill.tx.hashes import hash160
 
 HARDENED = 0x80000000
-ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 
 class DerivationError(ValueError):

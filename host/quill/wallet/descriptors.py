@@ -295,10 +295,9 @@ class Node:
         if k == "pk":
             return S.push_data(self.keys[0].pubkey(index)) + bytes((OP_CHECKSIG,))
         if k == "pkh":
-            return (bytes((OP_DUP, OP_HASH160, 20)) + hash160(self.keys[0].pubkey(index))
-                    + bytes((OP_EQUALVERIFY, OP_CHECKSIG)))
+            return S.p2pkh(hash160(self.keys[0].pubkey(index)))
         if k == "wpkh":
-            return b"\x00\x14" + hash160(self.keys[0].pubkey(index))
+            return S.p2wpkh(hash160(self.keys[0].pubkey(index)))
         if k in ("multi", "sortedmulti"):
             pubs = [key.pubkey(index) for key in self.keys]
             if k == "sortedmulti":
@@ -306,11 +305,11 @@ class Node:
             return (_small_int(self.threshold) + b"".join(S.push_data(p) for p in pubs)
                     + _small_int(len(pubs)) + bytes((OP_CHECKMULTISIG,)))
         if k == "sh":
-            return bytes((OP_HASH160, 20)) + hash160(self.sub.script(index)) + bytes((OP_EQUAL,))
+            return S.p2sh_of(self.sub.script(index))
         if k == "wsh":
-            return b"\x00\x20" + sha256(self.sub.script(index))
+            return S.p2wsh_of(self.sub.script(index))
         if k == "tr":
-            return b"\x51\x20" + taproot_output_key(self.keys[0].pubkey(index))
+            return S.p2tr(taproot_output_key(self.keys[0].pubkey(index)))
         raise AssertionError(k)
 
     def inferred_string(self, index, chain) -> str:

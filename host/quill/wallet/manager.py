@@ -11,14 +11,8 @@ import logging
 import os
 import threading
 
-from quill.errors import (
-    RPC_WALLET_ALREADY_LOADED,
-    RPC_WALLET_ERROR,
-    RPC_WALLET_NOT_FOUND,
-    RPC_WALLET_NOT_SPECIFIED,
-    RPCError,
-)
 from quill.wallet import store as st
+from quill.wallet.errors import WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
 from quill.wallet.wallet import Wallet, block_time
 
 log = logging.getLogger("quill.wallet")
@@ -91,13 +85,13 @@ class WalletManager:
             if wallet_name is not None:
                 w = self.wallets.get(wallet_name)
                 if w is None:
-                    raise RPCError(RPC_WALLET_NOT_FOUND, NOT_LOADED)
+                    raise WalletNotFound(NOT_LOADED)
                 return w
             if len(self.wallets) == 1:
                 return next(iter(self.wallets.values()))
             if not self.wallets:
-                raise RPCError(RPC_WALLET_NOT_FOUND, NO_WALLET)
-            raise RPCError(RPC_WALLET_NOT_SPECIFIED, NOT_SPECIFIED)
+                raise WalletNotFound(NO_WALLET)
+            raise WalletNotSpecified(NOT_SPECIFIED)
 
     # -- files ----------------------------------------------------------------------
 
@@ -134,7 +128,7 @@ class WalletManager:
         for name in self._settings().get("wallet", []):
             try:
                 self.load(name, None)
-            except RPCError as e:
+            except WalletError as e:
                 log.warning("Could not load wallet %s at startup: %s", name, e.message)
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -143,8 +137,8 @@ class WalletManager:
         path = self.db_path(name)
         with self.chain_lock(), self.lock:
             if os.path.exists(path):
-                raise RPCError(RPC_WALLET_ERROR, f"Wallet file verification failed. Failed to create database "
-                                                 f"path '{self.wallet_path(name)}'. Database already exists.")
+                raise WalletError(f"Wallet file verification failed. Failed to create database "
+                                  f"path '{self.wallet_path(name)}'. Database already exists.")
             os.makedirs(self.wallet_path(name), exist_ok=True)
             store = st.Store(path, create=True)
             with store.batch():
@@ -162,14 +156,14 @@ class WalletManager:
         path = self.db_path(name)
         with self.chain_lock(), self.lock:
             if name in self.wallets:
-                raise RPCError(RPC_WALLET_ALREADY_LOADED, f'Wallet "{name}" is already loaded.')
+                raise WalletAlreadyLoaded(f'Wallet "{name}" is already loaded.')
             if not os.path.exists(path):
-                raise RPCError(RPC_WALLET_NOT_FOUND, f"Wallet file verification failed. Failed to load database "
-                                                     f"path '{self.wallet_path(name)}'. Path does not exist.")
+                raise WalletNotFound(f"Wallet file verification failed. Failed to load database "
+                                     f"path '{self.wallet_path(name)}'. Path does not exist.")
             try:
                 store = st.Store(path, create=False)
             except st.StoreError as e:
-                raise RPCError(RPC_WALLET_ERROR, f"Wallet loading failed. {e}") from None
+                raise WalletError(f"Wallet loading failed. {e}") from None
             wallet = self._open(name, store)
             self._update_autoload(name, load_on_startup)
             return wallet
@@ -186,7 +180,7 @@ class WalletManager:
         with self.chain_lock(), self.lock:
             wallet = self.wallets.pop(name, None)
             if wallet is None:
-                raise RPCError(RPC_WALLET_NOT_FOUND, NOT_LOADED)
+                raise WalletNotFound(NOT_LOADED)
             wallet.store.close()
             self._update_autoload(name, load_on_startup)
 

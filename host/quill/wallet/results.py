@@ -5,11 +5,12 @@ getbalances, field for field in Core's order (core-wallet.md §1-§3).
 (fetched once per call, for `bip125-replaceable`).
 """
 
-from quill.rpc.univalue import Amount
+from quill.amount import Amount
 from quill.tx.address import encode_destination
 from quill.tx.decode import tx_to_univ
 from quill.tx.hashes import hash_to_hex
 from quill.wallet import store as st
+from quill.wallet.errors import BlockNotFound, WalletDataUnavailable
 
 MAX_BIP125_RBF_SEQUENCE = 0xFFFFFFFD
 
@@ -173,25 +174,41 @@ def gettransaction(view, row, verbose):
     return entry
 
 
-def listsinceblock(view, fork_height, stale_blocks, target_confirmations, include_removed,
-                   include_change, label_filter):
-    """§2.3: `fork_height` None lists everything; `stale_blocks` are the Block objects
-    of the given block's branch above the fork, from its tip down."""
+def _stale_block(chain, block_hash):
+    block = chain.block(block_hash)
+    if block is None:
+        raise WalletDataUnavailable("Can't read block from disk")
+    return block
+
+
+def since_block(view, block_hash):
+    """listsinceblock's starting point: (fork height with the active chain, the block's stale
+    branch tip first), in one look at the chain. BlockNotFound for a block the chain does not know."""
+    branch = view.chain.branch_since(block_hash) if view.chain is not None else None
+    if branch is None:
+        raise BlockNotFound("Block not found")
+    return branch
+
+
+def listsinceblock(view, since, target_confirmations, include_removed, include_change, label_filter):
+    """§2.3: `since` None lists everything; otherwise since_block()'s answer: the wallet
+    transactions changed since the fork point, and (include_removed) those of the stale branch."""
     w = view.wallet
     H = view.tip_height
+    fork, stale = (None, []) if since is None else since
     transactions = []
-    if fork_height is None:
+    if fork is None:
         rows = w.store.all_txs()
     else:
-        depth_limit = H + 1 - fork_height
-        rows = [r for r in w.store.txs_changed_since(fork_height) if abs(view.depth(r)) < depth_limit]
+        depth_limit = H + 1 - fork
+        rows = [r for r in w.store.txs_changed_since(fork) if abs(view.depth(r)) < depth_limit]
     for row in rows:
         transactions.extend(list_entries(view, row, 0, True, label_filter, include_change))
     result = {"transactions": transactions}
     if include_removed:
         removed = []
-        for block in stale_blocks:
-            for tx in (block.txs if hasattr(block, "txs") else block.vtx):
+        for stale_hash in stale:
+            for tx in _stale_block(view.chain, stale_hash).txs:
                 row = w.store.get_tx(tx.txid())
                 if row is not None:
                     removed.extend(list_entries(view, row, -100000000, True, label_filter, include_change))

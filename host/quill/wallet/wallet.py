@@ -11,27 +11,23 @@ Core's memory-only `mempool_conflicts`.
 import logging
 import time
 
+from quill.consensus import COINBASE_MATURITY
 from quill.tx.address import encode_destination
 from quill.wallet import store as st
 from quill.wallet.descriptors import DerivationError, parse
 
 log = logging.getLogger("quill.wallet")
 
-COINBASE_MATURITY = 100
 DEFAULT_KEYPOOL = 1000
 SMART_TIME_TOLERANCE = 300
 
 
-def block_txs(block):
-    return block.txs if hasattr(block, "txs") else block.vtx
-
-
 def block_time(block) -> int:
-    return block.header.time if hasattr(block, "header") else block.time
+    return block.header.time
 
 
 def block_prev(block) -> bytes:
-    return block.header.prev_hash if hasattr(block, "header") else block.prev_hash
+    return block.header.prev_hash
 
 
 class DescriptorInfo:
@@ -367,7 +363,7 @@ class Wallet:
             # A rescan of older blocks leaves the tip where it is.
             if not rescan or height > self.tip()[0]:
                 self._set_tip(height, block_hash)
-            for index, tx in enumerate(block_txs(block)):
+            for index, tx in enumerate(block.txs):
                 txid = tx.txid()
                 if not tx.is_coinbase():
                     for txin in tx.vin:
@@ -379,7 +375,7 @@ class Wallet:
 
     def block_disconnected(self, block, height):
         with self.store.batch():
-            for tx in block_txs(block):
+            for tx in block.txs:
                 txid = tx.txid()
                 if self.store.has_tx(txid):
                     self._write_state(txid, (st.INACTIVE,), abandoned=False)
@@ -483,4 +479,4 @@ def derive_scripts(desc, start, end):
     return [desc.script(i) for i in range(start, end)]
 
 
-__all__ = ["Wallet", "DerivationError", "derive_scripts", "block_txs", "block_time", "block_prev"]
+__all__ = ["Wallet", "DerivationError", "derive_scripts", "block_time", "block_prev"]
