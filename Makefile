@@ -22,10 +22,11 @@ start: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python tests/run_suite.py
 
-# ruff and mypy, configured in pyproject.toml
+# ruff, mypy and the dead-code check (vulture), configured in pyproject.toml
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/vulture
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/run_all.py

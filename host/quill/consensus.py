@@ -22,8 +22,3 @@ SIGHASH_ALL = 0x01
 SIGHASH_NONE = 0x02
 SIGHASH_SINGLE = 0x03
 SIGHASH_ANYONECANPAY = 0x80
-
-
-def money_range(value: int) -> bool:
-    """Core's MoneyRange."""
-    return 0 <= value <= MAX_MONEY

@@ -1,7 +1,5 @@
 """Proof of work: compact targets, chain work and difficulty (Core's pow.cpp, arith_uint256, GetDifficulty)."""
 
-MAX_TARGET_BITS = 256
-
 
 def compact_to_target(bits: int):
     """(target, negative, overflow) from nBits, as arith_uint256::SetCompact."""

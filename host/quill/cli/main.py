@@ -50,7 +50,6 @@ class Connection:
         self.host, self.port = self._endpoint()
         self.timeout = args.get_int("rpcclienttimeout", 900) or None
         self.wallet = args.get("rpcwallet", None)
-        self._conn = None
 
     def _endpoint(self):
         host = self.args.get("rpcconnect", "127.0.0.1")

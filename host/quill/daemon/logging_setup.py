@@ -6,8 +6,6 @@ import logging
 import sys
 import time
 
-CATEGORIES = ("rpc", "http", "device", "chain", "wallet")
-
 
 class CoreFormatter(logging.Formatter):
     def format(self, record):

@@ -13,7 +13,6 @@ from typing import Any
 
 from quill.consensus import COIN, MAX_MONEY
 from quill.rpc.errors import (
-    RPC_DESERIALIZATION_ERROR,
     RPC_INVALID_PARAMETER,
     RPC_MISC_ERROR,
     RPC_TYPE_ERROR,
@@ -25,7 +24,6 @@ from quill.tx.decode import parse_hex
 
 INT32 = (-2 ** 31, 2 ** 31 - 1)
 INT64 = (-2 ** 63, 2 ** 63 - 1)
-UINT32 = (0, 2 ** 32 - 1)
 UINT64 = (0, 2 ** 64 - 1)
 
 _FIXED_POINT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -209,8 +207,3 @@ def label_from_value(value: Any) -> str:
     if label == "*":
         raise RPCError(RPC_WALLET_INVALID_LABEL_NAME, "Invalid label name")
     return label
-
-
-def decode_error(message: str) -> RPCError:
-    """RPC_DESERIALIZATION_ERROR with Core's text for a value that does not decode."""
-    return RPCError(RPC_DESERIALIZATION_ERROR, message)

@@ -80,11 +80,6 @@ def p2sh(script_hash: bytes) -> bytes:
     return b"\xa9\x14" + script_hash + b"\x87"
 
 
-def witness_v0(program: bytes) -> bytes:
-    """BIP141: OP_0 <20- or 32-byte program>."""
-    return bytes((0, len(program))) + program
-
-
 def p2wpkh(keyhash: bytes) -> bytes:
     """BIP141 P2WPKH: OP_0 <20-byte key hash>."""
     return b"\x00\x14" + keyhash

@@ -3,8 +3,7 @@
 Members carry Core's enum names without the SCRIPT_ERR_ prefix. script_tests.json
 spells two of them differently (NULLFAIL for SIG_NULLFAIL, UNKNOWN_ERROR for
 UNKNOWN); `ScriptError.from_test_name(name)` accepts that spelling and
-`err.test_name` gives the script_tests.json spelling and `err.message` (or
-`script_error_string(err)`) Core's human text, e.g. for the `errors` entries of
+`err.test_name` gives the script_tests.json spelling and `err.message` Core's human text, e.g. for the `errors` entries of
 the signing RPCs. SCRIPTNUM is Core's newer split of UNKNOWN for failed script
 number decoding (overflow or non-minimal encoding).
 """
@@ -99,8 +98,3 @@ class ScriptError(enum.Enum):
 
 _TEST_NAMES = {ScriptError.SIG_NULLFAIL: "NULLFAIL", ScriptError.UNKNOWN: "UNKNOWN_ERROR"}
 _BY_TEST_NAME = {name: err for err, name in _TEST_NAMES.items()}
-
-
-def script_error_string(err: ScriptError) -> str:
-    """Core's ScriptErrorString(err)."""
-    return err.value

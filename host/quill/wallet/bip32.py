@@ -146,11 +146,6 @@ def master_from_seed(seed: bytes) -> ExtPrivKey:
     return ExtPrivKey(0, b"\x00" * 4, 0, digest[32:], digest[:32])
 
 
-def serialize_ext_privkey(key: ExtPrivKey, chain) -> str:
-    """Base58Check xprv/tprv; for tests that check vectors (never called by the daemon)."""
-    return base58check_encode(chain_params(chain).ext_secret + _body(key, b"\x00" + key._secret))
-
-
 def secret_of(key: ExtPrivKey) -> bytes:
     """The raw secret, for the TEST signer only."""
     return key._secret

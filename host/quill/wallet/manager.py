@@ -27,14 +27,6 @@ NOT_SPECIFIED = "Wallet file not specified (must request wallet RPC through /wal
 # -- chain adapter: the few ChainService answers the wallet needs ----------------
 
 
-def header_height_prev(chain, block_hash):
-    """(height, prev_hash) of a block the node knows (active or stale), else None."""
-    info = chain.header_info(block_hash)
-    if info is None:
-        return None
-    return info.height, info.prev_hash
-
-
 def fork_height(chain, block_hash) -> int:
     """Height of the last block `block_hash` shares with the active chain."""
     return chain.find_fork(block_hash)
@@ -204,11 +196,11 @@ class WalletManager:
                 wallet.store.set_meta("tip_height", height)
                 wallet.store.set_meta("tip_hash", chain.block_hash(height))
         chain_height = chain.tip()[0]
-        self.rescan(wallet, height + 1, chain_height, live_tip=True)
+        self.rescan(wallet, height + 1, chain_height)
         for tx in chain.mempool_txs():
             wallet.transaction_added_to_mempool(tx)
 
-    def rescan(self, wallet, start, stop, live_tip=False):
+    def rescan(self, wallet, start, stop):
         for h in range(max(0, start), stop + 1):
             block = self.chain.block(self.chain.block_hash(h))
             wallet.block_connected(block, h, rescan=True)

@@ -248,9 +248,6 @@ class Store:
     def txout(self, txid, n):
         return self.db.execute("SELECT value, script FROM txouts WHERE txid=? AND n=?", (txid, n)).fetchone()
 
-    def txouts_of(self, txid):
-        return self.db.execute("SELECT n, value, script FROM txouts WHERE txid=? ORDER BY n", (txid,)).fetchall()
-
     def add_spend(self, prev_txid, prev_n, txid):
         self.db.execute("INSERT OR IGNORE INTO spends(prev_txid, prev_n, txid) VALUES(?,?,?)",
                         (prev_txid, prev_n, txid))

@@ -469,10 +469,6 @@ class Wallet:
             self._recursive_update(txid, update)
             return "ok"
 
-    def first_descriptor_time(self):
-        times = [i.timestamp for i in self.descs.values()]
-        return min(times) if times else None
-
 
 def derive_scripts(desc, start, end):
     """Scripts of a (ranged) descriptor, or DerivationError."""

@@ -1,0 +1,43 @@
+"""Names vulture (the dead-code check in `make lint`) must not report: intentional public API.
+
+Each entry says why it stays although nothing in the repository reads it yet.
+"""
+# ruff: noqa: B018, F821
+# Core's tables, kept whole so that they can be compared with Core's headers line by line:
+RPC_INVALID_PARAMS  # rpc/protocol.h
+RPC_DATABASE_ERROR
+RPC_METHOD_DEPRECATED
+RPC_CLIENT_IN_INITIAL_DOWNLOAD
+RPC_WALLET_INSUFFICIENT_FUNDS
+RPC_WALLET_ALREADY_EXISTS
+OP_VER  # script/script.h opcodes
+OP_CAT
+OP_RIGHT
+OP_INVERT
+OP_XOR
+OP_RESERVED1
+OP_RESERVED2
+OP_2MUL
+OP_2DIV
+OP_MUL
+OP_RSHIFT
+OP_INVALIDOPCODE
+SCRIPT_VERIFY_NONE  # script/interpreter.h
+SIGHASH_NONE  # script/interpreter.h
+REASON_EXPIRY  # MemPoolRemovalReason
+REASON_REPLACED
+# Core's UniValue getters, for handlers (rpc/args.py is their one home):
+get_array
+get_obj
+# The chain's listener API is symmetric: a listener that subscribes can leave.
+unsubscribe
+# Marks the options that carry secrets (-rpcpassword, -rpcauth, -chainsource).
+sensitive
+# Handlers unpack all of Core's positional parameters by name, also the ones Quill ignores.
+include_watchonly
+avoid_reuse
+# A board's description (boards/boardspec.py), shown in boards/README.md's table and kept with its build data.
+title
+mcu
+micropython_firmware
+notes
