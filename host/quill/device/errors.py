@@ -1,7 +1,7 @@
 """Device failures, and their one mapping to Core-style RPC errors.
 
 DeviceError is an error reply from the device (code from the protocol's table,
-quillfw.errors); DeviceUnavailable is everything on the host side of the link
+quillfw.wire.errors); DeviceUnavailable is everything on the host side of the link
 (no device configured, port cannot be opened, disconnected, no answer).
 to_rpc_error() is the only place where either becomes an RPCError.
 """
@@ -13,7 +13,7 @@ from quill.errors import (
     RPC_WALLET_UNLOCK_NEEDED,
     RPCError,
 )
-from quillfw import errors as wire
+from quillfw.wire import errors as wire
 
 
 class DeviceError(Exception):
@@ -45,7 +45,7 @@ _RPC_CODE = {
     wire.LOCKED: RPC_WALLET_UNLOCK_NEEDED,
     wire.OUT_OF_MEMORY: RPC_OUT_OF_MEMORY,
 }
-# The user's answer on the device (quillfw.confirm): a refusal or no answer in time
+# The user's answer on the device (quillfw.signing.confirm): a refusal or no answer in time
 # is the wallet's signing failing (Core's RPC_WALLET_ERROR), told in the device's
 # own words: "Signing refused on the device", "Confirmation timed out on the device".
 _USER_ANSWERS = (wire.USER_CANCELLED, wire.CONFIRM_TIMEOUT)

@@ -23,7 +23,7 @@ from quill.tx.interpreter import (
 )
 from quill.tx.script import push_data
 from quill.tx.script_flags import SCRIPT_VERIFY_STRICTENC, STANDARD_SCRIPT_VERIFY_FLAGS
-from quillfw.hashes import ripemd160
+from quillfw.crypto.hashes import ripemd160
 
 from .params import MAX_MONEY, SIGHASH_ALL, SIGHASH_DEFAULT
 

@@ -37,7 +37,7 @@ import hashlib
 
 from coincurve import PublicKeyXOnly
 
-from quillfw.hashes import tagged_hash
+from quillfw.crypto.hashes import tagged_hash
 
 from .hashes import hash160, sha256, sha256d
 from .opcodes import OP_SUCCESS
