@@ -90,7 +90,7 @@ def save_policy(path, policy):
             f.write(json.dumps(policy))
         os.rename(tmp, path)                # atomic: a power cut keeps the old or the new
     except OSError:
-        raise DeviceError(INTERNAL_ERROR, "Cannot store the confirmation policy")
+        raise DeviceError(INTERNAL_ERROR, "Cannot store the confirmation policy") from None
 
 
 def change_policy(conf, ctx, params):

@@ -99,7 +99,7 @@ class SigningMethods:
             return step(*args, **kwargs)
         except SessionError as e:
             self.staged = {}
-            raise _device_error(e)
+            raise _device_error(e) from None
 
     def _take(self, name, value):
         """The request's value, or the staged one when the request left it out or empty."""

@@ -114,10 +114,10 @@ def _guarded(method):
             raise
         except MemoryError:
             self._wipe()
-            raise SessionError("limit_exceeded", "out of memory")
+            raise SessionError("limit_exceeded", "out of memory") from None
         except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
             self._wipe()
-            raise SessionError("bad_value", "invalid request: %s" % e)
+            raise SessionError("bad_value", "invalid request: %s" % e) from None
     return run
 
 
@@ -254,7 +254,7 @@ class Session:
         try:
             ec.scalar_from_secret(secret32)
         except ValueError:
-            raise SessionError("bad_key", "the key is not a valid secp256k1 secret")
+            raise SessionError("bad_key", "the key is not a valid secp256k1 secret") from None
         i = self._n_keys
         self._keys[32 * i:32 * i + 32] = secret32
         self._compressed[i] = 1 if compressed else 0
