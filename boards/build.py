@@ -7,8 +7,8 @@
     python -m boards.build deploy --board NAME [--port PORT] [--dry-run]
                                                       build, check, copy with mpremote, reset
 
-Every firmware module (firmware/quillfw/*.py) is compiled by mpy-cross with the
-board's -march into build/<board>/quillfw/*.mpy; boot.py and main.py of
+Every firmware module (firmware/quillfw/**/*.py) is compiled by mpy-cross with the
+board's -march into build/<board>/quillfw/**/*.mpy (same folders); boot.py and main.py of
 boards/<board>/ are copied beside them as source (the board runs them by
 name). build/ is outside git. The firmware has no native code, so the .mpy
 files are bytecode only and carry no architecture: the unix port imports the
@@ -77,7 +77,9 @@ class BuildOutput:
 
 
 def firmware_sources():
-    return sorted((boardspec.FIRMWARE_DIR / PACKAGE).glob("*.py"))
+    """Every module of the package, its subpackages (crypto, sighash, wire, signing,
+    board) included."""
+    return sorted((boardspec.FIRMWARE_DIR / PACKAGE).rglob("*.py"))
 
 
 def compile_module(source, target, march):
@@ -95,7 +97,8 @@ def build(board, root=None) -> BuildOutput:
     package.mkdir(parents=True)
     out = BuildOutput(board, root)
     for source in firmware_sources():
-        target = package / (source.stem + ".mpy")
+        target = package / source.relative_to(boardspec.FIRMWARE_DIR / PACKAGE).with_suffix(".mpy")
+        target.parent.mkdir(parents=True, exist_ok=True)
         compile_module(source, target, board.mpy_cross_march)
         out.modules.append(target)
     for name in ENTRY_POINTS:
@@ -165,7 +168,7 @@ def _rm(p):
 _rm('quillfw')
 """
 
-CHECK_FROZEN = "import quillfw.version as v; print('QUILL-FROZEN', v.FIRMWARE_VERSION)"
+CHECK_FROZEN = "import quillfw.board.version as v; print('QUILL-FROZEN', v.FIRMWARE_VERSION)"
 
 MAINTENANCE_HINT = ("mpremote could not reach the board's REPL. If Quill is running on it, start "
                     "the board in maintenance mode (boards/README.md) and run deploy again.")

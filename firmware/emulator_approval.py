@@ -2,7 +2,7 @@
 this module lives outside the quillfw package, so no board's build, deploy list
 or freeze manifest contains it (tests/boards checks that).
 
-    auto      every confirmation is approved at once (decided in quillfw.confirm,
+    auto      every confirmation is approved at once (decided in quillfw.signing.confirm,
               which imports nothing for it: no heap taken while signing)
     channel   a test answers through two files in the emulator's data dir
               (the test-only approval channel)
@@ -10,7 +10,8 @@ or freeze manifest contains it (tests/boards checks that).
               its controlling terminal (quill.emulator.asker)
 
 One class for ask and channel (EmulatorApprover), imported only while a
-confirmation waits (quillfw.confirm's approver spec ("emulator", kind, datadir)).
+confirmation waits: main_emulator.py passes the approver spec (kind, "emulator_approval",
+datadir) (quillfw.signing.confirm), and `approver` below builds it.
 
 The channel, in <datadir>:
 
@@ -24,7 +25,7 @@ The channel, in <datadir>:
 """
 import os
 
-from quillfw.confirm import APPROVED, REFUSED
+from quillfw.signing.confirm import APPROVED, REFUSED
 
 REQUEST = "confirm-request"
 ANSWER = "confirm-answer"
@@ -65,3 +66,8 @@ class EmulatorApprover:
 
     def end(self):
         _remove(self.request)
+
+
+def approver(kind, directory):
+    """The approver of the spec (kind, "emulator_approval", datadir)."""
+    return EmulatorApprover(kind, directory)

@@ -1,7 +1,7 @@
 """Device boot entry (main.py on the board's filesystem): serve USB CDC."""
 import sys
 
-from quillfw.runtime import build_dispatcher, serve
-from quillfw.transport import StdioTransport
+from quillfw.board.runtime import build_dispatcher, serve
+from quillfw.wire.transport import StdioTransport
 
 serve(StdioTransport(), build_dispatcher(sys.implementation._machine))

@@ -8,7 +8,7 @@ stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 --datadir: where the confirmation policy is kept (confirm_policy.json) and
 where the ask/channel approvers exchange their files (without it the policy
 lives in memory and only auto is possible); --confirm-timeout-ms: how long a
-confirmation waits (default: quillfw.confirm.DEFAULT_TIMEOUT_MS).
+confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS).
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
@@ -18,11 +18,11 @@ heap) and debug_raise (a handler bug).
 import sys
 import time
 
-from quillfw.confirm import DEFAULT_TIMEOUT_MS
-from quillfw.dispatcher import ANY, BOOL, BYTES, UINT, Method
-from quillfw.errors import INVALID_PARAMS, DeviceError
-from quillfw.runtime import build_dispatcher, serve
-from quillfw.transport import StdioTransport
+from quillfw.board.runtime import build_dispatcher, serve
+from quillfw.signing.confirm import AUTO, DEFAULT_TIMEOUT_MS
+from quillfw.wire.dispatcher import ANY, BOOL, BYTES, UINT, Method
+from quillfw.wire.errors import INVALID_PARAMS, DeviceError
+from quillfw.wire.transport import StdioTransport
 
 MAX_SLEEP_MS = 60000
 POLICY_FILE = "confirm_policy.json"
@@ -72,6 +72,15 @@ def _log(text):
     sys.stderr.write("quill-fw: " + text + "\n")
 
 
+def _approver(kind, datadir):
+    """The confirmation approver spec (quillfw.signing.confirm): auto decides at
+    once; ask and channel are emulator_approval's, imported only while a
+    confirmation waits."""
+    if kind == "auto":
+        return AUTO
+    return (kind, "emulator_approval", datadir)
+
+
 def main(argv):
     idle_ms = int(_option(argv, "--idle-ms", "2000"))
     board = _option(argv, "--board", "emulator")
@@ -82,7 +91,7 @@ def main(argv):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
         raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
-    dispatcher = build_dispatcher(board, emulator=True, approver=("emulator", kind, datadir),
+    dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms)
     dispatcher.register(DEBUG_METHODS)

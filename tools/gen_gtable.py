@@ -1,11 +1,11 @@
-"""Generate firmware/quillfw/secp256k1_gtable.py, the comb table for k*G.
+"""Generate firmware/quillfw/crypto/secp256k1_gtable.py, the comb table for k*G.
 
     .venv/bin/python tools/gen_gtable.py [--teeth 8] [--out PATH]
 
 Entry i (1 <= i < 2^teeth) is sum(2^(cols*j) * G for each bit j set in i), with
 cols = ceil(256 / teeth), stored affine as x (32 bytes BE) || y (32 bytes BE)
 at offset (i-1)*64 of one bytes blob. The points are computed with the
-variable-base arithmetic of quillfw.secp256k1, which does not use the table
+variable-base arithmetic of quillfw.crypto.secp256k1, which does not use the table
 (importing that module needs some secp256k1_gtable.py to exist: the committed one).
 tests/crosscheck/test_gtable_reproducible.py regenerates the file and compares
 it byte for byte with the committed one.
@@ -17,9 +17,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "firmware"))
 
-from quillfw import secp256k1 as ec  # noqa: E402
+from quillfw.crypto import secp256k1 as ec  # noqa: E402
 
-DEFAULT_OUT = os.path.join(ROOT, "firmware", "quillfw", "secp256k1_gtable.py")
+DEFAULT_OUT = os.path.join(ROOT, "firmware", "quillfw", "crypto", "secp256k1_gtable.py")
 
 
 def comb_columns(teeth):

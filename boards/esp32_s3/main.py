@@ -5,7 +5,7 @@ and the firmware stays off, leaving the REPL free for mpremote (make deploy).
 Holding BOOT before reset enters the ROM download mode instead, which is how
 MicroPython itself is flashed.
 
-Confirmation (quillfw.confirm): the RGB LED blinks white while a signature
+Confirmation (quillfw.signing.confirm): the RGB LED blinks white while a signature
 waits; press BOOT briefly to approve, hold it 2 s to refuse.
 """
 import time
@@ -31,8 +31,8 @@ def maintenance_requested():
 if maintenance_requested():
     print("quill: BOOT held, firmware not started (maintenance)")
 else:
-    from quillfw.confirm import POLICY_FILE
-    from quillfw.runtime import build_dispatcher, serve
-    from quillfw.transport import StdioTransport
-    approver = ("button", BUTTON_PIN, LED_PIN, "neopixel")
+    from quillfw.board.runtime import build_dispatcher, serve
+    from quillfw.signing.confirm import POLICY_FILE
+    from quillfw.wire.transport import StdioTransport
+    approver = ("button", "quillfw.board.hal", BUTTON_PIN, LED_PIN, "neopixel")
     serve(StdioTransport(), build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE))

@@ -5,16 +5,16 @@ Maintenance: hold USR while pressing RST and release it when only the orange
 LED is lit: the safe boot mode skips boot.py and this file, leaving the REPL
 free for mpremote (make deploy).
 
-Confirmation (quillfw.confirm): the green LED blinks while a signature waits;
+Confirmation (quillfw.signing.confirm): the green LED blinks while a signature waits;
 press USR briefly to approve, hold it 2 s to refuse.
 """
-from quillfw.confirm import POLICY_FILE
-from quillfw.runtime import build_dispatcher, serve
-from quillfw.transport import StdioTransport
+from quillfw.board.runtime import build_dispatcher, serve
+from quillfw.signing.confirm import POLICY_FILE
+from quillfw.wire.transport import StdioTransport
 
 BOARD = "pyboard"
 BUTTON_PIN = "B3"              # board.json button_pin: the USR switch (active low)
 LED_PIN = "A14"                # board.json led_pin: LED(2), green
 
-serve(StdioTransport(), build_dispatcher(BOARD, approver=("button", BUTTON_PIN, LED_PIN, "gpio"),
-                                         policy_path=POLICY_FILE))
+approver = ("button", "quillfw.board.hal", BUTTON_PIN, LED_PIN, "gpio")
+serve(StdioTransport(), build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE))

@@ -4,7 +4,7 @@ Maintenance: hold BOOTSEL while the LED is lit (the first 1.5 s after the board
 starts) and the firmware stays off, leaving the REPL free for mpremote (make
 deploy).
 
-Confirmation (quillfw.confirm): the LED blinks while a signature waits; press
+Confirmation (quillfw.signing.confirm): the LED blinks while a signature waits; press
 BOOTSEL briefly to approve, hold it 2 s to refuse. Holding BOOTSEL before power-up enters the RP2040 ROM bootloader
 instead, which is how MicroPython itself is flashed.
 """
@@ -34,8 +34,8 @@ def maintenance_requested():
 if maintenance_requested():
     print("quill: BOOTSEL held, firmware not started (maintenance)")
 else:
-    from quillfw.confirm import POLICY_FILE
-    from quillfw.runtime import build_dispatcher, serve
-    from quillfw.transport import StdioTransport
-    approver = ("button", "bootsel", LED_PIN, "gpio")   # the Pico's only button is BOOTSEL
+    from quillfw.board.runtime import build_dispatcher, serve
+    from quillfw.signing.confirm import POLICY_FILE
+    from quillfw.wire.transport import StdioTransport
+    approver = ("button", "quillfw.board.hal", "bootsel", LED_PIN, "gpio")   # the Pico's only button is BOOTSEL
     serve(StdioTransport(), build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE))

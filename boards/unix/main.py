@@ -7,7 +7,7 @@ the heap of board.json. The unix port runs no boot.py. quill-emu
 (firmware/main_emulator.py) is the emulator for daily use; this entry point is
 the board-shaped one, with no debug methods.
 """
-from quillfw.runtime import build_dispatcher, serve
-from quillfw.transport import StdioTransport
+from quillfw.board.runtime import build_dispatcher, serve
+from quillfw.wire.transport import StdioTransport
 
 serve(StdioTransport(), build_dispatcher("unix", emulator=True))

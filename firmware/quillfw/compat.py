@@ -9,3 +9,16 @@ try:
 except ImportError:  # CPython
     def const(x):
         return x
+
+
+def forget(name):
+    """Drop a module from sys.modules and from its package, so that the collector
+    can free it (the heap of the smallest board has no room for idle code)."""
+    if sys.modules.pop(name, None) is None:
+        return
+    dot = name.rfind(".")
+    if dot > 0:
+        try:
+            delattr(sys.modules[name[:dot]], name[dot + 1:])
+        except (KeyError, AttributeError):
+            pass

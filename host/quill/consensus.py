@@ -1,24 +1,24 @@
 """Consensus constants, once for the whole host (Core's consensus/amount.h, consensus/consensus.h,
-policy/policy.h where the value is a consensus one).
+script/interpreter.h).
 
-Values that the device firmware also needs are defined in the firmware and imported from it, so the
-host and the device can never disagree on them.
+The values the device firmware also needs are defined there (quillfw.consensus, and the curve's order
+with the curve) and imported here, so the host and the device can never disagree on them.
 """
-COIN = 100_000_000
-MAX_MONEY = 21_000_000 * COIN
-
-# consensus/consensus.h
-MAX_BLOCK_WEIGHT = 4_000_000
-MAX_BLOCK_SIGOPS_COST = 80_000
-WITNESS_SCALE_FACTOR = 4
-COINBASE_MATURITY = 100
+from quillfw.consensus import (  # noqa: F401 (re-exported: the host's one place to import them from)
+    COIN,
+    MAX_MONEY,
+    SIGHASH_ALL,
+    SIGHASH_ANYONECANPAY,
+    SIGHASH_DEFAULT,
+    SIGHASH_NONE,
+    SIGHASH_SINGLE,
+    WITNESS_SCALE_FACTOR,
+)
 
 # secp256k1's group order n (SEC 2, section 2.4.1): a secret key or a signature's r, s lie in [1, n-1].
-SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+from quillfw.crypto.secp256k1 import N as SECP256K1_ORDER  # noqa: F401
 
-# Signature hash types (script/interpreter.h; BIP341 adds SIGHASH_DEFAULT).
-SIGHASH_DEFAULT = 0x00
-SIGHASH_ALL = 0x01
-SIGHASH_NONE = 0x02
-SIGHASH_SINGLE = 0x03
-SIGHASH_ANYONECANPAY = 0x80
+# consensus/consensus.h: only the host validates blocks.
+MAX_BLOCK_WEIGHT = 4_000_000
+MAX_BLOCK_SIGOPS_COST = 80_000
+COINBASE_MATURITY = 100

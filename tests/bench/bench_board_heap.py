@@ -25,13 +25,14 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "boards"))
-from boardtest import micropython_binary  # noqa: E402
 import board_heap  # noqa: E402
+from boardtest import micropython_binary  # noqa: E402
+
 from boards import boardspec, build  # noqa: E402
 
 FIRMWARE_LOADED = """import sys, gc
 sys.path.insert(0, %r)
-from quillfw.runtime import build_dispatcher
+from quillfw.board.runtime import build_dispatcher
 d = build_dispatcher('bench')
 gc.collect()
 print('LIVE', gc.mem_alloc(), gc.mem_alloc() + gc.mem_free())
@@ -39,7 +40,7 @@ print('LIVE', gc.mem_alloc(), gc.mem_alloc() + gc.mem_free())
 
 SELFTEST_TIME = """import sys, time
 sys.path.insert(0, %r)
-from quillfw import selftest
+from quillfw.board import selftest
 t = time.ticks_us()
 status = selftest.run()
 print('SELFTEST', status, time.ticks_diff(time.ticks_us(), t))

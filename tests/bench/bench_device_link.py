@@ -15,8 +15,8 @@ import time
 from quill.device.client import DeviceClient
 from quill.device.codec import canonical_dumps
 from quill.emulator.launcher import Emulator
-from quillfw.framing import OVERHEAD
 from quillfw.limits import MAX_MESSAGE_SIZE
+from quillfw.wire.framing import OVERHEAD
 
 
 def _largest_echo_payload():

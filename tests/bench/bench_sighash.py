@@ -36,7 +36,7 @@ def _tx(n):
 
 
 def _legacy(inputs, outputs, spent):
-    from quillfw.sighash_legacy import LegacyHasher
+    from quillfw.sighash.legacy import LegacyHasher
     code = b"\x76\xa9\x14" + b"\x44" * 20 + b"\x88\xac"
     for i in range(len(inputs)):
         h = LegacyHasher(2, len(inputs), len(outputs), 0, i, code, 1)
@@ -48,7 +48,7 @@ def _legacy(inputs, outputs, spent):
 
 
 def _digests(inputs, outputs, spent):
-    from quillfw.txdigests import TxDigests
+    from quillfw.sighash.txdigests import TxDigests
     d = TxDigests(2, 0, spent is not None)
     for i, (txid, vout, seq) in enumerate(inputs):
         if spent is None:
@@ -61,7 +61,7 @@ def _digests(inputs, outputs, spent):
 
 
 def _bip143(inputs, outputs, spent):
-    from quillfw import sighash_segwit_v0
+    from quillfw.sighash import segwit_v0 as sighash_segwit_v0
     d = _digests(inputs, outputs, None)
     code = b"\x76\xa9\x14" + b"\x44" * 20 + b"\x88\xac"
     for i, (txid, vout, seq) in enumerate(inputs):
@@ -69,7 +69,7 @@ def _bip143(inputs, outputs, spent):
 
 
 def _bip341(inputs, outputs, spent):
-    from quillfw import sighash_taproot
+    from quillfw.sighash import taproot as sighash_taproot
     d = _digests(inputs, outputs, spent)
     for i in range(len(inputs)):
         sighash_taproot.sighash(d, i, 0)

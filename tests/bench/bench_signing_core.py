@@ -34,12 +34,14 @@ FIRMWARE = ROOT / "firmware"
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(FIRMWARE))
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT))
 
 import coincurve  # noqa: E402
+import gen_gtable  # noqa: E402
 from coincurve._libsecp256k1 import ffi  # noqa: E402
 
-import gen_gtable  # noqa: E402
-from quillfw import ecdsa, schnorr, secp256k1 as ec  # noqa: E402
+from quillfw.crypto import secp256k1 as ec  # noqa: E402
+from tests.kit.firmware import compile_firmware  # noqa: E402
 
 # Runs under MicroPython and CPython alike; prints one JSON object.
 TIMING_SCRIPT = r"""
@@ -52,7 +54,7 @@ except ImportError:
         return int(perf_counter() * 1e6)
     def ticks_diff(a, b):
         return a - b
-from quillfw import ecdsa, schnorr, secp256k1 as ec
+from quillfw.crypto import ecdsa, schnorr, secp256k1 as ec
 
 count = int(sys.argv[1])
 w6_path = sys.argv[2]
@@ -93,7 +95,7 @@ print(json.dumps(res))
 """
 
 HEAP_SCRIPT = """
-from quillfw import ecdsa, schnorr
+from quillfw.crypto import ecdsa, schnorr
 s = bytes(range(1, 33))
 for i in range(3):
     ecdsa.sign(s, bytes((i,)) * 32)
@@ -158,11 +160,9 @@ def _run_timing_once(interpreter, count, w6_path, env):
 
 
 def smallest_heap_kib(workdir):
-    pkg = Path(workdir) / "quillfw"
-    pkg.mkdir(parents=True)
-    for name in ("__init__", "compat", "hashes", "secp256k1", "secp256k1_gtable", "ecdsa", "schnorr"):
-        subprocess.run([str(BIN / "mpy-cross"), "-o", str(pkg / (name + ".mpy")),
-                        str(FIRMWARE / "quillfw" / (name + ".py"))], check=True)
+    compile_firmware(Path(workdir), ["quillfw.compat", "quillfw.crypto.hashes", "quillfw.crypto.secp256k1",
+                                     "quillfw.crypto.secp256k1_gtable", "quillfw.crypto.ecdsa",
+                                     "quillfw.crypto.schnorr"])
     script = Path(workdir) / "heap.py"
     script.write_text(HEAP_SCRIPT)
 

@@ -17,11 +17,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "signing")]
 
-from quillfw import sighash_legacy, sighash_segwit_v0  # noqa: E402
-from quillfw.txdigests import TxDigests  # noqa: E402
-
 from rpc_daemon import QuillDaemon  # noqa: E402
 from signkit import core_sign, keys, p2pkh, p2wpkh, prevtx, unsigned_tx  # noqa: E402
+
+from quillfw.sighash import legacy as sighash_legacy  # noqa: E402
+from quillfw.sighash import segwit_v0 as sighash_segwit_v0
+from quillfw.sighash.txdigests import TxDigests  # noqa: E402
 
 CASES = [("P2WPKH", 1), ("P2WPKH", 10), ("P2WPKH", 100), ("P2WPKH", 500),
          ("P2PKH", 1), ("P2PKH", 10), ("P2PKH", 50)]

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import coincurve
-
 from boardtest import micropython_binary
 
 DEVICE_LOOP = Path(__file__).resolve().parents[1] / "session_heap" / "device_loop.py"
@@ -39,7 +38,7 @@ class HeapRun:
 
 def session_modules(mpy_root):
     """Names of the quillfw modules that device_loop's session imports."""
-    code = ("import sys\nsys.path.insert(0, %r)\nimport quillfw.session\n"
+    code = ("import sys\nsys.path.insert(0, %r)\nimport quillfw.signing.session\n"
             "print(' '.join(sorted(k for k in sys.modules if k.startswith('quillfw'))))"
             % str(mpy_root))
     proc = subprocess.run([micropython_binary(), "-c", code], capture_output=True, text=True,
@@ -96,7 +95,8 @@ class _Device:
 
 def _hash160(pub):
     import hashlib
-    from quillfw.hashes import ripemd160
+
+    from quillfw.crypto.hashes import ripemd160
     return ripemd160(hashlib.sha256(pub).digest())
 
 

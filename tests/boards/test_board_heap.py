@@ -3,12 +3,12 @@ its own heap, with the firmware as its .mpy files (board_heap.py explains the he
 a frozen board gets). Signatures are checked with coincurve against sighashes from
 python-bitcointx; the peak heap per board is printed (tests/bench/bench_board_heap.py
 prints the full table)."""
+import board_heap
 import coincurve
 import pytest
 from bitcointx.core import CMutableTransaction, COutPoint, CTxIn, CTxOut
 from bitcointx.core.script import SIGVERSION_WITNESS_V0, CScript, SignatureHash
 
-import board_heap
 from boards import boardspec
 
 BOARDS = boardspec.names()
@@ -58,7 +58,7 @@ def test_a_frozen_board_is_credited_only_the_session_modules_bytecode(builds):
     board = boardspec.load("pyboard")
     root = builds["pyboard"].root
     modules = board_heap.session_modules(root)
-    assert "quillfw.session" in modules and "quillfw.secp256k1_gtable" in modules
-    assert "quillfw.server" not in modules  # not imported by the session: no credit
+    assert "quillfw.signing.session" in modules and "quillfw.crypto.secp256k1_gtable" in modules
+    assert "quillfw.wire.server" not in modules  # not imported by the session: no credit
     credit = board_heap.emulator_heap(board, root) - board.heap_free_bytes
     assert 0 < credit < builds["pyboard"].mpy_bytes

@@ -11,14 +11,15 @@ from boards import boardspec, build
 from boardtest import REPO
 
 BOARDS = boardspec.names()
-SOURCES = sorted(p.stem for p in build.firmware_sources())
+SOURCES = sorted(p.relative_to(boardspec.FIRMWARE_DIR).with_suffix("").as_posix()
+                 for p in build.firmware_sources())
 
 
 @pytest.mark.parametrize("name", BOARDS)
 def test_every_firmware_module_is_compiled(builds, name):
     out = builds[name]
-    assert sorted(p.stem for p in out.modules) == SOURCES
-    assert "selftest" in SOURCES and "secp256k1_gtable" in SOURCES
+    assert sorted(p.relative_to(out.root).with_suffix("").as_posix() for p in out.modules) == SOURCES
+    assert "quillfw/board/selftest" in SOURCES and "quillfw/crypto/secp256k1_gtable" in SOURCES
     assert [p.name for p in out.entry_points][-1] == "main.py"
 
 

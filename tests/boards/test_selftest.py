@@ -1,4 +1,4 @@
-"""The boot-time known-answer self-test (firmware/quillfw/selftest.py): it passes on
+"""The boot-time known-answer self-test (firmware/quillfw/board/selftest.py): it passes on
 CPython and on MicroPython, its known answers are the published ones, a corrupted
 answer makes it fail, and the failure reaches get_info over the protocol."""
 import csv
@@ -6,13 +6,14 @@ import os
 import subprocess
 
 import pytest
+from boardtest import micropython_binary
+from vectors import load_json, vector_path
 
 from boards import boardspec
-from boardtest import micropython_binary
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
-from quillfw import secp256k1, selftest
-from vectors import load_json, vector_path
+from quillfw.board import selftest
+from quillfw.crypto import secp256k1
 
 CHECK_NAMES = [name for name, _, _ in selftest.CHECKS]
 
@@ -95,7 +96,7 @@ def _micropython_selftest(mpy_root, fault=None):
     env.pop(selftest.FAULT_ENV, None)
     if fault:
         env[selftest.FAULT_ENV] = fault
-    code = ("import sys\nsys.path.insert(0, %r)\nfrom quillfw import selftest\n"
+    code = ("import sys\nsys.path.insert(0, %r)\nfrom quillfw.board import selftest\n"
             "print('STATUS', selftest.run(), selftest.passed())" % str(mpy_root))
     heap = str(boardspec.load("unix").heap_free_bytes)
     proc = subprocess.run([micropython_binary(), "-X", "heapsize=" + heap, "-c", code], env=env,

@@ -1,4 +1,4 @@
-"""quillfw.ecdsa.sign is byte-identical to Bitcoin Core's CKey::Sign (grind=true),
+"""quillfw.crypto.ecdsa.sign is byte-identical to Bitcoin Core's CKey::Sign (grind=true),
 reproduced here with libsecp256k1 through coincurve (CPython only).
 
 The reference implements Core's grinding loop itself (src/key.cpp): sign with no
@@ -11,7 +11,8 @@ import random
 import coincurve
 from coincurve._libsecp256k1 import ffi
 
-from quillfw import ecdsa, secp256k1 as ec
+from quillfw.crypto import ecdsa
+from quillfw.crypto import secp256k1 as ec
 
 SEED = 20260821
 PAIRS = 1000

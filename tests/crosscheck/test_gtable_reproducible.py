@@ -14,13 +14,13 @@ def _generator():
 
 def test_committed_table_matches_generator():
     gen = _generator()
-    committed = (ROOT / "firmware" / "quillfw" / "secp256k1_gtable.py").read_text()
+    committed = (ROOT / "firmware" / "quillfw" / "crypto" / "secp256k1_gtable.py").read_text()
     assert gen.render_module(gen.build_table(8), 8) == committed
 
 
 def test_table_entries_are_the_comb_sums():
-    from quillfw import secp256k1 as ec
-    from quillfw.secp256k1_gtable import COLS, GTABLE, TEETH
+    from quillfw.crypto import secp256k1 as ec
+    from quillfw.crypto.secp256k1_gtable import COLS, GTABLE, TEETH
     assert (TEETH, COLS, len(GTABLE)) == (8, 32, 255 * 64)
     for i in (1, 2, 3, 128, 129, 255):
         k = sum(1 << (COLS * j) for j in range(TEETH) if i >> j & 1)

@@ -1,4 +1,4 @@
-"""quillfw.hashes and quillfw.secp256k1 against CPython's hashlib/hmac and
+"""quillfw.crypto.hashes and quillfw.crypto.secp256k1 against CPython's hashlib/hmac and
 libsecp256k1 (coincurve), over many lengths and random points (CPython only)."""
 import hashlib
 import hmac
@@ -7,7 +7,8 @@ import random
 import coincurve
 import pytest
 
-from quillfw import hashes, secp256k1 as ec
+from quillfw.crypto import hashes
+from quillfw.crypto import secp256k1 as ec
 
 LENGTHS = list(range(0, 300)) + [1000, 4096]
 

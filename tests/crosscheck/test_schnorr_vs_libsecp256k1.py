@@ -1,10 +1,11 @@
-"""quillfw.schnorr against libsecp256k1 through coincurve (CPython only)."""
+"""quillfw.crypto.schnorr against libsecp256k1 through coincurve (CPython only)."""
 import random
 
 import coincurve
 
-from quillfw import schnorr, secp256k1 as ec
-from quillfw.hashes import tagged_hash
+from quillfw.crypto import schnorr
+from quillfw.crypto import secp256k1 as ec
+from quillfw.crypto.hashes import tagged_hash
 
 SEED = 340341
 

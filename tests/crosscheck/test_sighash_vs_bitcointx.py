@@ -16,14 +16,23 @@ import random
 
 import pytest
 from bitcointx.core import CMutableTransaction, COutPoint, CTxIn, CTxOut
-from bitcointx.core.script import (SIGVERSION_BASE, SIGVERSION_TAPROOT, SIGVERSION_TAPSCRIPT,
-                                   SIGVERSION_WITNESS_V0, CScript, SIGHASH_Type, SignatureHash,
-                                   SignatureHashSchnorr)
+from bitcointx.core.script import (
+    SIGVERSION_BASE,
+    SIGVERSION_TAPROOT,
+    SIGVERSION_TAPSCRIPT,
+    SIGVERSION_WITNESS_V0,
+    CScript,
+    SIGHASH_Type,
+    SignatureHash,
+    SignatureHashSchnorr,
+)
 
-from quillfw import sighash_legacy, sighash_segwit_v0, sighash_taproot
-from quillfw.hashes import tagged_hash
-from quillfw.txdigests import TxDigests
-from quillfw.txstream import compact_size
+from quillfw.crypto.hashes import tagged_hash
+from quillfw.sighash import legacy as sighash_legacy
+from quillfw.sighash import segwit_v0 as sighash_segwit_v0
+from quillfw.sighash import taproot as sighash_taproot
+from quillfw.sighash.txdigests import TxDigests
+from quillfw.sighash.txstream import compact_size
 
 SEEDS = range(12)
 

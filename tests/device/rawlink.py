@@ -12,7 +12,7 @@ import pycddl
 import serial
 
 from quill.device.codec import canonical_dumps
-from quillfw.framing import FRAME, REJECT, FrameReader, encode_frame
+from quillfw.wire.framing import FRAME, REJECT, FrameReader, encode_frame
 
 SCHEMA = pycddl.Schema((Path(__file__).resolve().parents[2] / "protocol" / "quill.cddl").read_text())
 

@@ -5,10 +5,10 @@ import random
 import time
 
 import cbor2
-
 from conftest import IDLE_MS
-from quillfw.framing import MAGIC, OVERHEAD, encode_frame
 from rawlink import discarded, frame
+
+from quillfw.wire.framing import MAGIC, OVERHEAD, encode_frame
 
 PING = {"id": "ok", "method": "ping"}
 STALE = IDLE_MS / 1000 * 2

@@ -1,8 +1,9 @@
-"""Canonical CBOR codec (firmware/quillfw/cbor.py) against the protocol's wire
+"""Canonical CBOR codec (firmware/quillfw/wire/cbor.py) against the protocol's wire
 vectors (made with cbor2) and RFC 8949 §4.2.1's rejections."""
 import fwtest
 import wire_vectors
-from quillfw import cbor
+
+from quillfw.wire import cbor
 
 
 def test_rfc8949_values_decode_and_encode_canonically():

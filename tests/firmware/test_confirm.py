@@ -1,4 +1,4 @@
-"""The user confirmation (quillfw.confirm, quillfw.confirm_flow, the button
+"""The user confirmation (quillfw.signing.confirm, quillfw.signing.confirm_flow, the button
 approver) under CPython and MicroPython: the policy rules, its file, the wait
 (approve, refuse, timeout, link polled), and its place in the signing methods
 (once per session, after the whole transaction, before any signature)."""
@@ -6,11 +6,12 @@ import binascii
 import os
 
 from fwtest import raises
-from quillfw import confirm_flow
-from quillfw.approvers import LONG_PRESS_MS, ButtonApprover
-from quillfw.confirm import APPROVED, REFUSED, Confirmation
-from quillfw.errors import CONFIRM_TIMEOUT, INVALID_PARAMS, PROTOCOL_ERROR, USER_CANCELLED, DeviceError
-from quillfw.runtime import build_dispatcher
+
+from quillfw.board.runtime import build_dispatcher
+from quillfw.signing import confirm_flow
+from quillfw.signing.approvers import LONG_PRESS_MS, ButtonApprover
+from quillfw.signing.confirm import APPROVED, AUTO, REFUSED, Confirmation
+from quillfw.wire.errors import CONFIRM_TIMEOUT, INVALID_PARAMS, PROTOCOL_ERROR, USER_CANCELLED, DeviceError
 
 PUB_HASH = binascii.unhexlify("751e76e8199196d454941c45d1b3a323f1433bd6")  # hash160 of 1*G
 P2WPKH = b"\x00\x14" + PUB_HASH
@@ -196,7 +197,7 @@ def test_no_approver_refuses_what_the_policy_asks():
 
 
 def test_the_emulator_auto_approver_approves_without_waiting():
-    conf, ctx = _conf(("emulator", "auto", None)), Ctx()
+    conf, ctx = _conf(AUTO), Ctx()
     _session(conf)
     conf.before_signature(ctx, 1)
     assert conf.confirmed and ctx.states == []

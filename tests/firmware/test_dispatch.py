@@ -1,11 +1,12 @@
-"""The serving loop and dispatcher (firmware/quillfw/server.py, dispatcher.py)
+"""The serving loop and dispatcher (firmware/quillfw/wire/server.py, dispatcher.py)
 over an in-memory link: every error path answers and the device keeps serving."""
-from quillfw import cbor, framing
-from quillfw.dispatcher import BOOL, BYTES, TEXT, UINT, Dispatcher, Method
-from quillfw import errors, limits
-from quillfw.runtime import build_dispatcher
-from quillfw.server import Server
 from wire_vectors import FakeTransport
+
+from quillfw import limits
+from quillfw.board.runtime import build_dispatcher
+from quillfw.wire import cbor, errors, framing
+from quillfw.wire.dispatcher import BOOL, BYTES, TEXT, UINT, Dispatcher, Method
+from quillfw.wire.server import Server
 
 
 def _frame(message):

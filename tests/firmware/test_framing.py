@@ -1,8 +1,9 @@
-"""Frames (firmware/quillfw/framing.py): the encoder against the wire vectors,
+"""Frames (firmware/quillfw/wire/framing.py): the encoder against the wire vectors,
 the reader against the byte-stream vectors (garbage, splits, concatenation,
 oversize, bad CRC, idle timeout)."""
 import wire_vectors
-from quillfw import framing
+
+from quillfw.wire import framing
 
 
 def _events(reader, chunks, idle):

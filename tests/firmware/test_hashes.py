@@ -1,10 +1,10 @@
-"""Known-answer tests for quillfw.hashes, under CPython and MicroPython.
+"""Known-answer tests for quillfw.crypto.hashes, under CPython and MicroPython.
 
 Expected digests are the published test vectors: RIPEMD-160 from the
 algorithm's authors (Bosselaers' page / ISO 10118-3), SHA-256/512 from
 FIPS 180-4's examples, HMAC from RFC 4231 section 4.
 """
-from quillfw import hashes
+from quillfw.crypto import hashes
 
 # RIPEMD-160 reference vectors (Dobbertin, Bosselaers, Preneel).
 RIPEMD160_VECTORS = [

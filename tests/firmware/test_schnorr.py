@@ -1,8 +1,10 @@
-"""quillfw.schnorr: BIP340 signing/verification and BIP341 tweaking, under
+"""quillfw.crypto.schnorr: BIP340 signing/verification and BIP341 tweaking, under
 CPython and MicroPython, against bips/bip340_test_vectors.csv and
 core/bip341_wallet_vectors.json."""
 import fwtest
-from quillfw import schnorr, secp256k1 as ec
+
+from quillfw.crypto import schnorr
+from quillfw.crypto import secp256k1 as ec
 
 
 def _bip340_rows():

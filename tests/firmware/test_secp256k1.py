@@ -1,12 +1,13 @@
-"""quillfw.secp256k1: group arithmetic, the comb table, encodings, key checks.
+"""quillfw.crypto.secp256k1: group arithmetic, the comb table, encodings, key checks.
 
 Expected public keys come from the shared vectors (BIP340, BIP341, BIP143);
 the comb multiplication is checked against the independent variable-base
 multiplication and group identities.
 """
 import fwtest
-from quillfw import secp256k1 as ec
-from quillfw.hashes import sha256
+
+from quillfw.crypto import secp256k1 as ec
+from quillfw.crypto.hashes import sha256
 
 G2_X = 0xC6047F9441ED7D6D3045406E95C07CD85C778E4B8CEF3CA7ABAC09B95C709EE5  # SEC 2 / well-known 2G
 
@@ -46,6 +47,7 @@ def _code_lines(text):
 
 def test_no_firmware_module_calls_pow_with_a_negative_exponent():
     import os
+
     import quillfw
     f = quillfw.__file__
     folder = f[:f.rfind("/")] if "/" in f else "."

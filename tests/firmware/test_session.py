@@ -4,13 +4,13 @@ import io
 
 import fwtest
 
-from quillfw import ecdsa
-from quillfw import secp256k1 as ec
-from quillfw.hashes import hash160
-from quillfw.session import Session, SessionError
-from quillfw.sighash_legacy import ONE
-from quillfw.sighash_legacy import sighash_tx as legacy_sighash_tx
-from quillfw.txstream import TxReader, parse_tx
+from quillfw.crypto import ecdsa
+from quillfw.crypto import secp256k1 as ec
+from quillfw.crypto.hashes import hash160
+from quillfw.sighash.legacy import ONE
+from quillfw.sighash.legacy import sighash_tx as legacy_sighash_tx
+from quillfw.sighash.txstream import TxReader, parse_tx
+from quillfw.signing.session import Session, SessionError
 
 SECRET_1 = bytes(31) + b"\x01"
 
@@ -300,8 +300,8 @@ def test_legacy_pass_signature_matches_the_independent_sighash():
 
 
 def test_taproot_script_path_untweaked_and_aux_signatures_verify():
-    from quillfw import schnorr
-    from quillfw.sighash_taproot import sighash_tx as taproot_sighash_tx
+    from quillfw.crypto import schnorr
+    from quillfw.sighash.taproot import sighash_tx as taproot_sighash_tx
     s, txins, outputs, _, _, _ = _ready()
     inputs = [t[:3] for t in txins]
     spent = [t[3:] for t in txins]

@@ -2,9 +2,10 @@
 sighash.json (all 500 rows) and the quirks the file does not reach."""
 import fwtest
 
-from quillfw import sighash_legacy
-from quillfw.sighash_legacy import LegacyHasher, get_op, sighash_tx
-from quillfw.txstream import parse_tx
+from quillfw.script import get_op
+from quillfw.sighash import legacy as sighash_legacy
+from quillfw.sighash.legacy import LegacyHasher, sighash_tx
+from quillfw.sighash.txstream import parse_tx
 
 
 def _reversed(b):

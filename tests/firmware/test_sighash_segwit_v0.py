@@ -3,10 +3,10 @@ sighashes, preimages and intermediate hashes), plus the signatures Core would
 make (the low-R ones) and the BIP143 SINGLE/NONE/ANYONECANPAY rules."""
 import fwtest
 
-from quillfw import ecdsa
-from quillfw.sighash_segwit_v0 import preimage, sighash, sighash_tx
-from quillfw.txdigests import TxDigests
-from quillfw.txstream import parse_tx, read_compact_size
+from quillfw.crypto import ecdsa
+from quillfw.sighash.segwit_v0 import preimage, sighash, sighash_tx
+from quillfw.sighash.txdigests import TxDigests
+from quillfw.sighash.txstream import parse_tx, read_compact_size
 
 
 def _examples():
@@ -79,7 +79,7 @@ def test_every_bip143_sighash_preimage_and_intermediate_hash():
 def test_legacy_inputs_of_the_bip143_examples():
     # The transcriber's legacy digests for the P2PK inputs: the same tx through
     # the legacy algorithm (a cross-check that both read the tx alike).
-    from quillfw.sighash_legacy import sighash_tx as legacy_sighash_tx
+    from quillfw.sighash.legacy import sighash_tx as legacy_sighash_tx
     checked = 0
     for ex in _examples():
         version, inputs, outputs, locktime = _tx(ex)

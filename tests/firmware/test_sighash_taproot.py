@@ -3,10 +3,10 @@ five tx digests, sigMsg and sigHash of all 7 inputs and their signatures with
 aux = 32 zero bytes; plus hash-type validation, annex and script-path layout."""
 import fwtest
 
-from quillfw import schnorr
-from quillfw.sighash_taproot import sig_msg, sighash, sighash_tx
-from quillfw.txdigests import TxDigests
-from quillfw.txstream import parse_tx
+from quillfw.crypto import schnorr
+from quillfw.sighash.taproot import sig_msg, sighash, sighash_tx
+from quillfw.sighash.txdigests import TxDigests
+from quillfw.sighash.txstream import parse_tx
 
 
 def _case():
@@ -93,7 +93,7 @@ def test_annex_and_script_path_fields():
     plain = sig_msg(d, 1, 0)
     annex = b"\x50\x01\x02"
     with_annex = sig_msg(d, 1, 0, annex=annex)
-    from quillfw.hashes import sha256
+    from quillfw.crypto.hashes import sha256
     # spend_type bit 0 set, then sha_annex = SHA256(compact_size || annex) appended
     assert with_annex[:-32] == plain[:-5] + b"\x01" + plain[-4:]
     assert with_annex[-32:] == sha256(b"\x03" + annex)
@@ -110,7 +110,7 @@ def test_annex_and_script_path_fields():
 
 
 def test_sighash_is_the_tagged_hash_of_the_collected_message():
-    from quillfw.hashes import tagged_hash
+    from quillfw.crypto.hashes import tagged_hash
     version, inputs, outputs, locktime, spent = _tx2()
     d = TxDigests.from_tx(version, inputs, outputs, locktime, spent)
     this = inputs[0] + spent[0]

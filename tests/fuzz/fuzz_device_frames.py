@@ -20,10 +20,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "device"))
 
+from rawlink import RawLink  # noqa: E402
+
 from quill.device.codec import canonical_dumps  # noqa: E402
 from quill.emulator.launcher import Emulator  # noqa: E402
-from quillfw.framing import MAGIC, encode_frame  # noqa: E402
-from rawlink import RawLink  # noqa: E402
+from quillfw.wire.framing import MAGIC, encode_frame  # noqa: E402
 
 REQUESTS = [
     {"id": "f1", "method": "ping"},

@@ -13,13 +13,12 @@ from decimal import Decimal
 
 from quill.tx.hashes import hex_to_hash
 from quill.tx.interpreter import encode_script_num, tapleaf_hash
-from quill.tx.script import push_data
 from quill.tx.opcodes import MAX_OPCODE, OP_NAMES
+from quill.tx.script import push_data
 from quill.tx.script_error import ScriptError
-from quill.tx.script_flags import SCRIPT_VERIFY_CLEANSTACK, SCRIPT_VERIFY_P2SH, \
-    SCRIPT_VERIFY_WITNESS, parse_flags
+from quill.tx.script_flags import SCRIPT_VERIFY_CLEANSTACK, SCRIPT_VERIFY_P2SH, SCRIPT_VERIFY_WITNESS, parse_flags
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
-from quillfw.schnorr import taproot_tweak_pubkey
+from quillfw.crypto.schnorr import taproot_tweak_pubkey
 
 OP_RESERVED = 0x50
 OP_NOP = 0x61

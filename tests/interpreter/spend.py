@@ -6,10 +6,14 @@ code-separator positions, annexes, hash types); the sighash algorithms
 themselves are pinned by the BIP143/BIP341/sighash.json vectors elsewhere.
 """
 from coincurve import PrivateKey
+
 from quill.tx.interpreter import TAPROOT_LEAF_TAPSCRIPT, tapleaf_hash
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.tx.verify import verify_input
-from quillfw import schnorr, sighash_legacy, sighash_segwit_v0, sighash_taproot
+from quillfw.crypto import schnorr
+from quillfw.sighash import legacy as sighash_legacy
+from quillfw.sighash import segwit_v0 as sighash_segwit_v0
+from quillfw.sighash import taproot as sighash_taproot
 
 FUNDING_TXID = bytes(range(32))
 INTERNAL_SECRET = (7).to_bytes(32, "big")

@@ -1,17 +1,20 @@
 """BIP341 key/script path and BIP342 tapscript rules, with real signatures."""
 import pytest
+from spend import schnorr_sig, secret, spending_tx, tap_leaf, verify, xonly
+from vectors import load_json
 
 from quill.tx.hashes import hash160
 from quill.tx.script_error import ScriptError as E
-from quill.tx.script_flags import (SCRIPT_VERIFY_DISCOURAGE_OP_SUCCESS,
-                                   SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_PUBKEYTYPE,
-                                   SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_TAPROOT_VERSION,
-                                   SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM,
-                                   SCRIPT_VERIFY_TAPROOT, STANDARD_SCRIPT_VERIFY_FLAGS)
+from quill.tx.script_flags import (
+    SCRIPT_VERIFY_DISCOURAGE_OP_SUCCESS,
+    SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_PUBKEYTYPE,
+    SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_TAPROOT_VERSION,
+    SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM,
+    SCRIPT_VERIFY_TAPROOT,
+    STANDARD_SCRIPT_VERIFY_FLAGS,
+)
 from quill.tx.transaction import Transaction, TxOut
 from quill.tx.verify import verify_transaction
-from spend import (schnorr_sig, secret, spending_tx, tap_leaf, verify, xonly)
-from vectors import load_json
 
 STD = STANDARD_SCRIPT_VERIFY_FLAGS
 CONSENSUS_ONLY = STD & ~(SCRIPT_VERIFY_DISCOURAGE_OP_SUCCESS
@@ -243,8 +246,8 @@ def test_control_block_sizes():
 
 def test_two_leaf_tree_path():
     from quill.tx.interpreter import tapleaf_hash
-    from quillfw.hashes import tagged_hash
-    from quillfw import schnorr
+    from quillfw.crypto import schnorr
+    from quillfw.crypto.hashes import tagged_hash
     a, b = checksig_script(K1), b"\x51"
     ha, hb = tapleaf_hash(0xC0, a), tapleaf_hash(0xC0, b)
     root = tagged_hash("TapBranch", min(ha, hb) + max(ha, hb))

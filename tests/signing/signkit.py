@@ -12,15 +12,21 @@ from pathlib import Path
 import coincurve
 import pytest
 from bitcointx.core import CMutableTransaction, COutPoint, CTxIn, CTxOut
-from bitcointx.core.script import (SIGVERSION_BASE, SIGVERSION_WITNESS_V0, CScript, SIGHASH_Type,
-                                   SignatureHash, SignatureHashSchnorr)
+from bitcointx.core.script import (
+    SIGVERSION_BASE,
+    SIGVERSION_WITNESS_V0,
+    CScript,
+    SIGHASH_Type,
+    SignatureHash,
+    SignatureHashSchnorr,
+)
 from crosscheck.test_ecdsa_vs_core_procedure import core_sign
-from quillfw.hashes import tagged_hash
+from rpc_daemon import QuillDaemon
 
 from quill.tx.address import encode_secret
 from quill.tx.script import push_data as push
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
-from rpc_daemon import QuillDaemon
+from quillfw.crypto.hashes import tagged_hash
 
 SIGHASH_NAMES = ["DEFAULT", "ALL", "NONE", "SINGLE", "ALL|ANYONECANPAY", "NONE|ANYONECANPAY",
                  "SINGLE|ANYONECANPAY"]

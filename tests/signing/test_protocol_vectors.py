@@ -8,8 +8,8 @@ import pycddl
 import pytest
 
 from quill.device.codec import canonical_dumps
-from quillfw import cbor, framing
-from quillfw.runtime import build_dispatcher
+from quillfw.board.runtime import build_dispatcher
+from quillfw.wire import cbor, framing
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = json.loads((ROOT / "protocol" / "vectors" / "signing.json").read_text())["vectors"]

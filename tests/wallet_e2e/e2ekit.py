@@ -20,15 +20,14 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from coincurve import PrivateKey
+from rpc_daemon import QuillDaemon, RPCFailure
 
 from quill.tx.address import encode_destination
 from quill.tx.descriptor import add_checksum
 from quill.tx.hashes import hash160, hash_to_hex, sha256
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet.bip32 import master_from_seed, secret_of
-from quillfw import sighash_segwit_v0
-
-from rpc_daemon import QuillDaemon, RPCFailure
+from quillfw.sighash import segwit_v0 as sighash_segwit_v0
 
 COIN = 100_000_000
 FEE = 10_000

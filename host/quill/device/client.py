@@ -25,8 +25,8 @@ import serial
 
 from quill.device.codec import FrameReader, decode_body, encode_message
 from quill.device.errors import DeviceDisconnected, DeviceError, DeviceTimeout, DeviceUnavailable
-from quillfw.errors import RESERVED_ID
-from quillfw.framing import FRAME, REJECT
+from quillfw.wire.errors import RESERVED_ID
+from quillfw.wire.framing import FRAME, REJECT
 
 SHORT_TIMEOUT = 5.0        # ping, get_info and other immediate answers
 USER_TIMEOUT = 600.0       # a request that may wait for the user's confirmation

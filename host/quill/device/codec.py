@@ -1,10 +1,10 @@
 """Host side of the wire format: the firmware's framing (one implementation,
-imported from quillfw.framing) around cbor2's canonical encoding."""
+imported from quillfw.wire.framing) around cbor2's canonical encoding."""
 import cbor2
 
-from quillfw.cbor import MAX_DEPTH
-from quillfw.framing import OVERHEAD, FrameReader, encode_frame  # noqa: F401 (re-exported)
 from quillfw.limits import MAX_MESSAGE_SIZE
+from quillfw.wire.cbor import MAX_DEPTH
+from quillfw.wire.framing import OVERHEAD, FrameReader, encode_frame  # noqa: F401 (re-exported)
 
 
 class MessageTooLarge(ValueError):

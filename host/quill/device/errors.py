@@ -1,7 +1,7 @@
 """Device failures.
 
 DeviceError is an error reply from the device (code from the protocol's table,
-quillfw.errors); DeviceUnavailable is everything on the host side of the link
+quillfw.wire.errors); DeviceUnavailable is everything on the host side of the link
 (no device configured, port cannot be opened, disconnected, no answer).
 handlers/errors.py is the only place where either becomes an RPC error.
 """

@@ -73,8 +73,22 @@ def mpy_cross_binary():
 
 
 def _firmware_sources():
-    sources = [(f"quillfw/{p.name}", p) for p in sorted((FIRMWARE_DIR / "quillfw").glob("*.py"))]
+    """(path inside the image, source) of every module: the quillfw package with its
+    subpackages, then the emulator's own modules beside it."""
+    package = sorted((FIRMWARE_DIR / "quillfw").rglob("*.py"))
+    sources = [(p.relative_to(FIRMWARE_DIR).as_posix(), p) for p in package]
     return sources + [(p.name, p) for p in EMULATOR_MODULES]
+
+
+def _add_tree(writer, folder: Path):
+    """Add folder's files and subfolders to a VfsRomWriter, in a stable order."""
+    for child in sorted(folder.iterdir()):
+        if child.is_dir():
+            writer.opendir(child.name)
+            _add_tree(writer, child)
+            writer.closedir()
+        else:
+            writer.mkfile(child.name, child.read_bytes())
 
 
 def _cache_dir() -> Path:
@@ -101,17 +115,14 @@ def romfs_image(cache_dir=None):
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=cache))
     try:
-        writer = VfsRomWriter()
-        writer.opendir("quillfw")
-        in_package = True
+        tree = work / "tree"
         for name, path in sources:
-            if in_package and not name.startswith("quillfw/"):
-                writer.closedir()
-                in_package = False
-            out = work / (path.stem + ".mpy")
+            out = (tree / name).with_suffix(".mpy")
+            out.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([mpy_cross, "-s", name, "-o", str(out), str(path)], check=True,
                            capture_output=True)
-            writer.mkfile(path.stem + ".mpy", out.read_bytes())
+        writer = VfsRomWriter()
+        _add_tree(writer, tree)
         staged = work / image.name
         staged.write_bytes(writer.finalise())
         os.replace(staged, image)  # atomic: concurrent launchers build the same bytes

@@ -20,7 +20,7 @@ from quill.rpc.errors import RPCError
 from quill.rpc.registry import Method
 from quill.signing import errors as signing
 from quill.wallet import errors as wallet
-from quillfw import errors as wire
+from quillfw.wire import errors as wire
 
 WALLET_ERRORS: dict[type[Exception], int] = {
     wallet.WalletNotFound: rpc.RPC_WALLET_NOT_FOUND,

@@ -29,7 +29,7 @@ from quill.tx.script_error import ScriptError
 from quill.tx.script_flags import STANDARD_SCRIPT_VERIFY_FLAGS
 from quill.tx.transaction import TxOut
 from quill.tx.verify import PrecomputedTransactionData, TransactionSignatureChecker
-from quillfw.schnorr import taproot_tweak
+from quillfw.crypto.schnorr import taproot_tweak
 
 from .device_session import check_device, sign_on_device
 from .errors import MissingAmount

@@ -24,7 +24,7 @@ from quill.tx.interpreter import (
 )
 from quill.tx.script import push_data
 from quill.tx.script_flags import SCRIPT_VERIFY_STRICTENC, STANDARD_SCRIPT_VERIFY_FLAGS
-from quillfw.hashes import ripemd160
+from quillfw.crypto.hashes import ripemd160
 
 LEGACY = "legacy"
 SEGWIT_V0 = "segwit_v0"

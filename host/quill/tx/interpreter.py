@@ -38,7 +38,7 @@ import hashlib
 from coincurve import PublicKeyXOnly
 
 from quill.consensus import SECP256K1_ORDER as _N
-from quillfw.hashes import tagged_hash
+from quillfw.crypto.hashes import tagged_hash
 
 from .hashes import hash160, sha256, sha256d
 from .opcodes import OP_SUCCESS

@@ -3,7 +3,7 @@
 `get_op` is Core's GetOp; `script_to_asm` is core_io's ScriptToAsmStr;
 `solver` is Solver() and returns Core's TxoutType name with its solutions.
 """
-from quillfw.sighash_legacy import get_op as _get_script_op
+from quillfw.script import get_op as _get_script_op
 
 from .hashes import hash160, sha256
 from .opcodes import (
@@ -46,7 +46,7 @@ SIGHASH_NAMES = {0x01: "ALL", 0x02: "NONE", 0x03: "SINGLE", 0x81: "ALL|ANYONECAN
 def get_op(script: bytes, pc: int):
     """Core's GetOp at `pc`: (opcode, push data or None, next pc), or None if a push runs off the end.
 
-    The parsing rule itself is the firmware's (quillfw.sighash_legacy.get_op,
+    The parsing rule itself is the firmware's (quillfw.script.get_op,
     Core's GetScriptOp), so host and device read scripts identically.
     """
     op, start, next_pc = _get_script_op(script, pc)

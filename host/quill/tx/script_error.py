@@ -3,8 +3,8 @@
 Members carry Core's enum names without the SCRIPT_ERR_ prefix. script_tests.json
 spells two of them differently (NULLFAIL for SIG_NULLFAIL, UNKNOWN_ERROR for
 UNKNOWN); `ScriptError.from_test_name(name)` accepts that spelling and
-`err.test_name` gives the script_tests.json spelling and `err.message` Core's human text, e.g. for the `errors` entries of
-the signing RPCs. SCRIPTNUM is Core's newer split of UNKNOWN for failed script
+`err.test_name` gives the script_tests.json spelling and `err.message` Core's human text,
+e.g. for the `errors` entries of the signing RPCs. SCRIPTNUM is Core's newer split of UNKNOWN for failed script
 number decoding (overflow or non-minimal encoding).
 """
 import enum

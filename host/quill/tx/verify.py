@@ -1,8 +1,8 @@
 """Verify a transaction's inputs as Bitcoin Core does (signing RPCs, sendrawtransaction).
 
 Signature hashes come from the firmware package (one implementation shared with
-the device): quillfw.sighash_legacy, quillfw.sighash_segwit_v0 (BIP143) and
-quillfw.sighash_taproot (BIP341/342), fed by one quillfw.txdigests.TxDigests
+the device): quillfw.sighash.legacy, quillfw.sighash.segwit_v0 (BIP143) and
+quillfw.sighash.taproot (BIP341/342), fed by one quillfw.sighash.txdigests.TxDigests
 per transaction (Core's PrecomputedTransactionData). Signatures are checked
 with libsecp256k1 (coincurve) under Core's rules: ECDSA signatures are parsed
 with Core's lax DER parser and S is normalized before verifying (strictness is
@@ -30,8 +30,10 @@ from coincurve.ecdsa import cdata_to_der, deserialize_compact
 
 from quill.consensus import MAX_BLOCK_WEIGHT, MAX_MONEY, WITNESS_SCALE_FACTOR
 from quill.consensus import SECP256K1_ORDER as _N
-from quillfw import sighash_legacy, sighash_segwit_v0, sighash_taproot
-from quillfw.txdigests import TxDigests
+from quillfw.sighash import legacy as sighash_legacy
+from quillfw.sighash import segwit_v0 as sighash_segwit_v0
+from quillfw.sighash import taproot as sighash_taproot
+from quillfw.sighash.txdigests import TxDigests
 
 from .interpreter import (
     LOCKTIME_THRESHOLD,

@@ -12,8 +12,8 @@ API:
         merkle_root None (or b"") is the key-path-only tweak. ValueError when
         t >= N, the key is invalid, or the result is the point at infinity / 0.
 """
-from quillfw import secp256k1 as ec
-from quillfw.hashes import tagged_hash
+from quillfw.crypto import secp256k1 as ec
+from quillfw.crypto.hashes import tagged_hash
 
 N = ec.N
 

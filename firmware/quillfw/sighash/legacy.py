@@ -26,54 +26,24 @@ sighash.json prints them reversed):
     sighash_tx(nVersion, inputs, outputs, nLockTime, input_index, script_code,
                nHashType) -> 32 bytes      the same on whole lists:
         inputs [(txid, vout, nSequence)], outputs [(amount, script_pubkey)]
-    get_op(script, pc) -> (opcode, data_start, next_pc)   Core's GetScriptOp;
-        opcode is None when the script is truncated at pc (next_pc is then
-        where Core's iterator stopped)
+The script-op parser (Core's GetScriptOp) is quillfw.script.get_op; the hash
+types are quillfw.consensus's.
 State is one SHA-256 object and counters: memory does not grow with the
 transaction, so a device streams it once per legacy input.
 """
 import hashlib
 
 from quillfw.compat import const
-from quillfw.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.consensus import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
+from quillfw.script import get_op
+from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
 
-SIGHASH_ALL = const(1)
-SIGHASH_NONE = const(2)
-SIGHASH_SINGLE = const(3)
-SIGHASH_ANYONECANPAY = const(0x80)
-
-OP_PUSHDATA1 = const(0x4C)
-OP_PUSHDATA2 = const(0x4D)
-OP_PUSHDATA4 = const(0x4E)
 OP_CODESEPARATOR = const(0xAB)
 
 # uint256::ONE as stored by Core: little-endian 1.
 ONE = b"\x01" + bytes(31)
 
 _BLANKED_OUTPUT = i64le(-1) + b"\x00"  # CTxOut(): nValue -1, empty scriptPubKey
-
-
-def get_op(script, pc):
-    """One opcode at pc, as Core's GetScriptOp reads it (advancing past what it
-    read before it found the script truncated)."""
-    end = len(script)
-    if pc >= end:
-        return None, pc, pc
-    opcode = script[pc]
-    pc += 1
-    if opcode > OP_PUSHDATA4:
-        return opcode, pc, pc
-    if opcode < OP_PUSHDATA1:
-        size = opcode
-    else:
-        width = 1 if opcode == OP_PUSHDATA1 else 2 if opcode == OP_PUSHDATA2 else 4
-        if end - pc < width:
-            return None, pc, pc
-        size = int.from_bytes(script[pc:pc + width], "little")
-        pc += width
-    if end - pc < size:
-        return None, pc, pc
-    return opcode, pc, pc + size
 
 
 def _write_script_code(h, script):

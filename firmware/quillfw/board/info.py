@@ -7,9 +7,10 @@ registered signing methods support.
 import gc
 import sys
 
-from quillfw import limits, selftest
-from quillfw.dispatcher import Method
-from quillfw.version import FIRMWARE_VERSION, PROTOCOL_VERSION
+from quillfw import limits
+from quillfw.board.version import FIRMWARE_VERSION, PROTOCOL_VERSION
+from quillfw.compat import forget
+from quillfw.wire.dispatcher import Method
 
 
 def _heap_free():
@@ -52,7 +53,7 @@ class DeviceInfo:
             "methods": self.dispatcher.method_names(),
             "script_types": list(self.dispatcher.script_types),
             "sighash_types": list(self.dispatcher.sighash_types),
-            "selftest": selftest.status(),
+            "selftest": self.dispatcher.selftest,
         }
         for hook in self.dispatcher.info_hooks:
             info.update(hook())
@@ -64,8 +65,11 @@ def ping(ctx, params):
 
 
 def core_methods(dispatcher, board, emulator=False):
-    # Boot: run the known-answer self-test now, before the first request is served.
-    selftest.status()
+    # Boot: run the known-answer self-test now, before the first request is served,
+    # keep its status and free its code and known answers.
+    from quillfw.board import selftest
+    dispatcher.selftest = selftest.run()
+    forget("quillfw.board.selftest")
     info = DeviceInfo(dispatcher, board, emulator)
     return [
         Method("ping", ping, out_of_band=True),

@@ -59,20 +59,23 @@ bad_value, bad_key, wrong_key, single_without_output, not_declared, tx_changed.
 Security: secrets live in one preallocated bytearray, are copied only into
 short-lived bytearrays that are zeroed after use, and never appear in a return
 value, error, repr or log. The arithmetic itself (ints) is not constant-time
-and its intermediate ints cannot be wiped; see quillfw.secp256k1.
+and its intermediate ints cannot be wiped; see quillfw.crypto.secp256k1.
 """
 import hashlib
 import os
 
-from quillfw import ecdsa, schnorr
-from quillfw import secp256k1 as ec
-from quillfw import sighash_segwit_v0, sighash_taproot
 from quillfw.compat import const
-from quillfw.hashes import hash160, hmac_sha256
+from quillfw.consensus import MAX_MONEY, SIGHASH_SINGLE
+from quillfw.crypto import ecdsa, schnorr
+from quillfw.crypto import secp256k1 as ec
+from quillfw.crypto.hashes import hash160, hmac_sha256
 from quillfw.limits import MAX_INPUTS, MAX_KEYS, MAX_OUTPUTS, MAX_SCRIPT_SIZE
-from quillfw.sighash_legacy import SIGHASH_SINGLE, LegacyHasher
-from quillfw.txdigests import TxDigests
-from quillfw.txstream import compact_size, i64le, outpoint, txout as ser_txout, u32le
+from quillfw.sighash import segwit_v0 as sighash_segwit_v0
+from quillfw.sighash import taproot as sighash_taproot
+from quillfw.sighash.legacy import LegacyHasher
+from quillfw.sighash.txdigests import TxDigests
+from quillfw.sighash.txstream import compact_size, i64le, outpoint, u32le
+from quillfw.sighash.txstream import txout as ser_txout
 
 IDLE = "idle"
 INPUTS = "inputs"
@@ -84,7 +87,6 @@ PASS_DONE = "pass_done"
 
 ALGORITHMS = ("legacy", "segwit_v0", "taproot")
 ECDSA_HASH_TYPES = (0x01, 0x02, 0x03, 0x81, 0x82, 0x83)
-MAX_MONEY = const(2100000000000000)
 TOKEN_SIZE = const(16)
 TX_CHANGED = "transaction changed during signing"
 
@@ -112,10 +114,10 @@ def _guarded(method):
             raise
         except MemoryError:
             self._wipe()
-            raise SessionError("limit_exceeded", "out of memory")
+            raise SessionError("limit_exceeded", "out of memory") from None
         except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
             self._wipe()
-            raise SessionError("bad_value", "invalid request: %s" % e)
+            raise SessionError("bad_value", "invalid request: %s" % e) from None
     return run
 
 
@@ -252,7 +254,7 @@ class Session:
         try:
             ec.scalar_from_secret(secret32)
         except ValueError:
-            raise SessionError("bad_key", "the key is not a valid secp256k1 secret")
+            raise SessionError("bad_key", "the key is not a valid secp256k1 secret") from None
         i = self._n_keys
         self._keys[32 * i:32 * i + 32] = secret32
         self._compressed[i] = 1 if compressed else 0

@@ -1,4 +1,4 @@
-"""The user confirmation's transient half (quillfw.confirm imports it when it
+"""The user confirmation's transient half (quillfw.signing.confirm imports it when it
 asks the user or reads or changes the policy, then drops it): the policy's
 validation, file and comparison, the approvers, and the wait.
 
@@ -10,11 +10,10 @@ import os
 import time
 
 from quillfw.compat import const
-from quillfw.confirm import ABOVE, ALWAYS, APPROVED, NEVER, REFUSED, auto_approves
-from quillfw.errors import (CONFIRM_TIMEOUT, INTERNAL_ERROR, INVALID_PARAMS, USER_CANCELLED,
-                            DeviceError)
+from quillfw.consensus import MAX_MONEY
+from quillfw.signing.confirm import ABOVE, ALWAYS, APPROVED, NEVER, REFUSED, auto_approves
+from quillfw.wire.errors import CONFIRM_TIMEOUT, INTERNAL_ERROR, INVALID_PARAMS, USER_CANCELLED, DeviceError
 
-_MAX_MONEY = const(2100000000000000)
 _POLL_MS = const(20)
 # How many kinds of transaction each policy asks for: a smaller rank asks less.
 RANK = {NEVER: 0, ABOVE: 1, ALWAYS: 2}
@@ -50,9 +49,9 @@ def make_policy(policy, amount=None):
         if amount is not None:
             raise DeviceError(INVALID_PARAMS, "amount is only for policy 'above'")
         return {"policy": policy}
-    if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= _MAX_MONEY:
+    if not isinstance(amount, int) or isinstance(amount, bool) or not 0 <= amount <= MAX_MONEY:
         raise DeviceError(INVALID_PARAMS, "policy 'above' needs an amount in 0..%d satoshis"
-                          % _MAX_MONEY)
+                          % MAX_MONEY)
     return {"policy": ABOVE, "amount": amount}
 
 
@@ -91,7 +90,7 @@ def save_policy(path, policy):
             f.write(json.dumps(policy))
         os.rename(tmp, path)                # atomic: a power cut keeps the old or the new
     except OSError:
-        raise DeviceError(INTERNAL_ERROR, "Cannot store the confirmation policy")
+        raise DeviceError(INTERNAL_ERROR, "Cannot store the confirmation policy") from None
 
 
 def change_policy(conf, ctx, params):
@@ -108,19 +107,11 @@ def change_policy(conf, ctx, params):
 # ---- the wait -----------------------------------------------------------------------
 
 def approver(spec):
-    """The approver a spec names (quillfw.confirm), or None."""
+    """The approver a spec names (quillfw.signing.confirm), or None."""
     if not isinstance(spec, tuple):
         return spec
-    if spec[0] == "emulator":
-        from emulator_approval import EmulatorApprover
-        return EmulatorApprover(spec[1], spec[2])
-    from quillfw.approvers import ButtonApprover
-    from quillfw import hal
-    _, button, led, led_kind = spec
-    button = hal.BootselButton() if button == "bootsel" else hal.Button(button)
-    if led is not None:
-        led = hal.NeoPixelLed(led) if led_kind == "neopixel" else hal.Led(led)
-    return ButtonApprover(button, led)
+    module = __import__(spec[1], None, None, ["approver"])
+    return module.approver(spec[0], *spec[2:])
 
 
 def confirm_signature(conf, ctx, hash_type):

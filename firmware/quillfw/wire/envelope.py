@@ -6,7 +6,7 @@
     log      {"log": text}   (id-less, device to host)
 """
 from quillfw.compat import const
-from quillfw.errors import INVALID_REQUEST, RESERVED_ID, DeviceError
+from quillfw.wire.errors import INVALID_REQUEST, RESERVED_ID, DeviceError
 
 MAX_ID_LENGTH = const(16)
 MAX_METHOD_LENGTH = const(32)

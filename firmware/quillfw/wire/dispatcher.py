@@ -8,9 +8,8 @@ never leaves a half-done session behind.
 """
 import gc
 
-from quillfw import envelope
-from quillfw.errors import (BUSY, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
-                            OUT_OF_MEMORY, DeviceError)
+from quillfw.wire import envelope
+from quillfw.wire.errors import BUSY, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, OUT_OF_MEMORY, DeviceError
 
 # Device states, as answered by ping.
 IDLE = "idle"
@@ -83,6 +82,9 @@ class Dispatcher:
         self.sighash_types = []
         self._reset_hooks = []
         self.info_hooks = []
+        # the boot self-test's status, "ok" or "failed: <check>" (set by the board's
+        # start-up, quillfw.board.info); None: never run, so nothing may sign
+        self.selftest = None
 
     def register(self, methods, script_types=(), sighash_types=(), reset=None, info=None):
         """Add methods (and what they can sign) to the table; info() returns

@@ -23,7 +23,7 @@ transaction. Inputs may not follow outputs.
 """
 import hashlib
 
-from quillfw.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
 
 
 class TxDigests:

@@ -36,27 +36,30 @@ request and reads the answer. A refusal is USER_CANCELLED, no answer within
 timeout_ms is CONFIRM_TIMEOUT; either error reply resets the signing session
 and wipes its keys.
 
-Approvers are named by a spec, built only while they are needed:
+Approvers are named by a spec that the entry point passes in (a board's
+main.py, quill-emu's main_emulator.py); this package names no approver module
+itself, so no emulator-only code is ever reachable from a board's firmware.
+The approver is built only while it is needed:
 
-    None                                 nobody can answer: what the policy asks is refused
-    ("button", button, led, led_kind)    a board (quillfw.approvers.ButtonApprover);
-                                         button: a pin or "bootsel"; led_kind: "gpio" or "neopixel"
-    ("emulator", "auto", datadir)        quill-emu's default: approved at once, here, with
-                                         nothing imported (the emulator's heap stands in
-                                         for the smallest board's during signing)
-    ("emulator", kind, datadir)          quill-emu: kind ask or channel
-                                         (firmware/emulator_approval.py)
+    None                            nobody can answer: what the policy asks is refused
+    AUTO                            approved at once, here, with nothing imported (quill-emu's
+                                    default: the emulator's heap stands in for the smallest
+                                    board's during signing)
+    (name, module, *args)           `module` is imported while a confirmation waits and
+                                    dropped afterwards; module.approver(name, *args) builds
+                                    the approver; get_info reports `name`. Boards:
+                                    ("button", "quillfw.board.hal", button, led, led_kind);
+                                    quill-emu: (kind, <its approval module>, datadir)
     an object with name/begin/poll/end   used as is (tests)
 
 Heap: this module holds only the policy, the session's counts and the decision;
 reading and changing the policy, the wait and the approvers are in
-quillfw.confirm_flow (and the approver's modules), imported when needed and
+quillfw.signing.confirm_flow (and the approver's modules), imported when needed and
 dropped again (flow()/drop()), so the ~97 KB board keeps its signing heap.
 """
 import os
-import sys
 
-from quillfw.compat import const
+from quillfw.compat import const, forget
 
 # an approver's answers
 APPROVED = "approve"
@@ -69,29 +72,30 @@ NEVER = "never"
 DEFAULT_TIMEOUT_MS = const(120000)
 POLICY_FILE = "quill_confirm.json"      # on a board: in the filesystem's root
 
-# imported for a confirmation or a policy change, dropped afterwards
-_TRANSIENT = ("quillfw.confirm_flow", "quillfw.approvers", "quillfw.hal", "emulator_approval")
+AUTO = ("auto",)
+
+# imported for a confirmation or a policy change, dropped afterwards (with the
+# approver spec's own module)
+_TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers")
 
 
 def auto_approves(spec):
-    """quill-emu --approve=auto: every confirmation approved at once."""
-    return isinstance(spec, tuple) and spec[:2] == ("emulator", "auto")
+    """Every confirmation approved at once (quill-emu --approve=auto)."""
+    return spec == AUTO
 
 
 def flow():
-    from quillfw import confirm_flow
+    from quillfw.signing import confirm_flow
     return confirm_flow
 
 
-def drop():
-    """Forget the transient modules so that the collector can free them."""
-    package = sys.modules.get("quillfw")
+def drop(spec=None):
+    """Forget the transient modules (and the approver spec's module) so that the
+    collector can free them."""
     for name in _TRANSIENT:
-        if sys.modules.pop(name, None) is not None and name.startswith("quillfw."):
-            try:
-                delattr(package, name[8:])
-            except AttributeError:
-                pass
+        forget(name)
+    if isinstance(spec, tuple) and len(spec) > 1:
+        forget(spec[1])
 
 
 class Confirmation:
@@ -123,7 +127,7 @@ class Confirmation:
             try:
                 self.policy = flow().load_policy(self.path)
             finally:
-                drop()
+                drop(self.approver)
         return self.policy
 
     def before_signature(self, ctx, hash_type):
@@ -143,7 +147,7 @@ class Confirmation:
         try:
             flow().confirm_signature(self, ctx, hash_type)
         finally:
-            drop()
+            drop(self.approver)
         self.confirmed = True
 
     def set_policy(self, ctx, params):
@@ -152,7 +156,7 @@ class Confirmation:
         try:
             return flow().change_policy(self, ctx, params)
         finally:
-            drop()
+            drop(self.approver)
 
     def info(self):
         fields = dict(self.current())
@@ -160,7 +164,7 @@ class Confirmation:
         if spec is None:
             fields["approver"] = "none"
         elif isinstance(spec, tuple):
-            fields["approver"] = spec[1] if spec[0] == "emulator" else spec[0]
+            fields["approver"] = spec[0]
         else:
             fields["approver"] = spec.name
         fields["timeout_ms"] = self.timeout_ms

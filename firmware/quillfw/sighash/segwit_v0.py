@@ -18,7 +18,7 @@ Preimage, field by field (BIP143 "Specification"), then double SHA-256:
   10. nHashType     4 bytes LE (the full 32-bit value; base type = & 0x1f)
 
 API (digests in natural byte order, the 32 bytes ECDSA signs):
-    d = TxDigests(...) fed with every input and output (quillfw.txdigests)
+    d = TxDigests(...) fed with every input and output (quillfw.sighash.txdigests)
     preimage(d, input_index, txid, vout, nSequence, script_code, amount,
              nHashType, single_output=None) -> bytes
     sighash(... same arguments ...) -> 32 bytes = SHA256d(preimage)
@@ -28,10 +28,10 @@ API (digests in natural byte order, the 32 bytes ECDSA signs):
                amount, nHashType) -> 32 bytes     whole-transaction form:
         inputs [(txid, vout, nSequence)], outputs [(amount, script_pubkey)]
 """
-from quillfw.hashes import sha256, sha256d
-from quillfw.sighash_legacy import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
-from quillfw.txdigests import TxDigests
-from quillfw.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.consensus import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
+from quillfw.crypto.hashes import sha256, sha256d
+from quillfw.sighash.txdigests import TxDigests
+from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
 
 _ZERO32 = bytes(32)
 

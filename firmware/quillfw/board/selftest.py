@@ -27,9 +27,9 @@ pass; boards have no environment (no os.getenv), so there it does nothing.
 """
 import gc
 
-from quillfw import ecdsa, schnorr
-from quillfw import secp256k1 as ec
-from quillfw.hashes import hmac_sha256, ripemd160, sha256
+from quillfw.crypto import ecdsa, schnorr
+from quillfw.crypto import secp256k1 as ec
+from quillfw.crypto.hashes import hmac_sha256, ripemd160, sha256
 
 FAULT_ENV = "QUILL_SELFTEST_FAULT"
 

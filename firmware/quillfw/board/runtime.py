@@ -4,22 +4,22 @@ The method table is the core methods (ping, get_info) plus every module named
 in EXTENSIONS: each exposes `register(dispatcher)`, which calls
 `dispatcher.register(methods, script_types, sighash_types, reset)`. The
 signing integration adds its module here; get_info then reports its methods
-and what it can sign. The user confirmation (quillfw.confirm) is part of
+and what it can sign. The user confirmation (quillfw.signing.confirm) is part of
 every build: its set_confirm_policy method, its get_info fields, and the
 Confirmation object the signing methods ask before their first signature.
 """
-from quillfw.confirm import DEFAULT_TIMEOUT_MS, Confirmation
-from quillfw.dispatcher import TEXT, UINT, Dispatcher, Method
-from quillfw.framing import DEFAULT_IDLE_MS
-from quillfw.info import core_methods
-from quillfw.server import Server
+from quillfw.board.info import core_methods
+from quillfw.signing.confirm import DEFAULT_TIMEOUT_MS, Confirmation
+from quillfw.wire.dispatcher import TEXT, UINT, Dispatcher, Method
+from quillfw.wire.framing import DEFAULT_IDLE_MS
+from quillfw.wire.server import Server
 
-EXTENSIONS = ("quillfw.signing_methods",)
+EXTENSIONS = ("quillfw.signing.methods",)
 
 
 def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
                      confirm_timeout_ms=DEFAULT_TIMEOUT_MS):
-    """approver: who confirms, a spec of quillfw.confirm (None: nobody, so
+    """approver: who confirms, a spec of quillfw.signing.confirm (None: nobody, so
     whatever the policy asks to confirm is refused); policy_path: the policy's
     file (None: kept in memory). Extensions find the Confirmation as
     dispatcher.confirmation."""

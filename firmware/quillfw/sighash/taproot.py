@@ -21,7 +21,7 @@ signature check fail).
 
 API:
     d = TxDigests(..., spent_outputs=True) fed with every input (with its spent
-        amount and scriptPubKey) and output (quillfw.txdigests)
+        amount and scriptPubKey) and output (quillfw.sighash.txdigests)
     sig_msg(d, input_index, hash_type, spent=None, annex=None,
             single_output=None, leaf_hash=None, key_version=0,
             codesep_pos=0xFFFFFFFF) -> bytes   the hashed message, epoch included
@@ -39,12 +39,11 @@ API:
 The message streams into one SHA-256 object; sig_msg only collects the same
 bytes for inspection.
 """
-from quillfw.hashes import sha256, tagged_hasher
-from quillfw.sighash_legacy import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
-from quillfw.txdigests import TxDigests
-from quillfw.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.consensus import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
+from quillfw.crypto.hashes import sha256, tagged_hasher
+from quillfw.sighash.txdigests import TxDigests
+from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
 
-SIGHASH_DEFAULT = 0x00
 VALID_HASH_TYPES = (0x00, 0x01, 0x02, 0x03, 0x81, 0x82, 0x83)
 ANNEX_TAG = 0x50
 

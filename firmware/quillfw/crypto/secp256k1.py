@@ -40,8 +40,10 @@ Not constant-time: timing depends on the scalar. See the research note.
 # The table is imported first, at module load: on a device loading .mpy files
 # the 16 KB blob needs one contiguous heap block, which a fragmented heap may
 # no longer have later (measured: lazy loading failed at -X heapsize=64K).
-from quillfw.secp256k1_gtable import GTABLE as _GTABLE_BYTES, TEETH as _TEETH, COLS as _COLS
-from quillfw.hashes import tagged_hash
+from quillfw.crypto.hashes import tagged_hash
+from quillfw.crypto.secp256k1_gtable import COLS as _COLS
+from quillfw.crypto.secp256k1_gtable import GTABLE as _GTABLE_BYTES
+from quillfw.crypto.secp256k1_gtable import TEETH as _TEETH
 
 P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
 N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141

@@ -17,8 +17,8 @@ the signature's r needs 33 DER bytes (r >= 2^255, "high R"), sign again with
 extra entropy = 32 bytes whose first 4 are a counter 1, 2, 3, ... in
 little-endian. Low R saves one byte of every signature.
 """
-from quillfw import secp256k1 as ec
-from quillfw.hashes import hmac_sha256
+from quillfw.crypto import secp256k1 as ec
+from quillfw.crypto.hashes import hmac_sha256
 
 N = ec.N
 _HALF_N = N >> 1

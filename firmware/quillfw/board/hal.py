@@ -8,7 +8,7 @@
 `machine`, `neopixel` and `rp2` exist only on the boards: they are imported when
 a board's main.py builds its objects, never by the modules the emulator or the
 tests load. Every class offers on(), off() (LED) or pressed() (button), which is
-all the button approver (quillfw.approvers.ButtonApprover) needs.
+all the button approver (quillfw.signing.approvers.ButtonApprover) needs.
 """
 
 
@@ -60,3 +60,14 @@ class BootselButton:
 
     def pressed(self):
         return bool(self._read())
+
+
+def approver(name, button, led=None, led_kind="gpio"):
+    """The board's confirmation approver, named in main.py by the spec
+    ("button", "quillfw.board.hal", button, led, led_kind) (quillfw.signing.confirm):
+    button is a pin or "bootsel", led_kind "gpio" or "neopixel"."""
+    from quillfw.signing.approvers import ButtonApprover
+    button = BootselButton() if button == "bootsel" else Button(button)
+    if led is not None:
+        led = NeoPixelLed(led) if led_kind == "neopixel" else Led(led)
+    return ButtonApprover(button, led)

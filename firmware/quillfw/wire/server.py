@@ -13,12 +13,11 @@ reply and the loop goes on.
 import gc
 import time
 
-from quillfw import cbor, envelope, framing
 from quillfw.compat import const
-from quillfw.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
-from quillfw.errors import (INTERNAL_ERROR, INVALID_REQUEST, OUT_OF_MEMORY, PARSE_ERROR,
-                            RESERVED_ID)
 from quillfw.limits import MAX_MESSAGE_SIZE
+from quillfw.wire import cbor, envelope, framing
+from quillfw.wire.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
+from quillfw.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, OUT_OF_MEMORY, PARSE_ERROR, RESERVED_ID
 
 _CHUNK = const(256)
 _POLL_MS = const(200)

@@ -30,20 +30,18 @@ Session errors become error replies whose data is the session's error code
 reset hook), which wipes the keys. A device whose boot self-test failed
 refuses sign_begin.
 
-User confirmation (quillfw.confirm): the first pass's amounts are counted for
+User confirmation (quillfw.signing.confirm): the first pass's amounts are counted for
 the policy, and every sign request (sign_segwit_v0, sign_taproot,
 sign_legacy_begin) arriving once the transaction is complete passes through
 Confirmation.before_signature() before the session signs anything, so no
 signature leaves a session the policy wants confirmed and the user did not
 confirm. sign_begin, sign_end and every reset start a new, unconfirmed session.
 """
-from quillfw.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
 import gc
 
-from quillfw import selftest
-from quillfw.errors import (INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, PROTOCOL_ERROR,
-                            DeviceError)
 from quillfw.limits import MAX_SCRIPT_SIZE
+from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
+from quillfw.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, PROTOCOL_ERROR, DeviceError
 
 SCRIPT_TYPES = ("p2pk", "p2pkh", "p2ms", "p2sh", "p2wpkh", "p2wsh", "p2sh-p2wpkh", "p2sh-p2wsh",
                 "p2tr")
@@ -74,17 +72,18 @@ def _device_error(e):
 
 
 class SigningMethods:
-    def __init__(self, confirmation):
+    def __init__(self, dispatcher):
         self._session = None
         self.staged = {}
-        self.confirmation = confirmation
+        self.dispatcher = dispatcher
+        self.confirmation = dispatcher.confirmation
 
     @property
     def session(self):
         # Imported on first use: the session and its sighash modules cost ~10 KB of
         # heap, which a device that is only asked get_info keeps free.
         if self._session is None:
-            from quillfw.session import Session
+            from quillfw.signing.session import Session
             self._session = Session()
         return self._session
 
@@ -95,12 +94,12 @@ class SigningMethods:
             self._session.abort()
 
     def _run(self, step, *args, **kwargs):
-        from quillfw.session import SessionError
+        from quillfw.signing.session import SessionError
         try:
             return step(*args, **kwargs)
         except SessionError as e:
             self.staged = {}
-            raise _device_error(e)
+            raise _device_error(e) from None
 
     def _take(self, name, value):
         """The request's value, or the staged one when the request left it out or empty."""
@@ -121,13 +120,13 @@ class SigningMethods:
 
     def _first_pass(self):
         """Whether inputs/outputs now arriving are the first pass's (counted for the policy)."""
-        from quillfw.session import INPUTS, OUTPUTS
+        from quillfw.signing.session import INPUTS, OUTPUTS
         return self.session.state in (INPUTS, OUTPUTS)
 
     def _confirm(self, ctx, hash_type):
         """The user's confirmation, before a signature of a complete transaction.
         (In any other state the session refuses the request as out of order.)"""
-        from quillfw.session import READY
+        from quillfw.signing.session import READY
         if self.session.state == READY:
             self.confirmation.before_signature(ctx, hash_type)
 
@@ -136,7 +135,7 @@ class SigningMethods:
     def begin(self, ctx, p):
         self.staged = {}
         self.confirmation.reset()
-        if not selftest.passed():
+        if self.dispatcher.selftest != "ok":
             # wrong arithmetic could leak the key through its nonces: never sign
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
         self._run(self.session.begin, p["version"], p["locktime"], p["n_inputs"],
@@ -259,5 +258,5 @@ class SigningMethods:
 
 
 def register(dispatcher):
-    signing = SigningMethods(dispatcher.confirmation)
+    signing = SigningMethods(dispatcher)
     dispatcher.register(signing.methods(), SCRIPT_TYPES, SIGHASH_TYPES, signing.reset)

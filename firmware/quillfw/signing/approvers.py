@@ -1,11 +1,11 @@
-"""Who answers a confirmation request on a board (quillfw.confirm): its button.
+"""Who answers a confirmation request on a board (quillfw.signing.confirm): its button.
 (No approver at all is Confirmation(approver=None): everything the policy asks
-is refused. The emulator's approvers, auto, ask and channel, are in
-firmware/emulator_approval.py, which no board's build contains.) Imported only
-by the boards' main.py, so the emulator's heap does not carry it.
+is refused. The emulator's approvers live outside this package, so no board's
+build contains them.) Built by quillfw.board.hal.approver while a confirmation
+waits, and dropped afterwards, so the signing heap does not carry it.
 
 An approver has a `name` (reported by get_info) and three calls that
-quillfw.confirm.Confirmation.ask() makes:
+quillfw.signing.confirm.Confirmation.ask() makes:
 
     begin(prompt, now_ms)   a confirmation starts (prompt: one line of text)
     poll(now_ms)            APPROVED, REFUSED or None (no answer yet); called
@@ -13,7 +13,7 @@ quillfw.confirm.Confirmation.ask() makes:
     end()                   the wait is over, whatever its outcome
 """
 from quillfw.compat import const
-from quillfw.confirm import APPROVED, REFUSED
+from quillfw.signing.confirm import APPROVED, REFUSED
 
 BLINK_MS = const(250)          # the LED blinks at 2 Hz while a confirmation waits
 DEBOUNCE_MS = const(30)        # shorter presses are contact bounce, not a press
@@ -28,12 +28,12 @@ except ImportError:  # CPython: the clock is a plain integer of ms
 
 
 class ButtonApprover:
-    """A button and an LED (quillfw.hal). While a confirmation waits the LED
+    """A button and an LED (quillfw.board.hal). While a confirmation waits the LED
     blinks; a press shorter than LONG_PRESS_MS approves when the button is
     released; holding it LONG_PRESS_MS refuses at once. A button already held
     when the wait starts counts only after it has been released, so a stuck or
     pre-pressed button never approves. No answer within the device's timeout is
-    the confirmation's own timeout error (quillfw.confirm)."""
+    the confirmation's own timeout error (quillfw.signing.confirm)."""
     name = "button"
 
     def __init__(self, button, led=None):

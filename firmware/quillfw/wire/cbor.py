@@ -182,7 +182,7 @@ class _Decoder:
             try:
                 return str(bytes(self.data[start:self.pos]), "utf-8")
             except UnicodeError:
-                raise CBORError("text string is not valid UTF-8")
+                raise CBORError("text string is not valid UTF-8") from None
         if major == _ARRAY:
             # every item takes at least one byte: a bound before allocating
             count = self._length(info)
