@@ -20,7 +20,7 @@ start: $(STAMP)
 	$(BIN)/quilld -regtest -device=emulator -printtoconsole
 
 test: $(STAMP)
-	$(BIN)/python tests/run_suite.py
+	$(BIN)/python -m tests.run_suite
 
 # ruff, mypy and the dead-code check (vulture), configured in pyproject.toml
 lint: $(STAMP)
@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(BIN)/vulture
 
 bench: $(STAMP)
-	$(BIN)/python tests/bench/run_all.py
+	$(BIN)/python -m tests.bench.run_all
 
 # Boards (boards/README.md): size check for every board; deploy to a connected one,
 #   make deploy BOARD=rpi_pico [PORT=/dev/ttyACM0]

@@ -1,5 +1,5 @@
-import sys
-from pathlib import Path
+"""Fixtures shared by every test folder live here; helpers are the package tests.kit.
 
-# tests/ helpers (vectors.py, fwtest) importable from every test folder
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+Test helpers are imported as ``tests.<folder>.<module>`` (pytest puts the repository
+root on sys.path through ``pythonpath`` in pyproject.toml); no test edits sys.path.
+"""

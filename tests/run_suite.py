@@ -1,4 +1,4 @@
-"""Run the whole pytest suite; fail loudly if nothing was collected.
+"""Run the whole pytest suite (`python -m tests.run_suite`); fail loudly if nothing was collected.
 
 pytest exits 5 when it collects no test. That must never pass as green.
 """

@@ -1,7 +1,7 @@
 """Peak heap per board while signing the 500-input P2WPKH transaction, plus the
 heap the whole firmware takes once loaded and the self-test's time.
 
-    .venv/bin/python tests/bench/bench_board_heap.py
+    .venv/bin/python -m tests.bench.bench_board_heap
 
 Per board, the MicroPython unix port runs tests/session_heap/device_loop.py on
 the board's .mpy files at the board's heap (tests/boards/board_heap.py: a frozen
@@ -24,11 +24,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "boards"))
-import board_heap  # noqa: E402
-from boardtest import micropython_binary  # noqa: E402
-
-from boards import boardspec, build  # noqa: E402
+from boards import boardspec, build
+from tests.boards import board_heap
+from tests.boards.boardtest import micropython_binary
 
 FIRMWARE_LOADED = """import sys, gc
 sys.path.insert(0, %r)
@@ -63,7 +61,7 @@ def _tagged(text, tag):
 def _table(header, rows):
     lines = [header] + [[str(c) for c in r] for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    out = [" | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths)))
+    out = [" | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
            for line in lines]
     out.insert(1, "-+-".join("-" * w for w in widths))
     print("\n".join(out))

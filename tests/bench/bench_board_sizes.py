@@ -1,7 +1,7 @@
 """Firmware size per board: every module compiled by mpy-cross with the board's
 -march, against the board's flash budget (boards/<board>/board.json).
 
-    .venv/bin/python tests/bench/bench_board_sizes.py
+    .venv/bin/python -m tests.bench.bench_board_sizes
 
 Same table as `python -m boards.build check`, built into a temp folder. "on
 flash" counts whole filesystem blocks for boards that hold .mpy files, and the
@@ -12,8 +12,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "boards"))
-import boardtest  # noqa: E402,F401
 from boards import boardspec, build  # noqa: E402
 
 

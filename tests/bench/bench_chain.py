@@ -1,6 +1,6 @@
 """Block-connect rate of the built-in chain: empty blocks and blocks of 100 transactions.
 
-    .venv/bin/python tests/bench/bench_chain.py [n_blocks]
+    .venv/bin/python -m tests.bench.bench_chain [n_blocks]
 
 Blocks are built first (not timed), then handed to ChainService.submit_block
 on a chain in a temporary datadir: the time covers the full acceptance of
@@ -14,13 +14,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chain"))
-
 from quill.chain import miner  # noqa: E402
 from quill.chain.params import COIN  # noqa: E402
 from quill.chain.service import ChainService  # noqa: E402
-
-from chain_testkit import ANYONE_SCRIPT, spend  # noqa: E402
+from tests.chain.chain_testkit import spend  # noqa: E402
+from tests.kit.anyone import ANYONE_SCRIPT  # noqa: E402
 
 TXS_PER_BLOCK = 100
 FEE = 1000

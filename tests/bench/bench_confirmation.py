@@ -2,7 +2,7 @@
 with each approver, and the time from an answer in the approval channel to the
 signature (the device polls its approver every 20 ms).
 
-    .venv/bin/python tests/bench/bench_confirmation.py
+    .venv/bin/python -m tests.bench.bench_confirmation
 """
 import statistics
 import tempfile
@@ -42,7 +42,7 @@ def measure(kind):
                 if kind == "channel":
                     answered = {}
 
-                    def answer():
+                    def answer(answered=answered):
                         while not (datadir / "confirm-request").exists():
                             time.sleep(0.002)
                         answered["t"] = time.monotonic()

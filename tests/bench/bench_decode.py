@@ -1,6 +1,6 @@
 """Benchmark: decoding transactions in-process and through the RPC server, against python-bitcointx and embit.
 
-    .venv/bin/python tests/bench/bench_decode.py [--quick]
+    .venv/bin/python -m tests.bench.bench_decode [--quick]
 
 Transactions: (a) 1-input/2-output P2WPKH, (b) 1,000-input/1,000-output P2WPKH.
 Rows:
@@ -18,17 +18,13 @@ Rows:
 Times are the best of several repeats (per decode); ratios > 1 mean Quill is faster.
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "rpc_decode"))
-
-from quill.handlers.rawtransactions import decoderawtransaction  # noqa: E402
-from quill.rpc import univalue  # noqa: E402
-from quill.tx.decode import decode_hex_tx  # noqa: E402
-from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut  # noqa: E402
+from quill.handlers.rawtransactions import decoderawtransaction
+from quill.rpc import univalue
+from quill.tx.decode import decode_hex_tx
+from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 
 CTX = SimpleNamespace(node=SimpleNamespace(chain_name="main", deprecated_rpc=frozenset()))
 
@@ -86,13 +82,13 @@ def main():
         txid = decode_hex_tx(hx).txid()
         assert bitcointx_parse(hx) == txid          # internal byte order
         assert embit_parse(hx) == txid[::-1]        # embit returns the display order
-        q = best_of(lambda: quill_parse(hx), repeats, number)
-        b = best_of(lambda: bitcointx_parse(hx), repeats, max(1, number // 2))
-        e = best_of(lambda: embit_parse(hx), repeats, max(1, number // 2))
-        d = best_of(lambda: quill_decode(hx), repeats, max(1, number // 2))
+        q = best_of(lambda hx=hx: quill_parse(hx), repeats, number)
+        b = best_of(lambda hx=hx: bitcointx_parse(hx), repeats, max(1, number // 2))
+        e = best_of(lambda hx=hx: embit_parse(hx), repeats, max(1, number // 2))
+        d = best_of(lambda hx=hx: quill_decode(hx), repeats, max(1, number // 2))
         rows.append((label, len(hx) // 2, q, b, e, d))
 
-    from rpc_harness import InProcessServer
+    from tests.rpc_decode.rpc_harness import InProcessServer
     rpc = []
     with InProcessServer("main") as server:
         client = server.connection()
@@ -131,10 +127,9 @@ def print_concurrent_rpc(hx):
     """Transaction (a) through a real quilld, loaded from another process."""
     import json
     import tempfile
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from bench_rpc import load
-    from rpc_daemon import QuillDaemon
+
+    from tests.bench.bench_rpc import load
+    from tests.kit.rpc_daemon import QuillDaemon
     body = json.dumps({"jsonrpc": "1.0", "id": "b", "method": "decoderawtransaction", "params": [hx]})
     print(f"{'(a) via quilld, clients':24} | {'decodes/s':>10} {'p50 ms':>7} {'p99 ms':>7}   (separate load process)")
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp) as d:

@@ -2,7 +2,7 @@
 messages, through pyserial on the emulator's pty (the path quilld uses), with
 the firmware on MicroPython at the pyboard heap (97K).
 
-    .venv/bin/python tests/bench/bench_device_link.py [--rounds N]
+    .venv/bin/python -m tests.bench.bench_device_link [--rounds N]
 
 Figures are for the unix-port emulator on this machine; a board's USB CDC
 stdin path is far slower (see shared/research/micropython-probe.md §4).

@@ -1,26 +1,31 @@
 """Script verification cost per input (Core's VerifyScript on the host), and the
 whole Core script_tests.json / tx_valid.json runs.
 
-    .venv/bin/python tests/bench/bench_interpreter.py
+    .venv/bin/python -m tests.bench.bench_interpreter
 """
-import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent / "interpreter"))
 
-from coretest import script_test_case, script_test_rows, tx_test_case, tx_test_rows  # noqa: E402
-from spend import (bip143_digest, ecdsa_sig, legacy_digest, pubkey, schnorr_sig, secret,  # noqa: E402
-                   spending_tx, tap_leaf, xonly)
 from quill.tx.hashes import hash160, sha256  # noqa: E402
 from quill.tx.interpreter import verify_script  # noqa: E402
 from quill.tx.script_flags import ALL_SCRIPT_VERIFY_FLAGS, STANDARD_SCRIPT_VERIFY_FLAGS, parse_flags  # noqa: E402
 from quill.tx.transaction import TxOut  # noqa: E402
-from quill.tx.verify import (PrecomputedTransactionData, TransactionSignatureChecker,  # noqa: E402
-                             verify_input, verify_transaction)
-from vectors import load_json  # noqa: E402
+from quill.tx.verify import PrecomputedTransactionData, TransactionSignatureChecker, verify_input, verify_transaction  # noqa: E402
+from tests.interpreter.coretest import script_test_case, script_test_rows, tx_test_case, tx_test_rows  # noqa: E402
+from tests.interpreter.spend import (  # noqa: E402
+    bip143_digest,
+    ecdsa_sig,
+    legacy_digest,
+    pubkey,
+    schnorr_sig,
+    secret,
+    spending_tx,
+    tap_leaf,
+    xonly,
+)
+from tests.kit.vectors import load_json  # noqa: E402
 
 K1, K2 = secret(31), secret(32)
 AMOUNT = 100_000
@@ -77,7 +82,8 @@ def main():
         ok, err = verify_input(tx, 0, [spent])
         assert ok, err.message
         data = PrecomputedTransactionData(tx, [spent])
-        t = per_call(lambda: verify_input(tx, 0, [spent], STANDARD_SCRIPT_VERIFY_FLAGS, data))
+        t = per_call(lambda tx=tx, spent=spent, data=data:
+                     verify_input(tx, 0, [spent], STANDARD_SCRIPT_VERIFY_FLAGS, data))
         rows.append((name + " input", t))
 
     cases = [script_test_case(r) for r in script_test_rows(load_json("core/script_tests.json"))]

@@ -4,7 +4,7 @@ For `uptime` and `echo`, with 1, 8 and 64 concurrent keep-alive clients:
 requests/s, p50 and p99 latency, and the ratio to the bare server (the floor:
 an HTTP/1.1 keep-alive responder with no JSON-RPC, auth or worker pool).
 
-    .venv/bin/python tests/bench/bench_rpc.py [--seconds 3]
+    .venv/bin/python -m tests.bench.bench_rpc [--seconds 3]
 """
 import argparse
 import json
@@ -14,9 +14,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
 
-from rpc_daemon import QuillDaemon, free_port  # noqa: E402
+from tests.kit.rpc_daemon import QuillDaemon, free_port  # noqa: E402
 
 CLIENTS = (1, 8, 64)
 CALLS = {

@@ -1,7 +1,7 @@
 """Sighash throughput per input for legacy, BIP143 and BIP341, under CPython
 and the MicroPython unix port.
 
-    .venv/bin/python tests/bench/bench_sighash.py [n_inputs ...]
+    .venv/bin/python -m tests.bench.bench_sighash [n_inputs ...]
 
 The same file is the worker: CPython runs it in-process and again under
 `micropython` (firmware as .py on sys.path, default 2 MiB heap). Per algorithm
@@ -99,8 +99,6 @@ def main(argv):
     from pathlib import Path
     sizes = [int(a) for a in argv[1:]] or list(DEFAULT_SIZES)
     here = Path(__file__).resolve()
-    firmware = here.parent.parent.parent / "firmware"
-    sys.path.insert(0, str(firmware))
     import contextlib
     import io
     buf = io.StringIO()
@@ -127,7 +125,7 @@ def main(argv):
             print("%-8s %8d %14.1f %14.1f %7.1fx" % (name, n, c, m, m / c if c else 0))
 
 
-if IS_MICROPYTHON:
+if IS_MICROPYTHON:  # the micropython subprocess started by main(): it sets its own path
     sys.path.insert(0, __file__.rsplit("/", 1)[0] + "/../../firmware")
     worker([int(a) for a in sys.argv[1:]] or DEFAULT_SIZES)
 elif __name__ == "__main__":

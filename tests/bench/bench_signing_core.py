@@ -1,7 +1,7 @@
 """Signing-core benchmark: ms per ECDSA / Schnorr signature under the MicroPython
 unix port and CPython, beside libsecp256k1 (coincurve) in the same run.
 
-    .venv/bin/python tests/bench/bench_signing_core.py [--count 201] [--runs 3]
+    .venv/bin/python -m tests.bench.bench_signing_core [--count 201] [--runs 3]
 
 Rows (random key and message per signature unless noted). Each interpreter
 runs --runs separate processes of --count operations per row; a cell is the
@@ -29,19 +29,16 @@ import tempfile
 import time
 from pathlib import Path
 
+import coincurve
+from coincurve._libsecp256k1 import ffi
+
+from quillfw.crypto import secp256k1 as ec
+from tests.kit.firmware import compile_firmware
+from tools import gen_gtable
+
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
 BIN = Path(sys.executable).parent
-sys.path.insert(0, str(FIRMWARE))
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT))
-
-import coincurve  # noqa: E402
-import gen_gtable  # noqa: E402
-from coincurve._libsecp256k1 import ffi  # noqa: E402
-
-from quillfw.crypto import secp256k1 as ec  # noqa: E402
-from tests.kit.firmware import compile_firmware  # noqa: E402
 
 # Runs under MicroPython and CPython alike; prints one JSON object.
 TIMING_SCRIPT = r"""
@@ -129,11 +126,11 @@ def coincurve_rows(count):
         return [statistics.median(ts), statistics.fmean(ts)]
 
     one = keys[0]
-    sigs = [(k.public_key, m, core_sign(k, m)) for k, m in zip(keys, msgs)]
+    sigs = [(k.public_key, m, core_sign(k, m)) for k, m in zip(keys, msgs, strict=True)]
     return {
-        "ecdsa.sign": timed(core_sign, list(zip(keys, msgs))),
+        "ecdsa.sign": timed(core_sign, list(zip(keys, msgs, strict=True))),
         "schnorr.sign": timed(lambda k, m: coincurve.PrivateKey(k.secret).sign_schnorr(m, bytes(32)),
-                              list(zip(keys, msgs))),
+                              list(zip(keys, msgs, strict=True))),
         "schnorr.sign/same": timed(lambda m: one.sign_schnorr(m, bytes(32)), [(m,) for m in msgs]),
         "k*G comb w=8": timed(lambda k: coincurve.PublicKey.from_secret(k.secret), [(k,) for k in keys]),
         "ecdsa.verify": timed(lambda p, m, s: p.verify(s, m, hasher=None), sigs),

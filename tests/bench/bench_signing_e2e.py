@@ -5,24 +5,18 @@ per input beside the lower bound (the bytes the input's sighash covers), and
 a host-only coincurve signing of the same transactions (Core's procedure) as
 the floor.
 
-    .venv/bin/python tests/bench/bench_signing_e2e.py [--heap 97K] [--quick]
+    .venv/bin/python -m tests.bench.bench_signing_e2e [--heap 97K] [--quick]
 """
 import argparse
 import re
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE.parent / "signing")]
-
-from rpc_daemon import QuillDaemon  # noqa: E402
-from signkit import core_sign, keys, p2pkh, p2wpkh, prevtx, unsigned_tx  # noqa: E402
-
-from quillfw.sighash import legacy as sighash_legacy  # noqa: E402
+from quillfw.sighash import legacy as sighash_legacy
 from quillfw.sighash import segwit_v0 as sighash_segwit_v0
-from quillfw.sighash.txdigests import TxDigests  # noqa: E402
+from quillfw.sighash.txdigests import TxDigests
+from tests.kit.rpc_daemon import QuillDaemon
+from tests.signing.signkit import core_sign, keys, p2pkh, p2wpkh, prevtx, unsigned_tx
 
 CASES = [("P2WPKH", 1), ("P2WPKH", 10), ("P2WPKH", 100), ("P2WPKH", 500),
          ("P2PKH", 1), ("P2PKH", 10), ("P2PKH", 50)]

@@ -3,7 +3,7 @@ block-connect rate for wallets of 1k, 10k and 100k transactions. The store is
 filled directly (one tx per block height spread over the chain); the point is
 that the incremental listsinceblock stays flat as the wallet grows.
 
-    .venv/bin/python tests/bench/bench_wallet.py [sizes...]
+    .venv/bin/python -m tests.bench.bench_wallet [sizes...]
 """
 import os
 import sys
@@ -62,15 +62,21 @@ def timed(fn, repeat=5):
     return best, out
 
 
+def _returning(value):
+    return lambda: value
+
+
 def bench(n, tmp):
     w, script, height, last_txid = build(os.path.join(tmp, f"w{n}.sqlite"), n)
     chain = StubChain(height)
-    view = lambda: results.View(w, chain)
+
+    def view():
+        return results.View(w, chain)
+
     t_inc, out = timed(lambda: results.listsinceblock(view(), height - 6, [], 1, True, False, None))
     n_inc = len(out["transactions"])
     t_all, out = timed(lambda: results.listsinceblock(view(), None, [], 1, True, False, None), repeat=1)
     n_all = len(out["transactions"])
-    row = w.store.get_tx(last_txid)
     t_get, _ = timed(lambda: results.gettransaction(view(), w.store.get_tx(last_txid), False))
     blocks = []
     for b in range(20):
@@ -78,7 +84,7 @@ def bench(n, tmp):
                            [TxOut(5_000, script)], 0) for k in range(TXS_PER_BLOCK)]
         header = types.SimpleNamespace(time=1_700_000_000, prev_hash=b"\x00" * 32)
         blocks.append(types.SimpleNamespace(txs=txs, header=header,
-                                            hash=(lambda hh=(height + 1 + b).to_bytes(32, "little"): hh)))
+                                            hash=_returning((height + 1 + b).to_bytes(32, "little"))))
     t = time.perf_counter()
     for b, blk in enumerate(blocks):
         w.block_connected(blk, height + 1 + b)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import coincurve
-from boardtest import micropython_binary
+
+from tests.boards.boardtest import micropython_binary
 
 DEVICE_LOOP = Path(__file__).resolve().parents[1] / "session_heap" / "device_loop.py"
 N_INPUTS = 500

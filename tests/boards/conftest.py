@@ -1,11 +1,6 @@
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import boardtest  # noqa: E402,F401  (puts the repository root on sys.path)
-from boards import boardspec, build  # noqa: E402
+from boards import boardspec, build
 
 
 @pytest.fixture(scope="session")

@@ -3,13 +3,13 @@ its own heap, with the firmware as its .mpy files (board_heap.py explains the he
 a frozen board gets). Signatures are checked with coincurve against sighashes from
 python-bitcointx; the peak heap per board is printed (tests/bench/bench_board_heap.py
 prints the full table)."""
-import board_heap
 import coincurve
 import pytest
 from bitcointx.core import CMutableTransaction, COutPoint, CTxIn, CTxOut
 from bitcointx.core.script import SIGVERSION_WITNESS_V0, CScript, SignatureHash
 
 from boards import boardspec
+from tests.boards import board_heap
 
 BOARDS = boardspec.names()
 CHECKED_INPUTS = range(0, board_heap.N_INPUTS, 20)   # 25 per board: the session test checks all

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from boards import boardspec, build
-from boardtest import REPO
+from tests.boards.boardtest import REPO
 
 BOARDS = boardspec.names()
 SOURCES = sorted(p.relative_to(boardspec.FIRMWARE_DIR).with_suffix("").as_posix()

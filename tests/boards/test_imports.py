@@ -5,9 +5,9 @@ import ast
 import subprocess
 
 import pytest
-from boardtest import micropython_binary
 
 from boards import boardspec, build
+from tests.boards.boardtest import micropython_binary
 
 BOARDS = boardspec.names()
 # Hardware modules of the boards' ports that the unix port lacks (docs.micropython.org)

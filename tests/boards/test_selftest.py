@@ -6,14 +6,14 @@ import os
 import subprocess
 
 import pytest
-from boardtest import micropython_binary
-from vectors import load_json, vector_path
 
 from boards import boardspec
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
 from quillfw.board import selftest
 from quillfw.crypto import secp256k1
+from tests.boards.boardtest import micropython_binary
+from tests.kit.vectors import load_json, vector_path
 
 CHECK_NAMES = [name for name, _, _ in selftest.CHECKS]
 

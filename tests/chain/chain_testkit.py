@@ -1,15 +1,9 @@
-"""Helpers for chain tests: coins anyone can spend, so no keys are needed.
-
-Outputs pay P2WSH(OP_TRUE); a spend carries the witness script `OP_TRUE` and
-nothing else, which is standard and passes the real script interpreter.
-"""
+"""Helpers for chain tests: spends of coins anyone can spend (tests/kit/anyone.py),
+so no keys are needed."""
 from quill.tx.address import encode_segwit_address
-from quill.tx.hashes import sha256
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
+from tests.kit.anyone import ANYONE_SCRIPT, ANYONE_WITNESS
 
-OP_TRUE = b"\x51"
-ANYONE_SCRIPT = b"\x00\x20" + sha256(OP_TRUE)
-ANYONE_ADDRESS = encode_segwit_address("bcrt", 0, sha256(OP_TRUE))
 OTHER_SCRIPT = b"\x00\x14" + bytes(range(20))          # P2WPKH nobody here controls
 OTHER_ADDRESS = encode_segwit_address("bcrt", 0, bytes(range(20)))
 
@@ -18,7 +12,7 @@ def spend(prev_txid: bytes, n: int, value: int, fee: int = 1000, outputs: int = 
           sequence=0xFFFFFFFD) -> Transaction:
     """A transaction spending (prev_txid, n) worth `value` into `outputs` equal anyone-can-spend outputs."""
     each = (value - fee) // outputs
-    return Transaction(2, [TxIn(OutPoint(prev_txid, n), b"", sequence, [OP_TRUE])],
+    return Transaction(2, [TxIn(OutPoint(prev_txid, n), b"", sequence, list(ANYONE_WITNESS))],
                        [TxOut(each, script) for _ in range(outputs)], 0)
 
 

@@ -1,9 +1,10 @@
 """Block codec, merkle roots, proof of work and subsidy against Core's known values."""
 import pytest
 
-from quill.chain import merkle, pow as cpow, rules
+from quill.chain import merkle, rules
+from quill.chain import pow as cpow
 from quill.chain.block import Block, BlockHeader
-from quill.chain.params import COIN, chain_params, block_subsidy, regtest_genesis_block
+from quill.chain.params import COIN, block_subsidy, chain_params, regtest_genesis_block
 from quill.tx.hashes import hash_to_hex, sha256d
 from quill.tx.serialize import DeserializationError
 

@@ -4,10 +4,8 @@ import threading
 import time
 
 from quill.chain.service import ChainService
-from rpc_daemon import QuillDaemon, RPCFailure
-
-from chain_testkit import ANYONE_ADDRESS
-
+from tests.kit.anyone import ANYONE_ADDRESS
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 # Fixed credentials: a killed daemon leaves its stale .cookie behind.
 AUTH = ("-rpcuser=crash", "-rpcpassword=test")

@@ -3,9 +3,9 @@ import time
 
 import pytest
 
-from rpc_daemon import QuillDaemon, RPCFailure
-
-from chain_testkit import ANYONE_ADDRESS, spend
+from tests.chain.chain_testkit import spend
+from tests.kit.anyone import ANYONE_ADDRESS
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 COIN = 100_000_000
 UPSTREAM_AUTH = ("-rpcuser=up", "-rpcpassword=stream")

@@ -6,9 +6,9 @@ import pytest
 from quill.chain import miner
 from quill.chain.block import Block
 from quill.tx.transaction import Transaction
-from rpc_daemon import QuillDaemon, RPCFailure
-
-from chain_testkit import ANYONE_ADDRESS, OTHER_ADDRESS, OTHER_SCRIPT, spend
+from tests.chain.chain_testkit import OTHER_ADDRESS, OTHER_SCRIPT, spend
+from tests.kit.anyone import ANYONE_ADDRESS
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 COIN = 100_000_000
 
@@ -65,7 +65,8 @@ def test_getblockhash_and_header(node):
     assert header["confirmations"] == node.rpc("getblockcount")
     assert header["previousblockhash"] == node.rpc("getblockhash", 0)
     raw = node.rpc("getblockheader", h1, False)
-    assert len(raw) == 160 and Block.from_bytes(bytes.fromhex(node.rpc("getblock", h1, 0))).header.serialize().hex() == raw
+    assert len(raw) == 160
+    assert Block.from_bytes(bytes.fromhex(node.rpc("getblock", h1, 0))).header.serialize().hex() == raw
     genesis = node.rpc("getblockheader", node.rpc("getblockhash", 0))
     assert "previousblockhash" not in genesis
     assert fail(node, "getblockheader", "00" * 32) == (-5, "Block not found")

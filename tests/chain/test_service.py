@@ -8,8 +8,8 @@ from quill.chain.params import COIN, COINBASE_MATURITY
 from quill.chain.rules import Invalid
 from quill.chain.service import ChainService
 from quill.tx.transaction import OutPoint
-
-from chain_testkit import ANYONE_SCRIPT, OTHER_SCRIPT, Recorder, spend
+from tests.chain.chain_testkit import OTHER_SCRIPT, Recorder, spend
+from tests.kit.anyone import ANYONE_SCRIPT
 
 
 def coinbase_txid(chain, height):

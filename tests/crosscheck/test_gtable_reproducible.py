@@ -1,19 +1,12 @@
 """The committed comb table is exactly what tools/gen_gtable.py generates."""
-import importlib.util
 from pathlib import Path
+
+from tools import gen_gtable as gen
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("gen_gtable", ROOT / "tools" / "gen_gtable.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_committed_table_matches_generator():
-    gen = _generator()
     committed = (ROOT / "firmware" / "quillfw" / "crypto" / "secp256k1_gtable.py").read_text()
     assert gen.render_module(gen.build_table(8), 8) == committed
 

@@ -2,10 +2,7 @@ import pytest
 
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
-from rawlink import RawLink, check_cddl
-
-# short enough for stale-frame tests, long enough for a loaded 2-core CI box
-IDLE_MS = 300
+from tests.device.rawlink import IDLE_MS, RawLink, check_cddl
 
 
 @pytest.fixture(scope="session")

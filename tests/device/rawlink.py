@@ -14,6 +14,9 @@ import serial
 from quill.device.codec import canonical_dumps
 from quillfw.wire.framing import FRAME, REJECT, FrameReader, encode_frame
 
+# quill-emu's idle timeout in these tests: short enough for stale-frame tests,
+# long enough for a loaded 2-core CI box
+IDLE_MS = 300
 SCHEMA = pycddl.Schema((Path(__file__).resolve().parents[2] / "protocol" / "quill.cddl").read_text())
 
 

@@ -8,10 +8,15 @@ import pytest
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError, DeviceTimeout, DeviceUnavailable
 from quill.handlers.errors import to_rpc_error
-from quill.rpc.errors import (RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_OUT_OF_MEMORY,
-                          RPC_WALLET_UNLOCK_NEEDED, RPCError)
+from quill.rpc.errors import (
+    RPC_INVALID_PARAMETER,
+    RPC_MISC_ERROR,
+    RPC_OUT_OF_MEMORY,
+    RPC_WALLET_UNLOCK_NEEDED,
+    RPCError,
+)
 from quillfw import limits
-from rawlink import check_cddl
+from tests.device.rawlink import check_cddl
 
 
 def test_ping(client):

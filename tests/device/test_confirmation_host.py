@@ -5,7 +5,6 @@ import logging
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import pytest

@@ -1,6 +1,6 @@
 """A CI-sized fuzz run (tests/fuzz/fuzz_device_frames.py runs the full 10,000)."""
-from conftest import IDLE_MS
-from fuzz.fuzz_device_frames import run
+from tests.device.rawlink import IDLE_MS
+from tests.fuzz.fuzz_device_frames import run
 
 CI_FRAMES = 1500
 

@@ -3,12 +3,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from quill.device.manager import NO_DEVICE, SUPPORTED_USB_IDS, DeviceManager, find_board
 from quill.device.errors import DeviceUnavailable
-from quill.rpc.errors import RPCError
+from quill.device.manager import NO_DEVICE, SUPPORTED_USB_IDS, DeviceManager, find_board
 from quill.handlers import device as device_handlers
 from quill.handlers.errors import with_error_boundary
-from rawlink import check_cddl
+from quill.rpc.errors import RPCError
+from tests.device.rawlink import check_cddl
 
 
 @pytest.mark.parametrize("spec", [None, ""])

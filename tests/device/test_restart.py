@@ -8,9 +8,9 @@ import pytest
 
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceUnavailable
-from quill.handlers.errors import to_rpc_error
 from quill.device.manager import DeviceManager
 from quill.emulator.launcher import Emulator
+from quill.handlers.errors import to_rpc_error
 
 
 def test_firmware_killed_and_restarted_mid_request():

@@ -5,10 +5,9 @@ import random
 import time
 
 import cbor2
-from conftest import IDLE_MS
-from rawlink import discarded, frame
 
 from quillfw.wire.framing import MAGIC, OVERHEAD, encode_frame
+from tests.device.rawlink import IDLE_MS, discarded, frame
 
 PING = {"id": "ok", "method": "ping"}
 STALE = IDLE_MS / 1000 * 2

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import cbor2
 import pytest
-from rawlink import check_cddl
 
 from quill.device.codec import canonical_dumps, decode_body, encode_message
 from quillfw.wire import cbor as firmware_cbor
+from tests.device.rawlink import check_cddl
 
 VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 MESSAGES = json.loads((VECTORS / "messages.json").read_text())["vectors"]

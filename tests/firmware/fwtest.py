@@ -23,6 +23,14 @@ def skip(reason):
     raise Skipped(reason)
 
 
+def unavailable(reason):
+    """A vector is absent: skip, or fail with QUILL_REQUIRE_TOOLCHAINS set (CI).
+    MicroPython's copy of tests/kit/toolchains.py's rule, which needs pathlib and pytest."""
+    if os.getenv("QUILL_REQUIRE_TOOLCHAINS") not in (None, "", "0"):
+        raise AssertionError(reason + " (QUILL_REQUIRE_TOOLCHAINS is set, so this cannot be skipped)")
+    skip(reason)
+
+
 def _exists(path):
     try:
         os.stat(path)
@@ -38,6 +46,9 @@ def _here():
 
 
 def vectors_dir():
+    if pytest is not None:  # CPython: the one rule in tests/kit/toolchains.py
+        from tests.kit import toolchains
+        return str(toolchains.vectors_dir())
     env = os.getenv("QUILL_VECTORS")
     if env:
         path = env
@@ -45,14 +56,14 @@ def vectors_dir():
         # tests/firmware -> repo -> repo's parent / shared / vectors
         path = _here() + "/../../../shared/vectors"
     if not _exists(path):
-        skip("shared test vectors not found at " + path + " (set QUILL_VECTORS)")
+        unavailable("shared test vectors not found at " + path + " (set QUILL_VECTORS)")
     return path
 
 
 def vector_path(relative):
     path = vectors_dir() + "/" + relative
     if not _exists(path):
-        skip("vector file " + relative + " not found")
+        unavailable("vector file " + relative + " not found")
     return path
 
 

@@ -1,6 +1,9 @@
 """Run one firmware test module under the MicroPython unix port.
 
-    micropython mp_runner.py <firmware_dir> <tests_dir> <module> [test_name ...]
+    micropython mp_runner.py <firmware_dir> <repo_dir> <module> [test_name ...]
+
+<module> is a dotted name under the repository (tests.firmware.test_cbor): the
+test modules import their helpers as the package tests.firmware, as under pytest.
 
 Calls every `test_*` function of the module (or the named ones) and prints one
 line per test: `PASS name`, `SKIP name: reason` or `FAIL name: error`, then a
@@ -10,12 +13,15 @@ import sys
 
 
 def main(argv):
-    fw_dir, tests_dir, modname = argv[1], argv[2], argv[3]
+    fw_dir, repo_dir, modname = argv[1], argv[2], argv[3]
     wanted = argv[4:]
-    sys.path.insert(0, tests_dir)
+    # This runs inside the MicroPython subprocess, which has no pytest to set its path.
+    sys.path.insert(0, repo_dir)
     sys.path.insert(0, fw_dir)
-    import fwtest
+    from tests.firmware import fwtest
     mod = __import__(modname)
+    for part in modname.split(".")[1:]:  # __import__ returns the top package
+        mod = getattr(mod, part)
     names = wanted or sorted(n for n in dir(mod) if n.startswith("test_"))
     passed = failed = skipped = 0
     for name in names:

@@ -1,9 +1,7 @@
 """Canonical CBOR codec (firmware/quillfw/wire/cbor.py) against the protocol's wire
 vectors (made with cbor2) and RFC 8949 §4.2.1's rejections."""
-import fwtest
-import wire_vectors
-
 from quillfw.wire import cbor
+from tests.firmware import fwtest, wire_vectors
 
 
 def test_rfc8949_values_decode_and_encode_canonically():

@@ -5,13 +5,12 @@ approver) under CPython and MicroPython: the policy rules, its file, the wait
 import binascii
 import os
 
-from fwtest import raises
-
 from quillfw.board.runtime import build_dispatcher
 from quillfw.signing import confirm_flow
 from quillfw.signing.approvers import LONG_PRESS_MS, ButtonApprover
 from quillfw.signing.confirm import APPROVED, AUTO, REFUSED, Confirmation
 from quillfw.wire.errors import CONFIRM_TIMEOUT, INVALID_PARAMS, PROTOCOL_ERROR, USER_CANCELLED, DeviceError
+from tests.firmware.fwtest import raises
 
 PUB_HASH = binascii.unhexlify("751e76e8199196d454941c45d1b3a323f1433bd6")  # hash160 of 1*G
 P2WPKH = b"\x00\x14" + PUB_HASH

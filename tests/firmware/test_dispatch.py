@@ -1,12 +1,11 @@
 """The serving loop and dispatcher (firmware/quillfw/wire/server.py, dispatcher.py)
 over an in-memory link: every error path answers and the device keeps serving."""
-from wire_vectors import FakeTransport
-
 from quillfw import limits
 from quillfw.board.runtime import build_dispatcher
 from quillfw.wire import cbor, errors, framing
 from quillfw.wire.dispatcher import BOOL, BYTES, TEXT, UINT, Dispatcher, Method
 from quillfw.wire.server import Server
+from tests.firmware.wire_vectors import FakeTransport
 
 
 def _frame(message):

@@ -4,11 +4,10 @@ DER and verification, under CPython and MicroPython.
 Vectors: Core's bitcoin-tx golden signatures (core-util), the BIP143 examples,
 and Wycheproof's ECDSA-secp256k1-SHA256 "bitcoin" variant (strict DER, low S).
 """
-import fwtest
-
 from quillfw.crypto import ecdsa
 from quillfw.crypto import secp256k1 as ec
 from quillfw.crypto.hashes import sha256, sha256d
+from tests.firmware import fwtest
 
 SECRET_ONE = (1).to_bytes(32, "big")
 

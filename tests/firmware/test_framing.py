@@ -1,9 +1,8 @@
 """Frames (firmware/quillfw/wire/framing.py): the encoder against the wire vectors,
 the reader against the byte-stream vectors (garbage, splits, concatenation,
 oversize, bad CRC, idle timeout)."""
-import wire_vectors
-
 from quillfw.wire import framing
+from tests.firmware import wire_vectors
 
 
 def _events(reader, chunks, idle):
@@ -73,7 +72,10 @@ def test_stale_partial_frame_dropped_and_next_frame_read():
 def test_expire_uses_the_given_tick_difference():
     reader = framing.FrameReader(64, idle_ms=10)
     reader.feed(b"\x01", 0x3FFFFFF0)
-    wrap = lambda a, b: ((a - b) + 0x20000000) % 0x40000000 - 0x20000000  # ticks_diff
+
+    def wrap(a, b):  # ticks_diff
+        return ((a - b) + 0x20000000) % 0x40000000 - 0x20000000
+
     assert reader.expire(0x00000005, wrap)
     assert reader.reject_count == 1
 

@@ -1,7 +1,8 @@
 """The harness itself: the same file runs under CPython and MicroPython."""
+import os
 import sys
 
-import fwtest
+from tests.firmware import fwtest
 
 
 def test_interpreter_is_reported():
@@ -22,6 +23,39 @@ def test_raises_checks_type_and_message():
     raise AssertionError("raises() accepted a block that did not raise")
 
 
-def test_firmware_package_imports():
+def _is_dir(path):
+    try:
+        return os.stat(path)[0] & 0x4000 != 0
+    except OSError:
+        return False
+
+
+def _firmware_modules():
+    """Every module of the firmware package, found by walking its folders
+    (os.listdir and os.stat only, so MicroPython can run it too)."""
     import quillfw
-    assert quillfw.__name__ == "quillfw"
+    names = []
+
+    def walk(folder, package):
+        names.append(package)
+        for entry in sorted(os.listdir(folder)):
+            path = folder + "/" + entry
+            if entry.endswith(".py") and entry != "__init__.py":
+                names.append(package + "." + entry[:-3])
+            elif _is_dir(path) and entry != "__pycache__" and "__init__.py" in os.listdir(path):
+                walk(path, package + "." + entry)
+
+    walk(quillfw.__file__.rsplit("/", 1)[0], "quillfw")
+    return names
+
+
+def test_every_firmware_module_imports():
+    names = _firmware_modules()
+    assert len(names) > 20, names  # the walk found the package's modules
+    failed = []
+    for name in names:
+        try:
+            __import__(name)
+        except Exception as e:  # collect them all: one broken module must not hide another
+            failed.append("%s: %s: %s" % (name, type(e).__name__, e))
+    assert not failed, "\n".join(failed)

@@ -7,7 +7,6 @@ firmware as plain .py on sys.path.
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,8 @@ import pytest
 from quill.emulator.launcher import micropython_binary
 
 HERE = Path(__file__).resolve().parent
-FIRMWARE = HERE.parent.parent / "firmware"
+REPO = HERE.parent.parent
+FIRMWARE = REPO / "firmware"
 MODULES = sorted(p.stem for p in HERE.glob("test_*.py") if p.name != Path(__file__).name)
 
 
@@ -23,7 +23,7 @@ MODULES = sorted(p.stem for p in HERE.glob("test_*.py") if p.name != Path(__file
 def test_module_under_micropython(module):
     proc = subprocess.run(
         [micropython_binary(), "-X", "heapsize=4M", str(HERE / "mp_runner.py"),
-         str(FIRMWARE), str(HERE), module],
+         str(FIRMWARE), str(REPO), "tests.firmware." + module],
         capture_output=True, text=True, timeout=600, env=dict(os.environ))
     out = proc.stdout + proc.stderr
     summary = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped$", proc.stdout, re.M)

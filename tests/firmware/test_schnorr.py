@@ -1,10 +1,9 @@
 """quillfw.crypto.schnorr: BIP340 signing/verification and BIP341 tweaking, under
 CPython and MicroPython, against bips/bip340_test_vectors.csv and
 core/bip341_wallet_vectors.json."""
-import fwtest
-
 from quillfw.crypto import schnorr
 from quillfw.crypto import secp256k1 as ec
+from tests.firmware import fwtest
 
 
 def _bip340_rows():

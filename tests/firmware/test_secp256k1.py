@@ -4,10 +4,9 @@ Expected public keys come from the shared vectors (BIP340, BIP341, BIP143);
 the comb multiplication is checked against the independent variable-base
 multiplication and group identities.
 """
-import fwtest
-
 from quillfw.crypto import secp256k1 as ec
 from quillfw.crypto.hashes import sha256
+from tests.firmware import fwtest
 
 G2_X = 0xC6047F9441ED7D6D3045406E95C07CD85C778E4B8CEF3CA7ABAC09B95C709EE5  # SEC 2 / well-known 2G
 

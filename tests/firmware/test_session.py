@@ -2,8 +2,6 @@
 the BIP341 key-path vectors streamed, and bad sessions refused and wiped."""
 import io
 
-import fwtest
-
 from quillfw.crypto import ecdsa
 from quillfw.crypto import secp256k1 as ec
 from quillfw.crypto.hashes import hash160
@@ -11,6 +9,7 @@ from quillfw.sighash.legacy import ONE
 from quillfw.sighash.legacy import sighash_tx as legacy_sighash_tx
 from quillfw.sighash.txstream import TxReader, parse_tx
 from quillfw.signing.session import Session, SessionError
+from tests.firmware import fwtest
 
 SECRET_1 = bytes(31) + b"\x01"
 

@@ -1,11 +1,10 @@
 """Legacy sighash (Core's SignatureHash, SigVersion::BASE) against Core's
 sighash.json (all 500 rows) and the quirks the file does not reach."""
-import fwtest
-
 from quillfw.script import get_op
 from quillfw.sighash import legacy as sighash_legacy
 from quillfw.sighash.legacy import LegacyHasher, sighash_tx
 from quillfw.sighash.txstream import parse_tx
+from tests.firmware import fwtest
 
 
 def _reversed(b):

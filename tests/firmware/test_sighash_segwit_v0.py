@@ -1,12 +1,11 @@
 """BIP143 sighash against every example of bips/bip143_examples.json (all
 sighashes, preimages and intermediate hashes), plus the signatures Core would
 make (the low-R ones) and the BIP143 SINGLE/NONE/ANYONECANPAY rules."""
-import fwtest
-
 from quillfw.crypto import ecdsa
 from quillfw.sighash.segwit_v0 import preimage, sighash, sighash_tx
 from quillfw.sighash.txdigests import TxDigests
 from quillfw.sighash.txstream import parse_tx, read_compact_size
+from tests.firmware import fwtest
 
 
 def _examples():

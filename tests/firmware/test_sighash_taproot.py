@@ -1,12 +1,11 @@
 """BIP341 sighash against core/bip341_wallet_vectors.json keyPathSpending: the
 five tx digests, sigMsg and sigHash of all 7 inputs and their signatures with
 aux = 32 zero bytes; plus hash-type validation, annex and script-path layout."""
-import fwtest
-
 from quillfw.crypto import schnorr
 from quillfw.sighash.taproot import sig_msg, sighash, sighash_tx
 from quillfw.sighash.txdigests import TxDigests
 from quillfw.sighash.txstream import parse_tx
+from tests.firmware import fwtest
 
 
 def _case():

@@ -1,6 +1,6 @@
 """Hypothesis-driven fuzzer for decoderawtransaction (run standalone; not part of the test suite).
 
-    .venv/bin/python tests/fuzz/fuzz_decode.py [--inputs N] [--seed S]
+    .venv/bin/python -m tests.fuzz.fuzz_decode [--inputs N] [--seed S]
 
 Inputs: Core's tx_valid/tx_invalid transactions and the bitcoin-tx golden hex
 files, mutated (byte edits, truncation, splices, CompactSize-shaped inserts),
@@ -13,26 +13,25 @@ Prints how many inputs were tried and how long it took.
 import argparse
 import glob
 import json
-import os
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from quill.rpc.errors import RPCError
 from quill.handlers.rawtransactions import decoderawtransaction
 from quill.rpc import univalue
+from quill.rpc.errors import RPCError
 from quill.tx.decode import TxDecodeError, decode_tx
-from types import SimpleNamespace
+from tests.kit.toolchains import vectors_location
 
-REPO = Path(__file__).resolve().parent.parent.parent
 CTX = SimpleNamespace(node=SimpleNamespace(chain_name="main", deprecated_rpc=frozenset()))
 
 
 def corpus():
-    vectors = Path(os.environ.get("QUILL_VECTORS", REPO.parent / "shared" / "vectors"))
+    vectors = vectors_location()
     seeds = []
     for name in ("tx_valid", "tx_invalid"):
         path = vectors / "core" / f"{name}.json"

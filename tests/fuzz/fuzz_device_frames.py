@@ -1,6 +1,6 @@
 """Fuzz quill-emu's link with random and mutated frames, then check it still answers ping.
 
-    .venv/bin/python tests/fuzz/fuzz_device_frames.py [--count 10000] [--seed N]
+    .venv/bin/python -m tests.fuzz.fuzz_device_frames [--count 10000] [--seed N]
 
 Cases, drawn with a seeded RNG: random noise; valid requests with a flipped
 byte; truncated frames; frames with a correct CRC around mutated, random or
@@ -13,18 +13,12 @@ import os
 import random
 import struct
 import subprocess
-import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "device"))
-
-from rawlink import RawLink  # noqa: E402
-
-from quill.device.codec import canonical_dumps  # noqa: E402
-from quill.emulator.launcher import Emulator  # noqa: E402
-from quillfw.wire.framing import MAGIC, encode_frame  # noqa: E402
+from quill.device.codec import canonical_dumps
+from quill.emulator.launcher import Emulator
+from quillfw.wire.framing import MAGIC, encode_frame
+from tests.device.rawlink import RawLink
 
 REQUESTS = [
     {"id": "f1", "method": "ping"},

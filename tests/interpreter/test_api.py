@@ -5,22 +5,34 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quill.tx.interpreter import (BaseSignatureChecker, cast_to_bool, encode_script_num,
-                                  eval_script, find_and_delete, script_num, verify_script)
+from quill.tx.interpreter import (
+    BaseSignatureChecker,
+    cast_to_bool,
+    encode_script_num,
+    eval_script,
+    find_and_delete,
+    script_num,
+    verify_script,
+)
 from quill.tx.script_error import ScriptError
-from quill.tx.script_flags import (ALL_SCRIPT_VERIFY_FLAGS, FLAG_NAMES,
-                                   MANDATORY_SCRIPT_VERIFY_FLAGS, SCRIPT_VERIFY_CLEANSTACK,
-                                   SCRIPT_VERIFY_P2SH, SCRIPT_VERIFY_WITNESS,
-                                   STANDARD_SCRIPT_VERIFY_FLAGS, format_flags, parse_flags)
+from quill.tx.script_flags import (
+    ALL_SCRIPT_VERIFY_FLAGS,
+    FLAG_NAMES,
+    MANDATORY_SCRIPT_VERIFY_FLAGS,
+    SCRIPT_VERIFY_CLEANSTACK,
+    SCRIPT_VERIFY_P2SH,
+    SCRIPT_VERIFY_WITNESS,
+    STANDARD_SCRIPT_VERIFY_FLAGS,
+    format_flags,
+    parse_flags,
+)
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.tx.verify import MAX_MONEY, check_transaction, verify_input
-from vectors import REPO
+from tests.kit.toolchains import reference_path
 
 
 def _reference_table():
-    path = REPO.parent / "shared" / "reference" / "core-rpc.md"
-    if not path.exists():
-        pytest.skip("shared reference core-rpc.md not found")
+    path = reference_path("core-rpc.md")
     rows = {}
     text = path.read_text(encoding="utf-8")
     section = text[text.index("`ScriptErrorString` values"):]

@@ -2,14 +2,24 @@
 script_tests.cpp / transaction_tests.cpp check them (flag monotonicity included)."""
 import pytest
 
-from coretest import (script_test_case, script_test_rows, tx_test_case, tx_test_rows)
 from quill.tx.interpreter import verify_script
 from quill.tx.script_error import ScriptError
-from quill.tx.script_flags import (ALL_SCRIPT_VERIFY_FLAGS, FLAG_NAMES, SCRIPT_VERIFY_CLEANSTACK,
-                                   SCRIPT_VERIFY_P2SH, SCRIPT_VERIFY_WITNESS, parse_flags)
-from quill.tx.verify import (PrecomputedTransactionData, TransactionSignatureChecker,
-                             check_transaction, verify_transaction)
-from vectors import load_json
+from quill.tx.script_flags import (
+    ALL_SCRIPT_VERIFY_FLAGS,
+    FLAG_NAMES,
+    SCRIPT_VERIFY_CLEANSTACK,
+    SCRIPT_VERIFY_P2SH,
+    SCRIPT_VERIFY_WITNESS,
+    parse_flags,
+)
+from quill.tx.verify import (
+    PrecomputedTransactionData,
+    TransactionSignatureChecker,
+    check_transaction,
+    verify_transaction,
+)
+from tests.interpreter.coretest import script_test_case, script_test_rows, tx_test_case, tx_test_rows
+from tests.kit.vectors import load_json
 
 
 def fill_flags(flags):

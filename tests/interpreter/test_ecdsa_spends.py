@@ -3,12 +3,16 @@
 from quill.tx.hashes import hash160, sha256
 from quill.tx.interpreter import parse_der_lax
 from quill.tx.script_error import ScriptError as E
-from quill.tx.script_flags import (SCRIPT_VERIFY_DERSIG, SCRIPT_VERIFY_LOW_S,
-                                   SCRIPT_VERIFY_STRICTENC, STANDARD_SCRIPT_VERIFY_FLAGS,
-                                   MANDATORY_SCRIPT_VERIFY_FLAGS)
+from quill.tx.script_flags import (
+    MANDATORY_SCRIPT_VERIFY_FLAGS,
+    SCRIPT_VERIFY_DERSIG,
+    SCRIPT_VERIFY_LOW_S,
+    SCRIPT_VERIFY_STRICTENC,
+    STANDARD_SCRIPT_VERIFY_FLAGS,
+)
 from quill.tx.transaction import TxOut
 from quill.tx.verify import PrecomputedTransactionData, verify_input
-from spend import (bip143_digest, ecdsa_sig, legacy_digest, pubkey, secret, spending_tx, verify)
+from tests.interpreter.spend import bip143_digest, ecdsa_sig, legacy_digest, pubkey, secret, spending_tx, verify
 
 STD = STANDARD_SCRIPT_VERIFY_FLAGS
 K1, K2, K3 = secret(21), secret(22), secret(23)
@@ -85,7 +89,10 @@ def test_p2wsh_multisig_outcomes():
     script = multisig(2, keys)
     spent = TxOut(AMOUNT, p2wsh(script))
     tx = spending_tx()
-    sig = lambda k: ecdsa_sig(k, bip143_digest(tx, script, AMOUNT))
+
+    def sig(k):
+        return ecdsa_sig(k, bip143_digest(tx, script, AMOUNT))
+
     tx.vin[0].witness = [b"", sig(K1), sig(K3), script]
     assert verify(tx, spent, STD) == (True, E.OK)
     # Signatures must follow key order.

@@ -1,7 +1,5 @@
 """BIP341 key/script path and BIP342 tapscript rules, with real signatures."""
 import pytest
-from spend import schnorr_sig, secret, spending_tx, tap_leaf, verify, xonly
-from vectors import load_json
 
 from quill.tx.hashes import hash160
 from quill.tx.script_error import ScriptError as E
@@ -15,6 +13,8 @@ from quill.tx.script_flags import (
 )
 from quill.tx.transaction import Transaction, TxOut
 from quill.tx.verify import verify_transaction
+from tests.interpreter.spend import schnorr_sig, secret, spending_tx, tap_leaf, verify, xonly
+from tests.kit.vectors import load_json
 
 STD = STANDARD_SCRIPT_VERIFY_FLAGS
 CONSENSUS_ONLY = STD & ~(SCRIPT_VERIFY_DISCOURAGE_OP_SUCCESS
@@ -114,7 +114,7 @@ def test_bip341_control_blocks_commit_to_their_leaves():
                 flat.append(node)
         flat.sort(key=lambda leaf: leaf["id"])
         spk = bytes.fromhex(case["expected"]["scriptPubKey"])
-        for leaf, control_hex in zip(flat, case["expected"]["scriptPathControlBlocks"]):
+        for leaf, control_hex in zip(flat, case["expected"]["scriptPathControlBlocks"], strict=True):
             control = bytes.fromhex(control_hex)
             script = bytes.fromhex(leaf["script"])
             tx = spending_tx(witness=[script, control])
@@ -147,7 +147,7 @@ def test_checksig_leaf_failures():
     assert verify(tx, spent, STD) == (False, E.EVAL_FALSE)
     tx, spent = script_spend(checksig_script(K1), lambda *a: [b"\x01" * 63])
     assert verify(tx, spent, STD) == (False, E.SCHNORR_SIG_SIZE)
-    tx, spent = script_spend(checksig_script(K1), lambda t, s, l: [schnorr_sig(K1, t, s, 0, None, l) + b"\x00"])
+    tx, spent = script_spend(checksig_script(K1), lambda t, s, leaf: [schnorr_sig(K1, t, s, 0, None, leaf) + b"\x00"])
     assert verify(tx, spent, STD) == (False, E.SCHNORR_SIG_HASHTYPE)
     # SIGHASH_SINGLE needs an output at the input's index.
     tx, spent = script_spend(checksig_script(K1), lambda *a: [b"\x01" * 64 + b"\x03"], n_outputs=0)
@@ -157,13 +157,19 @@ def test_checksig_leaf_failures():
 def test_checksigadd_two_of_three():
     script = (checksig_script(K1) + push(xonly(K2)) + b"\xba" + push(xonly(K3)) + b"\xba"
               + b"\x52\x9c")      # 2 NUMEQUAL
-    ok = lambda t, s, l: [schnorr_sig(K3, t, s, 0, None, l), b"", schnorr_sig(K1, t, s, 0, None, l)]
+    def ok(t, s, leaf):
+        return [schnorr_sig(K3, t, s, 0, None, leaf), b"", schnorr_sig(K1, t, s, 0, None, leaf)]
+
+    def one(t, s, leaf):
+        return [b"", b"", schnorr_sig(K1, t, s, 0, None, leaf)]
+
+    def wrong(t, s, leaf):
+        return [schnorr_sig(K1, t, s, 0, None, leaf), b"", schnorr_sig(K1, t, s, 0, None, leaf)]
+
     tx, spent = script_spend(script, ok)
     assert verify(tx, spent, STD) == (True, E.OK)
-    one = lambda t, s, l: [b"", b"", schnorr_sig(K1, t, s, 0, None, l)]
     tx, spent = script_spend(script, one)
     assert verify(tx, spent, STD) == (False, E.EVAL_FALSE)
-    wrong = lambda t, s, l: [schnorr_sig(K1, t, s, 0, None, l), b"", schnorr_sig(K1, t, s, 0, None, l)]
     tx, spent = script_spend(script, wrong)
     assert verify(tx, spent, STD) == (False, E.SCHNORR_SIG)
 

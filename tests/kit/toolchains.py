@@ -60,9 +60,36 @@ def secp256k1_source_archive() -> Path:
     return path
 
 
+def vectors_location() -> Path:
+    """Where the vectors should be, without checking (for collection-time ids)."""
+    return _locate("QUILL_VECTORS", SHARED / "vectors")
+
+
 def vectors_dir() -> Path:
     """The public test vectors: $QUILL_VECTORS, then ../shared/vectors."""
-    path = _locate("QUILL_VECTORS", SHARED / "vectors")
+    path = vectors_location()
     if not path.is_dir():
         unavailable(f"shared test vectors not found at {path} (set QUILL_VECTORS)")
+    return path
+
+
+def vector_path(relative: str) -> Path:
+    """One file of the vectors; a missing file is treated like a missing folder."""
+    path = vectors_dir() / relative
+    if not path.exists():
+        unavailable(f"vector file {relative} not found in {path.parent}")
+    return path
+
+
+def reference_location() -> Path:
+    """Where Core's reference texts should be, without checking (for collection-time ids)."""
+    return _locate("QUILL_REFERENCE", SHARED / "reference")
+
+
+def reference_path(relative: str) -> Path:
+    """One file of Core's reference texts (core-rpc.md, core-rpc-golden.json):
+    $QUILL_REFERENCE, then ../shared/reference."""
+    path = reference_location() / relative
+    if not path.exists():
+        unavailable(f"reference file {relative} not found in {path.parent} (set QUILL_REFERENCE)")
     return path

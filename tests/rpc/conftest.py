@@ -1,6 +1,6 @@
 import pytest
 
-from rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon
 
 
 @pytest.fixture(scope="module")

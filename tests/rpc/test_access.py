@@ -10,8 +10,8 @@ import time
 import pytest
 
 from quill.rpc import auth
-from rpc_daemon import QuillDaemon
-from vectors import load_json
+from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.vectors import load_json
 
 
 def test_cookie_file_format_and_permissions(tmp_path):

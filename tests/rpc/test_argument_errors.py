@@ -16,7 +16,7 @@ import pytest
 from quill.daemon.main import build_registry
 from quill.rpc.registry import AMOUNT, ARR, BOOL, NUM, OBJ, RANGE, STR, STR_HEX
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
-from tests.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 WALLET = "w"
 

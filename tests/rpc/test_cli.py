@@ -2,7 +2,7 @@
 import json
 import subprocess
 
-from rpc_daemon import VENV_BIN, QuillDaemon
+from tests.kit.rpc_daemon import VENV_BIN, QuillDaemon
 
 
 def test_uptime_with_the_cookie(daemon):

@@ -7,12 +7,13 @@ import time
 
 import pytest
 
-from rpc_daemon import VENV_BIN, QuillDaemon
+from tests.kit.rpc_daemon import VENV_BIN, QuillDaemon
 
 
 @pytest.mark.parametrize("args,message", [
     (["-frobnicate"], "Error: Error parsing command line arguments: Invalid parameter -frobnicate"),
-    (["-regtest", "-signet"], "Error: Invalid combination of -regtest, -signet, -testnet, -testnet4 and -chain. Can use at most one."),
+    (["-regtest", "-signet"],
+     "Error: Invalid combination of -regtest, -signet, -testnet, -testnet4 and -chain. Can use at most one."),
     (["stray"], "Error: Command line contains unexpected token 'stray'"),
 ])
 def test_bad_options_exit_1_with_a_clear_error(tmp_path, args, message):

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from quill.rpc.server import MAX_BODY_SIZE
-from vectors import load_json
+from tests.kit.vectors import load_json
 
 
 def golden_http_cases():
@@ -70,7 +70,8 @@ def _registered(daemon):
     ('{"jsonrpc": "3.0", "method": "uptime", "id": 5}', 400,
      '{"result":null,"error":{"code":-32600,"message":"JSON-RPC version not supported"},"id":5}'),
     ('{"id": 1}', 400, '{"result":null,"error":{"code":-32600,"message":"Missing method"},"id":1}'),
-    ('{"id": 1, "method": 7}', 400, '{"result":null,"error":{"code":-32600,"message":"Method must be a string"},"id":1}'),
+    ('{"id": 1, "method": 7}', 400,
+     '{"result":null,"error":{"code":-32600,"message":"Method must be a string"},"id":1}'),
     ('{"id": 1, "method": "echo", "params": 3}', 400,
      '{"result":null,"error":{"code":-32600,"message":"Params must be an array or object"},"id":1}'),
     ('{"id": 0, "method": "invalidmethod", "params": []}', 404,
@@ -81,7 +82,8 @@ def _registered(daemon):
     ('{"id": 1.0, "method": "echo"}', 200, '{"result":[],"error":null,"id":1.0}'),
     ('{"jsonrpc": "2.0", "id": 0, "method": "invalidmethod"}', 200,
      '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":0}'),
-    ('{"jsonrpc": "2.0", "id": null, "method": "echo", "params": [1]}', 200, '{"jsonrpc":"2.0","result":[1],"id":null}'),
+    ('{"jsonrpc": "2.0", "id": null, "method": "echo", "params": [1]}', 200,
+     '{"jsonrpc":"2.0","result":[1],"id":null}'),
     ('{"jsonrpc": "2.0", "id": 9, "pizza": 1}', 400,
      '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Missing method"},"id":9}'),
     ('{"jsonrpc": "2.0", "id": 2, "method": "echo", "params": [0,1,2,3,4,5,6,7,8,9,10]}', 200, None),
@@ -125,7 +127,8 @@ def test_named_parameters(daemon):
     assert call({"arg2": "c", "arg0": "a"})[1]["result"] == ["a", None, "c"]
     assert call({"args": ["p0", "p1"], "arg3": "n3"})[1]["result"] == ["p0", "p1", None, "n3"]
     status, reply = call({"args": ["p0"], "arg0": "x"})
-    assert (status, reply["error"]) == (500, {"code": -8, "message": "Parameter arg0 specified twice both as positional and named argument"})
+    assert (status, reply["error"]) == (500, {
+        "code": -8, "message": "Parameter arg0 specified twice both as positional and named argument"})
     status, reply = call({"nosuch": 1})
     assert reply["error"] == {"code": -8, "message": "Unknown named parameter nosuch"}
     status, raw, _ = daemon.post('{"id":1,"method":"echo","params":{"arg0":1,"arg0":2}}')
@@ -135,8 +138,9 @@ def test_named_parameters(daemon):
 def test_wrong_type_and_count(daemon):
     status, raw, _ = daemon.post('{"id":1,"method":"help","params":[7]}')
     assert status == 500
-    assert json.loads(raw)["error"] == {"code": -3, "message":
-        'Wrong type passed:\n{\n    "Position 1 (command)": "JSON value of type number is not of expected type string"\n}'}
+    assert json.loads(raw)["error"] == {"code": -3, "message": (
+        'Wrong type passed:\n{\n'
+        '    "Position 1 (command)": "JSON value of type number is not of expected type string"\n}')}
     status, raw, _ = daemon.post('{"id":1,"method":"uptime","params":[1]}')
     error = json.loads(raw)["error"]
     assert status == 500 and error["code"] == -1 and error["message"].startswith("uptime\n")
@@ -144,7 +148,8 @@ def test_wrong_type_and_count(daemon):
 
 def test_help_lists_and_describes(daemon):
     overview = daemon.rpc("help")
-    assert overview.startswith("== ") and "\n\n== Control ==\ngetrpcinfo\nhelp ( \"command\" )\nstop\nuptime\n\n" in overview
+    assert overview.startswith("== ")
+    assert "\n\n== Control ==\ngetrpcinfo\nhelp ( \"command\" )\nstop\nuptime\n\n" in overview
     assert "uptime" in overview and "\necho" not in overview
     assert daemon.rpc("help", "uptime").startswith("uptime\n\nReturns the total uptime of the server.")
     assert daemon.rpc("help", "nosuch") == "help: unknown command: nosuch"
@@ -190,7 +195,8 @@ def test_http_methods_and_uris(daemon):
     get = raw_request(daemon, b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: " + auth + b"\r\n\r\n")
     assert get.startswith(b"HTTP/1.1 405") and get.endswith(b"JSONRPC server handles only POST requests")
     assert raw_request(daemon, b"BREW / HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 405")
-    assert raw_request(daemon, b"POST /rest HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").startswith(b"HTTP/1.1 404")
+    rest = raw_request(daemon, b"POST /rest HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+    assert rest.startswith(b"HTTP/1.1 404")
     status, raw, _ = daemon.post('{"id":1,"method":"echo","params":["w"]}', path="/wallet/some%20name")
     assert status == 200 and json.loads(raw)["result"] == ["w"]
 

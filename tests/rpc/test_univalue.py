@@ -1,8 +1,8 @@
 """Core's JSON rules (core-rpc.md §1.1-1.2) in quill.rpc.univalue."""
 import pytest
 
-from quill.rpc import univalue
 from quill.amount import Amount
+from quill.rpc import univalue
 
 
 @pytest.mark.parametrize("sats,text", [

@@ -1,13 +1,6 @@
-import sys
-from pathlib import Path
-
 import pytest
 
-# The golden-case helpers live with the codec tests.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tx"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from rpc_harness import InProcessServer  # noqa: E402
+from tests.rpc_decode.rpc_harness import InProcessServer
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import pytest
 from bitcoinrpc.authproxy import JSONRPCException
 
 from quill.rpc import univalue
-from rpc_daemon import QuillDaemon, RPCFailure
-from txcases import assert_matches_golden, chain_of, golden_case, golden_case_ids
-from vectors import vector_path
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.txcases import assert_matches_golden, chain_of, golden_case, golden_case_ids
+from tests.kit.vectors import vector_path
 
 MULTISIG_TX = "txcreatemultisig1"
 

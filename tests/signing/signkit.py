@@ -1,5 +1,5 @@
 """Helpers for the signing tests: keys, output scripts of every type, unsigned
-transactions, a quilld+emulator per module, and independent references:
+transactions, and independent references:
 python-bitcointx for signature hashes and Core's ECDSA procedure on
 libsecp256k1 (tests/crosscheck/test_ecdsa_vs_core_procedure.core_sign)."""
 import hashlib
@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import coincurve
-import pytest
 from bitcointx.core import CMutableTransaction, COutPoint, CTxIn, CTxOut
 from bitcointx.core.script import (
     SIGVERSION_BASE,
@@ -20,13 +19,12 @@ from bitcointx.core.script import (
     SignatureHash,
     SignatureHashSchnorr,
 )
-from crosscheck.test_ecdsa_vs_core_procedure import core_sign
-from rpc_daemon import QuillDaemon
 
 from quill.tx.address import encode_secret
 from quill.tx.script import push_data as push
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quillfw.crypto.hashes import tagged_hash
+from tests.crosscheck.test_ecdsa_vs_core_procedure import core_sign
 
 SIGHASH_NAMES = ["DEFAULT", "ALL", "NONE", "SINGLE", "ALL|ANYONECANPAY", "NONE|ANYONECANPAY",
                  "SINGLE|ANYONECANPAY"]
@@ -186,27 +184,3 @@ def kill(pid):
 
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-# -- fixtures (imported by the test modules; a conftest.py here would shadow tests/device's) --
-
-@pytest.fixture(scope="module")
-def node(tmp_path_factory):
-    """One regtest quilld with an emulated device per test module.
-
-    The heap is 112K, not the smallest board's 97K: on the 64-bit unix port the
-    mixed-script corpus (14 inputs of every type, up to 16 keys) runs out of memory
-    at 97K through fragmentation (~8 KB free after a collection, no 257-byte block).
-    Bringing every signing case back to 97K is issue 11's memory work; until then the
-    97K signing figures come from tests/bench/bench_signing_e2e.py and the P2WPKH
-    sessions of tests/session_heap.
-    """
-    with QuillDaemon(tmp_path_factory.mktemp("regtest"), "-device=emulator", "-emuheap=112K",
-                     "-debug=1") as d:
-        yield d
-
-
-@pytest.fixture(scope="module")
-def main_node(tmp_path_factory):
-    with QuillDaemon(tmp_path_factory.mktemp("main"), "-device=emulator", chain="main") as d:
-        yield d

@@ -7,7 +7,7 @@ import pytest
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
 from quill.tx.transaction import Transaction
-from vectors import load_json
+from tests.kit.vectors import load_json
 
 SIGHASH_SINGLE = 3
 SIGHASH_ANYONECANPAY = 0x80
@@ -24,7 +24,7 @@ def test_every_key_path_vector_reproduces_through_the_protocol(device):
     tx = Transaction.from_hex(case["given"]["rawUnsignedTx"])
     spent = case["given"]["utxosSpent"]
     inputs = [[i.prevout.hash, i.prevout.n, i.sequence, u["amountSats"], bytes.fromhex(u["scriptPubKey"])]
-              for i, u in zip(tx.vin, spent)]
+              for i, u in zip(tx.vin, spent, strict=True)]
     outputs = [[o.value, o.script_pubkey] for o in tx.vout]
     vectors = case["inputSpending"]
 
@@ -36,7 +36,7 @@ def test_every_key_path_vector_reproduces_through_the_protocol(device):
                                                  "compressed": True}) for v in vectors]
             tokens_in = device.call("sign_add_inputs", {"inputs": inputs})
             tokens_out = device.call("sign_add_outputs", {"outputs": outputs})
-            for v, key_index in zip(vectors, keys):
+            for v, key_index in zip(vectors, keys, strict=True):
                 given = v["given"]
                 i, hash_type = given["txinIndex"], given["hashType"]
                 params = {"input_index": i, "hash_type": hash_type, "key_index": key_index, "tweak": True}

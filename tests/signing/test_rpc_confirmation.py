@@ -10,8 +10,8 @@ import pytest
 
 from quill.emulator.asker import write_answer
 from quill.tx.transaction import Transaction
-from rpc_daemon import QuillDaemon, RPCFailure
-from signkit import core_ecdsa, ecdsa_sighash, keys, p2pkh, p2wpkh, prevtx, push, unsigned_tx, wait_for
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.signing.signkit import core_ecdsa, ecdsa_sighash, keys, p2pkh, p2wpkh, prevtx, unsigned_tx, wait_for
 
 CONFIRM_TIMEOUT_MS = 2500
 KEY = keys(811, 1)[0]

@@ -14,10 +14,21 @@ from quill.signing.device_session import sign_on_device
 from quill.signing.keystore import Key
 from quill.signing.solver import SEGWIT_V0, SignRequest
 from quill.tx.transaction import Transaction, TxOut
-from rpc_daemon import QuillDaemon, RPCFailure
-from signkit import node  # noqa: F401 (module fixtures)
-from signkit import (KeyPair, core_ecdsa, ecdsa_sighash, firmware_pid, keys, kill, p2pkh, p2wpkh,
-                     p2wsh, prevtx, push, unsigned_tx, wait_for)
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.signing.signkit import (
+    KeyPair,
+    core_ecdsa,
+    ecdsa_sighash,
+    firmware_pid,
+    kill,
+    p2pkh,
+    p2wpkh,
+    p2wsh,
+    prevtx,
+    push,
+    unsigned_tx,
+    wait_for,
+)
 
 # A recognisable key: its secret, hex or WIF, must never show up anywhere.
 MARKED = KeyPair(bytes.fromhex("5ec2e7c0ffee" * 5 + "0101"))

@@ -6,10 +6,25 @@ merging, missing-key, wrong-key and wrong-amount behaviours of Core's signer."""
 import pytest
 
 from quill.tx.transaction import Transaction
-from signkit import node  # noqa: F401 (module fixtures)
-from signkit import (SIGHASH_NAMES, SIGHASH_VALUES, KeyPair, core_ecdsa, ecdsa_sighash, keys,
-                     multisig, p2pk, p2pkh, p2sh, p2tr, p2wpkh, p2wsh, prevtx, push,
-                     taproot_sighash, unsigned_tx)
+from tests.signing.signkit import (
+    SIGHASH_NAMES,
+    SIGHASH_VALUES,
+    KeyPair,
+    core_ecdsa,
+    ecdsa_sighash,
+    keys,
+    multisig,
+    p2pk,
+    p2pkh,
+    p2sh,
+    p2tr,
+    p2wpkh,
+    p2wsh,
+    prevtx,
+    push,
+    taproot_sighash,
+    unsigned_tx,
+)
 
 K = keys(2026, 18)
 K[1] = KeyPair(K[1].secret, compressed=False)
@@ -45,8 +60,8 @@ def _amount(i):
     return 100_000 + 7 * i
 
 
-def _corpus_tx(seed=11, n_outputs=len(INPUTS)):
-    return unsigned_tx(len(INPUTS), n_outputs, seed=seed)
+def _corpus_tx(seed=11, n_outputs=None):
+    return unsigned_tx(len(INPUTS), len(INPUTS) if n_outputs is None else n_outputs, seed=seed)
 
 
 def _prevtxs(tx):

@@ -3,7 +3,7 @@ import pytest
 
 from quill.tx import address as A
 from quill.tx.descriptor import descriptor_checksum, has_valid_checksum
-from vectors import load_json
+from tests.kit.vectors import load_json
 
 CHAINS = ("main", "test", "testnet4", "signet", "regtest")
 

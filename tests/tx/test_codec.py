@@ -1,15 +1,13 @@
 """The transaction codec: wire format corner cases, CompactSize, sizes, hashes, caching, streams."""
 import io
-import json
 
 import pytest
 
 from quill.tx.decode import TxDecodeError, check_tx_scripts_sanity, decode_hex_tx, parse_hex
 from quill.tx.hashes import hash_to_hex, hex_to_hash
-from quill.tx.serialize import (MAX_SIZE, BufferReader, DeserializationError, StreamReader,
-                                compact_size)
+from quill.tx.serialize import MAX_SIZE, BufferReader, DeserializationError, StreamReader, compact_size
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
-from vectors import load_json
+from tests.kit.vectors import load_json
 
 P2WPKH = bytes.fromhex("0014") + bytes(range(20))
 PREV = bytes(range(32))

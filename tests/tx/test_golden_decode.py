@@ -4,12 +4,12 @@ import os
 
 import pytest
 
-from quill.rpc.errors import RPCError
 from quill.handlers import rawtransactions
 from quill.rpc import univalue
+from quill.rpc.errors import RPCError
 from quill.tx.decode import decode_hex_tx, decode_script_univ, tx_to_univ
-from txcases import assert_matches_golden, chain_of, golden_case, golden_case_ids, make_ctx
-from vectors import load_json, vector_path, vectors_dir
+from tests.kit.txcases import assert_matches_golden, chain_of, golden_case, golden_case_ids, make_ctx
+from tests.kit.vectors import load_json, vector_path, vectors_dir
 
 UTIL_JSON = ["blanktxv1", "blanktxv2", "tt-delin1-out", "tt-delout1-out", "tt-locktime317000-out",
              "txcreate1", "txcreate2", "txcreatedata1", "txcreatedata2", "txcreatedata_seq0",

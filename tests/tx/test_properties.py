@@ -2,11 +2,11 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPCError
 from quill.handlers.rawtransactions import decoderawtransaction, decodescript
 from quill.rpc import univalue
+from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPCError
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
-from txcases import make_ctx
+from tests.kit.txcases import make_ctx
 
 u32 = st.integers(0, 0xFFFFFFFF)
 scripts = st.binary(max_size=80) | st.sampled_from([
@@ -113,7 +113,8 @@ def test_bytes_to_5bit_is_convert_bits(data):
 
 
 @SETTINGS
-@given(st.text(alphabet="0123456789()[],'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ",
+@given(st.text(alphabet="0123456789()[],'/*abcdefgh@:$%{}IJKLMNOPQRSTUVWXYZ&+-.;<=>?!^_|~"
+                        "ijklmnopqrstuvwxyzABCDEFGH`#\"\\ ",
                max_size=80))
 def test_descriptor_checksum_matches_bip380_reference(desc):
     from quill.tx.descriptor import descriptor_checksum

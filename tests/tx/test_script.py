@@ -1,4 +1,5 @@
-"""Script rendering and classification against core-rpc.md §3.5-§3.8 (Core's ScriptToAsmStr, Solver, InferDescriptor)."""
+"""Script rendering and classification against core-rpc.md §3.5-§3.8
+(Core's ScriptToAsmStr, Solver, InferDescriptor)."""
 import pytest
 
 from quill.tx import script as S

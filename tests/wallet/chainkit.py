@@ -4,19 +4,17 @@ coins (P2WSH of OP_TRUE) so tests can build spends without a signer."""
 import types
 
 from quill.chain.service import ChainService
-from quill.rpc.errors import RPCError
-from quill.rpc import univalue
-from quill.rpc.jsonrpc import CallContext, Dispatcher, Request
-from quill.rpc.registry import Registry
 from quill.handlers import wallet as wallet_handlers
 from quill.handlers.errors import guarded_methods
+from quill.rpc import univalue
+from quill.rpc.errors import RPCError
+from quill.rpc.jsonrpc import CallContext, Dispatcher, Request
+from quill.rpc.registry import Registry
 from quill.tx.address import encode_destination
-from quill.tx.hashes import sha256
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet.manager import WalletManager
+from tests.kit.anyone import ANYONE_SCRIPT, ANYONE_WITNESS
 
-OP_TRUE_SCRIPT = b"\x51"
-ANYONE = b"\x00\x20" + sha256(OP_TRUE_SCRIPT)          # P2WSH(OP_TRUE)
 FOREIGN = b"\x00\x14" + b"\x11" * 20                   # nobody's P2WPKH
 TPRV = "tprv8ZgxMBicQKsPd7Uf69XL1XwhmjHopUGep8GuEiJDZmbQz6o58LninorQAfcKZWARbtRtfnLcJ5MQ2AtHcQJCCRUcMRvmDUjyEmNUWwx8UbK"
 
@@ -44,7 +42,7 @@ class Kit:
             return e.code, e.message
         raise AssertionError(f"{method} did not fail")
 
-    def mine(self, n=1, script=ANYONE):
+    def mine(self, n=1, script=ANYONE_SCRIPT):
         return self.chain.generate(script, n, 1_000_000)
 
     def coinbase_coins(self, n):
@@ -61,7 +59,7 @@ class Kit:
         """A tx spending anyone-can-spend outpoints [(OutPoint, value)] to [(script, value)]."""
         vin = [TxIn(op, b"", sequence) for op, _ in inputs]
         for txin in vin:
-            txin.witness = [OP_TRUE_SCRIPT]
+            txin.witness = list(ANYONE_WITNESS)
         return Transaction(2, vin, [TxOut(v, s) for s, v in outputs], 0)
 
     def address(self, script):

@@ -8,8 +8,8 @@ import pytest
 from quill.tx.descriptor import add_checksum
 from quill.tx.hashes import hash_to_hex
 from quill.wallet.bip32 import master_from_seed
-
-from chainkit import ANYONE, FOREIGN, Kit
+from tests.kit.anyone import ANYONE_SCRIPT
+from tests.wallet.chainkit import FOREIGN, Kit
 
 TPUB = master_from_seed(bytes(range(32))).neuter().serialize("regtest")
 RECV = add_checksum(f"wpkh({TPUB}/0/*)")
@@ -28,7 +28,7 @@ def make_wallet(kit, name="w"):
     res = kit.rpc("importdescriptors", [
         {"desc": RECV, "timestamp": 0, "active": True, "range": [0, 20]},
         {"desc": CHANGE, "timestamp": 0, "active": True, "internal": True, "range": [0, 20]},
-        {"desc": add_checksum(f"addr({kit.address(ANYONE)})"), "timestamp": 0, "label": "coins"},
+        {"desc": add_checksum(f"addr({kit.address(ANYONE_SCRIPT)})"), "timestamp": 0, "label": "coins"},
     ], wallet=name)
     assert [r["success"] for r in res] == [True, True, True], res
     return name
@@ -48,7 +48,7 @@ def test_no_blockhash_and_target_confirmations(kit):
     (coin,) = kit.coinbase_coins(1)
     addr = kit.rpc("getnewaddress", wallet=w)
     tx = kit.spend([coin], [(script_of(kit, addr), 100_000_000), (FOREIGN, coin[1] - 100_010_000)])
-    # pay from a foreign-looking coin: the wallet owns ANYONE, so this is a send with change-less receive
+    # pay from a foreign-looking coin: the wallet owns ANYONE_SCRIPT, so this is a send with change-less receive
     kit.chain.send_transaction(tx)
     entries = kit.rpc("listsinceblock", wallet=w)["transactions"]
     mine = [e for e in entries if e["txid"] == hash_to_hex(tx.txid()) and e["category"] == "receive"]
@@ -89,7 +89,6 @@ def test_invalid_blockhash_errors(kit):
 def test_double_spend_across_reorg_conflict_and_clearing(kit):
     w = make_wallet(kit)
     (coin,) = kit.coinbase_coins(1)
-    fork_tip = kit.chain.tip()[1]
     addr = kit.rpc("getnewaddress", wallet=w)
     tx1 = kit.spend([coin], [(script_of(kit, addr), 100_000_000), (FOREIGN, coin[1] - 100_010_000)])
     kit.chain.send_transaction(tx1)
@@ -155,13 +154,16 @@ def test_restart_catches_up(kit, tmp_path):
     w = make_wallet(kit)
     before = kit.rpc("listsinceblock", wallet=w)
     kit.rpc("unloadwallet", w)
-    addr_coin = kit.coinbase_coins(2)
+    kit.coinbase_coins(2)
     kit.rpc("loadwallet", w)
     after = kit.rpc("listsinceblock", wallet=w)
     assert len(after["transactions"]) == len(before["transactions"]) + 2
     fresh = "fresh"
     make_wallet(kit, fresh)
-    strip = lambda es: multiset({k: v for k, v in e.items() if k not in ("time", "timereceived")} for e in es)
+
+    def strip(es):
+        return multiset({k: v for k, v in e.items() if k not in ("time", "timereceived")} for e in es)
+
     assert strip(after["transactions"]) == strip(kit.rpc("listsinceblock", wallet=fresh)["transactions"])
 
 

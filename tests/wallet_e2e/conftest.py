@@ -1,6 +1,6 @@
 import pytest
 
-from e2ekit import Net
+from tests.wallet_e2e.e2ekit import Net
 
 
 @pytest.fixture(scope="module", params=["built-in", "follower"])

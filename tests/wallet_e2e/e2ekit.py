@@ -20,7 +20,6 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from coincurve import PrivateKey
-from rpc_daemon import QuillDaemon, RPCFailure
 
 from quill.tx.address import encode_destination
 from quill.tx.descriptor import add_checksum
@@ -28,12 +27,11 @@ from quill.tx.hashes import hash160, hash_to_hex, sha256
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet.bip32 import master_from_seed, secret_of
 from quillfw.sighash import segwit_v0 as sighash_segwit_v0
+from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT, ANYONE_WITNESS
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 COIN = 100_000_000
 FEE = 10_000
-OP_TRUE = b"\x51"
-ANYONE = b"\x00\x20" + sha256(OP_TRUE)
-ANYONE_ADDRESS = encode_destination(ANYONE, "regtest")
 FOREIGN = b"\x00\x14" + b"\x11" * 20               # nobody's P2WPKH
 FOREIGN_ADDRESS = encode_destination(FOREIGN, "regtest")
 SIGNALS_RBF = 0xFFFFFFFD
@@ -101,8 +99,8 @@ def build_tx(inputs, outputs, keys=None, sequence=FINAL_NO_RBF, locktime=0) -> T
     plain_in = [(i.prevout.hash, i.prevout.n, i.sequence) for i in tx.vin]
     plain_out = [(o.value, o.script_pubkey) for o in tx.vout]
     for index, coin in enumerate(inputs):
-        if coin.script == ANYONE:
-            tx.vin[index].witness = [OP_TRUE]
+        if coin.script == ANYONE_SCRIPT:
+            tx.vin[index].witness = list(ANYONE_WITNESS)
             continue
         sec = keys.secret(coin.script)
         pub = PrivateKey(sec).public_key.format()
@@ -164,7 +162,7 @@ class Net:
             self.daemons = [self.node, self.driver]
         hashes = self.driver.rpc("generatetoaddress", FAUCET_BLOCKS, ANYONE_ADDRESS)
         self.driver.rpc("generatetoaddress", 100, FOREIGN_ADDRESS)
-        self._faucet = [Coin(bytes.fromhex(self.driver.rpc("getblock", h)["tx"][0])[::-1], 0, 50 * COIN, ANYONE)
+        self._faucet = [Coin(bytes.fromhex(self.driver.rpc("getblock", h)["tx"][0])[::-1], 0, 50 * COIN, ANYONE_SCRIPT)
                         for h in hashes]
         self.sync()
         self._wallets = 0
@@ -251,7 +249,7 @@ class Net:
         """The faucet pays [(script, sats)] in one tx (change back to the faucet); -> the tx."""
         coin = self.faucet()
         rest = coin.value - sum(v for _, v in outputs) - FEE
-        tx = build_tx([coin], list(outputs) + [(ANYONE, rest)])
+        tx = build_tx([coin], list(outputs) + [(ANYONE_SCRIPT, rest)])
         self.send(tx, sync=sync)
         return tx
 
@@ -296,7 +294,7 @@ class W:
     def funded(self, *amounts, mine=True):
         """The faucet pays each amount (sats) to a new receive address; -> [Coin] of those outputs."""
         scripts = [self.new_address()[1] for _ in amounts]
-        tx = self.net.pay(list(zip(scripts, amounts)), sync=not mine)
+        tx = self.net.pay(list(zip(scripts, amounts, strict=True)), sync=not mine)
         if mine:
             self.net.mine()
         return coins_of(tx)[:len(amounts)]

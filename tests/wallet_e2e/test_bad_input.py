@@ -2,9 +2,9 @@
 nothing stored (wallet tx count, descriptors, chain tip unchanged)."""
 import pytest
 
-from e2ekit import COIN, Net, multiset
-from rpc_daemon import RPCFailure
 from quill.tx.descriptor import add_checksum
+from tests.kit.rpc_daemon import RPCFailure
+from tests.wallet_e2e.e2ekit import COIN, Net, multiset
 
 TXID = "ff" * 32
 
@@ -51,7 +51,8 @@ def test_gettransaction_errors(funded, params, code, message):
 
 LISTSINCEBLOCK = [
     pytest.param([1], -3, None, id="blockhash-number"),
-    pytest.param(["invalid-hex"], -8, "blockhash must be of length 64 (not 11, for 'invalid-hex')", id="blockhash-short"),
+    pytest.param(["invalid-hex"], -8, "blockhash must be of length 64 (not 11, for 'invalid-hex')",
+                 id="blockhash-short"),
     pytest.param(["Z" + "0" * 63], -8, "blockhash must be hexadecimal string (not 'Z" + "0" * 63 + "')",
                  id="blockhash-not-hex"),
     pytest.param([TXID], -5, "Block not found", id="blockhash-unknown"),

@@ -2,7 +2,7 @@
 through a real quilld and its HTTP RPC, on the built-in chain and on a follower."""
 from decimal import Decimal
 
-from e2ekit import COIN, Coin, FEE, FOREIGN, FOREIGN_ADDRESS, SIGNALS_RBF, btc, coins_of, hexid, of_tx
+from tests.wallet_e2e.e2ekit import COIN, FEE, FOREIGN, SIGNALS_RBF, Coin, btc, coins_of, hexid, of_tx
 
 
 def wallet_order(*txids):
@@ -211,7 +211,10 @@ def test_bip125_replaceable_status(net):
     conflict takes the signalling tx out of the mempool instead)."""
     w = net.wallet()
     c1, c2 = w.funded(COIN, COIN)
-    change = lambda: w.new_address(change=True)[1]
+
+    def change():
+        return w.new_address(change=True)[1]
+
     tx1 = w.spend([c1], [(FOREIGN, COIN // 2), (change(), COIN // 2 - FEE)])
     tx2 = w.spend([coins_of(tx1)[1]], [(FOREIGN, COIN // 2 - 2 * FEE)])
     tx3 = w.spend([c2], [(FOREIGN, COIN // 2), (change(), COIN // 2 - FEE)], sequence=0)

@@ -2,10 +2,21 @@
 real quilld and its HTTP RPC, on the built-in chain and on a follower."""
 from decimal import Decimal
 
-from e2ekit import (ANYONE, COIN, FEE, FOREIGN, Keys, btc, coins_of, hexid, multiset, of_tx, project,
-                    strip_times)
 from quill.tx.address import encode_destination
 from quill.tx.descriptor import add_checksum
+from tests.kit.anyone import ANYONE_SCRIPT
+from tests.wallet_e2e.e2ekit import (
+    COIN,
+    FEE,
+    FOREIGN,
+    Keys,
+    btc,
+    coins_of,
+    multiset,
+    of_tx,
+    project,
+    strip_times,
+)
 
 RECEIVE_KEYS = ["address", "parent_descs", "category", "amount", "label", "vout", "abandoned", "confirmations",
                 "blockhash", "blockheight", "blockindex", "blocktime", "txid", "wtxid", "walletconflicts",
@@ -69,7 +80,7 @@ def test_reorg_lists_everything_after_the_fork(net):
     # The other side: 7 blocks from the fork, the first with T; the a-branch stays known, stale.
     net.invalidate(a[0], sync=False)
     coin = net.faucet()
-    t = w.spend([coin], [(script, COIN), (ANYONE, coin.value - COIN - FEE)])
+    t = w.spend([coin], [(script, COIN), (ANYONE_SCRIPT, coin.value - COIN - FEE)])
     b1 = net.mine_block([t], sync=False)
     net.mine(6, sync=False)
     net.reconsider(a[0])
@@ -87,8 +98,8 @@ def test_double_spend_across_reorg_and_include_removed(net):
     w = net.wallet()
     _, script = w.new_address()
     coin = net.faucet()
-    tx1 = w.spend([coin], [(script, COIN), (ANYONE, coin.value - COIN - FEE)])
-    tx2 = w.spend([coin], [(FOREIGN, COIN), (ANYONE, coin.value - COIN - FEE)])
+    tx1 = w.spend([coin], [(script, COIN), (ANYONE_SCRIPT, coin.value - COIN - FEE)])
+    tx2 = w.spend([coin], [(FOREIGN, COIN), (ANYONE_SCRIPT, coin.value - COIN - FEE)])
     net.send(tx1)
     a = net.mine(3)
     assert w.conf(tx1.txid()) == 3
@@ -156,7 +167,10 @@ def test_descriptor_lookup_parent_descs(net):
     assert [r["success"] for r in res] == [True, True]
     addr_a = net.node.rpc("deriveaddresses", desc_a, [0, 0])[0]
     addr_b = net.node.rpc("deriveaddresses", desc_b, [0, 0])[0]
-    script = lambda a: bytes.fromhex(w.rpc("getaddressinfo", a)["scriptPubKey"])
+
+    def script(a):
+        return bytes.fromhex(w.rpc("getaddressinfo", a)["scriptPubKey"])
+
     tx = net.pay([(script(addr_a), COIN), (script(addr_b), 2 * COIN)])
     net.mine(1)
     entries = w.lsb()["transactions"]
@@ -234,4 +248,5 @@ def test_listsinceblock_multiset_equals_fresh_wallet(net):
     fresh = net.wallet(keys=w.keys)
     mine, theirs = w.lsb(), fresh.lsb()
     assert multiset(mine["transactions"]) == multiset(theirs["transactions"])
-    assert len(mine["transactions"]) == 3  # two receives, one send (change is not listed) and mine["lastblock"] == theirs["lastblock"]
+    assert len(mine["transactions"]) == 3  # two receives, one send (change is not listed)
+    assert mine["lastblock"] == theirs["lastblock"]

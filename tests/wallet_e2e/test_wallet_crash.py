@@ -6,9 +6,10 @@ import signal
 import threading
 import time
 
-from e2ekit import ANYONE, ANYONE_ADDRESS, COIN, FEE, FOREIGN_ADDRESS, Coin, Keys, build_tx, multiset
 from quill.tx.hashes import sha256
-from rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.wallet_e2e.e2ekit import COIN, FEE, FOREIGN_ADDRESS, Coin, Keys, build_tx, multiset
 
 # Fixed credentials: a killed daemon leaves its stale .cookie behind.
 AUTH = ("-rpcuser=crash", "-rpcpassword=test")
@@ -27,7 +28,7 @@ class Crasher:
         self.address = self.wrpc("getnewaddress")
         hashes = self.d.rpc("generatetoaddress", 2 * ITERATIONS, ANYONE_ADDRESS)
         self.d.rpc("generatetoaddress", 100, FOREIGN_ADDRESS)
-        self.faucet = [Coin(bytes.fromhex(self.d.rpc("getblock", h)["tx"][0])[::-1], 0, 50 * COIN, ANYONE)
+        self.faucet = [Coin(bytes.fromhex(self.d.rpc("getblock", h)["tx"][0])[::-1], 0, 50 * COIN, ANYONE_SCRIPT)
                        for h in hashes]
         self.fresh = 0
 
@@ -38,7 +39,7 @@ class Crasher:
         """A mempool payment to the wallet, so the blocks mined next carry a non-coinbase wallet tx."""
         coin = self.faucet.pop(0)
         script = bytes.fromhex(self.wrpc("getaddressinfo", self.wrpc("getnewaddress"))["scriptPubKey"])
-        tx = build_tx([coin], [(script, COIN), (ANYONE, coin.value - COIN - FEE)])
+        tx = build_tx([coin], [(script, COIN), (ANYONE_SCRIPT, coin.value - COIN - FEE)])
         self.d.rpc("sendrawtransaction", tx.hex())
 
     def prepare(self, mode):

@@ -1,29 +1,24 @@
 """Shared helpers for the decode tests: Core's golden RPC cases and a handler context.
 
-The golden file lives next to the vectors, in ../shared/reference; tests skip
-with a clear reason when it is absent.
+The golden file lives next to the vectors, in ../shared/reference; it is found
+through tests/kit/toolchains.py (skip locally, fail in CI when absent).
 """
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from quill.rpc import univalue
 from quill.amount import Amount
+from quill.rpc import univalue
 from quill.rpc.univalue import Number
+from tests.kit.toolchains import reference_location, reference_path
 
-REPO = Path(__file__).resolve().parent.parent.parent
 DECODE_METHODS = ("decoderawtransaction", "decodescript")
 
 
 def golden_path() -> Path:
-    env = os.environ.get("QUILL_REFERENCE")
-    path = (Path(env) if env else REPO.parent / "shared" / "reference") / "core-rpc-golden.json"
-    if not path.exists():
-        pytest.skip(f"golden RPC cases not found at {path} (set QUILL_REFERENCE)")
-    return path
+    return reference_path("core-rpc-golden.json")
 
 
 def golden_cases(methods=DECODE_METHODS):
@@ -36,10 +31,9 @@ def golden_cases(methods=DECODE_METHODS):
 
 def golden_case_ids(methods=DECODE_METHODS):
     """Case ids for parametrization (loaded without skipping: ids only)."""
-    env = os.environ.get("QUILL_REFERENCE")
-    path = (Path(env) if env else REPO.parent / "shared" / "reference") / "core-rpc-golden.json"
+    path = reference_location() / "core-rpc-golden.json"
     if not path.exists():
-        return ["golden-file-missing"]
+        return ["golden-file-missing"]  # golden_case() then skips, or fails in CI
     with open(path, encoding="utf-8") as f:
         return [c["id"] for c in json.load(f)["cases"] if c["method"] in methods]
 

@@ -9,7 +9,6 @@ The daemon runs on regtest by default; extra arguments are passed as given.
 """
 import base64
 import json
-import os
 import signal
 import socket
 import subprocess
