@@ -84,7 +84,7 @@ class raises:
     def __enter__(self):
         return self
 
-    def __exit__(self, et, ev, tb):
+    def __exit__(self, et, ev, _tb):
         if et is None:
             raise AssertionError("did not raise " + self.exc_type.__name__)
         if not issubclass(et, self.exc_type):

@@ -27,10 +27,10 @@ class User:
         self.prompts = []
         self.ended = 0
 
-    def begin(self, prompt, now_ms):
+    def begin(self, prompt, _now_ms):
         self.prompts.append(prompt)
 
-    def poll(self, now_ms):
+    def poll(self, _now_ms):
         return self.answers.pop(0) if self.answers else None
 
     def end(self):

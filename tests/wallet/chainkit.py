@@ -16,7 +16,6 @@ from quill.wallet.manager import WalletManager
 from tests.kit.anyone import ANYONE_SCRIPT, ANYONE_WITNESS
 
 FOREIGN = b"\x00\x14" + b"\x11" * 20                   # nobody's P2WPKH
-TPRV = "tprv8ZgxMBicQKsPd7Uf69XL1XwhmjHopUGep8GuEiJDZmbQz6o58LninorQAfcKZWARbtRtfnLcJ5MQ2AtHcQJCCRUcMRvmDUjyEmNUWwx8UbK"
 
 
 class Kit:
