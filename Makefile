@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 start: $(STAMP)
 	$(BIN)/quilld -regtest -device=emulator -printtoconsole
 
-test: $(STAMP)
+# Lint first: a red lint fails the suite before any test runs.
+test: lint
 	$(BIN)/python -m tests.run_suite
 
 # ruff, mypy and the dead-code check (vulture), configured in pyproject.toml
