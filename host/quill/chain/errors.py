@@ -28,3 +28,11 @@ class UpstreamRejected(UpstreamError):
 
 class ChainSourceUnavailable(UpstreamError):
     """A call that must reach the upstream node (relaying a transaction) could not."""
+
+
+class BadHeader(UpstreamError):
+    """The upstream node sent a header that fails proof of work, difficulty or linkage."""
+
+
+class FeeAboveMaximum(UpstreamError):
+    """Relaying: the upstream node computed a fee above the caller's maximum."""

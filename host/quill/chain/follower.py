@@ -1,67 +1,87 @@
-"""Follow a Bitcoin Core-compatible node through its JSON-RPC (-chainsource=http://user:pass@host:port).
+"""Follow the user's own node through its JSON-RPC (-chainsource=http://user:pass@host:port).
 
-Every `poll_interval` seconds: ask the upstream node for its best block;
-walk back through getblockheader until a block we know; fetch the missing
-blocks with `getblock <hash> 0`; make the upstream best block our tip (the
-upstream node decides the chain, reorgs included); then mirror its mempool
-(getrawmempool, getrawtransaction). sendrawtransaction is relayed upstream.
+The upstream node is trusted for validity (see trusted.py for what is still
+checked); Quill keeps headers and what its wallets need. Every `poll_interval`:
+
+1. Headers first. Ask for the best block; if it is unknown, find the last height
+   where the upstream's active chain and our best header chain agree (one batch of
+   `getblockhash` over the last 64 heights, then a bisection), and fetch the rest
+   in batches of HEADER_BATCH (`getblockhash` + `getblockheader <hash> false`, two
+   JSON-RPC batches per 2,000 headers). Progress goes to the log.
+2. Delivery. Disconnect our delivered tip down to the fork with the best header
+   chain (the blocks are fetched again for the listeners), then walk up. Listeners
+   tell what they need through `scan_hint()` (ScanHint: the earliest block time and
+   the scripts they watch): blocks older than that time, and, when the upstream node
+   has a synced basic block filter index, blocks `scanblocks` does not match, are
+   not fetched; a run of them is announced as its last block without transactions.
+   When the scripts change after a matching block (a wallet's keypool grows), the
+   rest of the range is matched again.
+3. Mempool. `getrawmempool false true`: when its `mempool_sequence` moved, the
+   transactions we lack are fetched (`getrawtransaction` and `getmempoolentry` for
+   the fee, in batches) and the ones upstream dropped are removed. Polling sees
+   the mempool as it is at each poll: a transaction that enters and leaves it
+   between two polls (replaced, or mined and reorged away) is never seen.
+
+sendrawtransaction is relayed upstream. Errors are typed (quill.chain.errors).
 """
-import base64
-import json
+from __future__ import annotations
+
+import gc
+import logging
 import threading
-import urllib.error
-import urllib.parse
-import urllib.request
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 from quill.tx.hashes import hash_to_hex, hex_to_hash
 from quill.tx.transaction import Transaction
 
-from .block import Block
-from .errors import ChainSourceUnavailable, UpstreamError, UpstreamRejected
+from . import index as ix
+from .block import Block, BlockHeader
+from .errors import ChainSourceUnavailable, FeeAboveMaximum, UpstreamError, UpstreamRejected
 from .rules import Invalid
+from .upstream import UpstreamRPC
+from .validation import ChainError
+
+HEADER_BATCH = 2000
+BLOCK_BATCH = 8            # blocks fetched per JSON-RPC batch
+DELIVERY_CHUNK = 2000      # blocks matched against filters per scanblocks call
+FILTER_MIN_RANGE = 8       # below this many blocks, fetching them beats a scanblocks call
+MEMPOOL_BATCH = 500
+PROGRESS_EVERY = 5.0       # seconds between progress lines in the log
+COIN = 100_000_000
 
 
-class UpstreamRPC:
-    """A minimal JSON-RPC 1.0 client with Basic authentication taken from the URL."""
+@dataclass
+class ScanHint:
+    """What the listeners need: blocks from `since` (a block time; None: none at all), and of those
+    only the ones touching `scripts` (None: every one). `version` changes when `scripts` grows."""
+    since: int | None
+    scripts: frozenset[bytes] | set[bytes] | None
+    version: int = 0
 
-    def __init__(self, url: str, timeout: float = 30.0):
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError("-chainsource must look like http://user:password@host:port")
-        self.endpoint = f"http://{parts.hostname}:{parts.port or 8332}{parts.path or '/'}"
-        user = urllib.parse.unquote(parts.username or "")
-        password = urllib.parse.unquote(parts.password or "")
-        self.auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-        self.timeout = timeout
-        # Where we connect, never with the credentials: safe to log.
-        self.display = f"{parts.hostname}:{parts.port or 8332}"
 
-    def call(self, method, *params):
-        body = json.dumps({"jsonrpc": "1.0", "id": "quill", "method": method, "params": list(params)}).encode()
-        req = urllib.request.Request(self.endpoint, data=body, method="POST")
-        req.add_header("Authorization", self.auth)
-        req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            raw = e.read()
-            if not raw:
-                raise UpstreamError(f"{self.display} answered HTTP {e.code}") from None
-        except (OSError, ValueError) as e:
-            raise UpstreamError(f"cannot reach {self.display}: {e}") from None
-        try:
-            reply = json.loads(raw)
-        except ValueError:
-            raise UpstreamError(f"{self.display} sent a reply that is not JSON") from None
-        error = reply.get("error")
-        if error:
-            raise UpstreamRejected(error.get("code", -1), error.get("message", ""))
-        return reply.get("result")
+NOTHING = ScanHint(None, None)
+EVERYTHING = ScanHint(0, None)
+
+
+@contextmanager
+def bulk_gc() -> Iterator[None]:
+    """Bulk parsing creates millions of short-lived acyclic objects; the cyclic collector would
+    scan them again and again. Off during the bulk work, one young-generation pass after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+            gc.collect(0)
 
 
 class Follower:
-    def __init__(self, service, url: str, poll_interval: float, log):
+    def __init__(self, service: Any, url: str, poll_interval: float, log: logging.Logger | Any) -> None:
         self.service = service
         self.rpc = UpstreamRPC(url)
         self.poll_interval = poll_interval
@@ -69,14 +89,19 @@ class Follower:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="quill-chain-follower", daemon=True)
         self._healthy: bool | None = None
+        self._mempool_lock = threading.Lock()
+        self._mempool_sequence: int | None = None
+        self._filters: bool | None = None
+        self._last_progress = 0.0
 
     def start(self) -> None:
-        self.log.info("Following the chain of %s", self.rpc.display)
+        self.log.info("Following the chain of %s (trusting it for validity)", self.rpc.display)
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
+        self.rpc.close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -85,87 +110,314 @@ class Follower:
                 if self._healthy is not True:
                     self.log.info("Chain source %s: in sync", self.rpc.display)
                 self._healthy = True
-            except (UpstreamError, Invalid, ValueError) as e:
+            except (UpstreamError, ChainError, Invalid, ValueError) as e:
                 if self._healthy is not False:
                     self.log.warning("Chain source %s: %s", self.rpc.display, e)
                 self._healthy = False
             self._stop.wait(self.poll_interval)
 
-    # -- one round ---------------------------------------------------------------------
+    # -- one round -------------------------------------------------------------------------
 
     def step(self) -> None:
-        best = hex_to_hash(self.rpc.call("getbestblockhash"))
-        if not self._is_tip(best):
-            for block_hash in self._missing_blocks(best):
-                if self._stop.is_set():
+        self.sync_headers()
+        self.deliver()
+        if not self._stop.is_set():
+            self.sync_mempool()
+
+    @property
+    def state(self) -> Any:
+        return self.service.state
+
+    # -- 1. headers ------------------------------------------------------------------------
+
+    def sync_headers(self) -> None:
+        best_hex = self.rpc.call("getbestblockhash")
+        best = hex_to_hash(best_hex)
+        with self.service.lock:
+            known = self.state.index.get(best)
+            if known is not None:
+                if known is not self.state.best_header:
+                    self.state.set_best_header(known)
+                return
+        up_height = int(self.rpc.call("getblockheader", best_hex, True)["height"])
+        height = self._find_fork(up_height) + 1
+        started = time.monotonic()
+        while height <= up_height and not self._stop.is_set():
+            n = min(HEADER_BATCH, up_height - height + 1)
+            hashes = self.rpc.batch([("getblockhash", h) for h in range(height, height + n)])
+            raws = self.rpc.batch([("getblockheader", h, False) for h in hashes])
+            headers = [BlockHeader.from_bytes(bytes.fromhex(r)) for r in raws]
+            with self.service.lock:
+                last = self.state.add_headers(headers)
+            height += n
+            self._progress("Headers", last.height, up_height, started)
+
+    def _find_fork(self, up_height: int) -> int:
+        """The highest height where our best header chain and the upstream active chain agree (-1: none)."""
+        with self.service.lock:
+            best = self.state.best_header
+            if best is None:
+                return -1
+            top = min(best.height, up_height)
+            ours = {}
+            e = best.ancestor(top)
+            while e is not None and e.height > top - 64:
+                ours[e.height] = e.hash
+                e = e.prev
+        heights = sorted(ours, reverse=True)
+        theirs = self.rpc.batch([("getblockhash", h) for h in heights])
+        for h, their in zip(heights, theirs, strict=True):
+            if hex_to_hash(their) == ours[h]:
+                return h
+        lo, hi = -1, heights[-1] - 1          # agree at lo (or nothing), disagree above hi
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            with self.service.lock:
+                mine = self.state.best_header.ancestor(mid).hash
+            if hex_to_hash(self.rpc.call("getblockhash", mid)) == mine:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    # -- 2. delivery -----------------------------------------------------------------------
+
+    def deliver(self) -> None:
+        self._disconnect_to_fork()
+        with self.service.lock:
+            path = self.state.best_path()
+        started = time.monotonic()
+        for i in range(0, len(path), DELIVERY_CHUNK):
+            if self._stop.is_set():
+                return
+            chunk = path[i:i + DELIVERY_CHUNK]
+            with bulk_gc():
+                self._deliver_chunk(chunk)
+            self._progress("Blocks", chunk[-1].height, path[-1].height, started)
+
+    def _disconnect_to_fork(self) -> None:
+        while True:
+            with self.service.lock:
+                tip, best = self.state.tip, self.state.best_header
+                if tip is None or best is None or best.ancestor(tip.height) is tip:
                     return
-                block = Block.from_bytes(bytes.fromhex(self.rpc.call("getblock", hash_to_hex(block_hash), 0)))
-                if block.hash() != block_hash:
-                    raise UpstreamError(f"block {hash_to_hex(block_hash)} came back with another hash")
-                self.service.follow_block(block)
-            self.service.follow_tip(best)
-        self._sync_mempool()
+            block = self.fetch_blocks([tip.hash])[0]
+            with self.service.lock:
+                if self.state.tip is tip:
+                    self.state.disconnect_tip(block)
+                self.service.notify()
 
-    def _is_tip(self, block_hash) -> bool:
+    def _deliver_chunk(self, chunk: list[ix.BlockEntry]) -> None:
+        hint = self.service.scan_hint()
+        wanted = self._wanted(chunk, hint)
+        i = 0
+        while i < len(chunk) and not self._stop.is_set():
+            j = next((k for k in range(i, len(chunk)) if chunk[k].hash in wanted), len(chunk))
+            if j > i:
+                self._announce_skipped(chunk[j - 1])
+                i = j
+            if i == len(chunk):
+                break
+            batch = [k for k in range(i, min(len(chunk), i + 4 * BLOCK_BATCH)) if chunk[k].hash in wanted]
+            batch = batch[:BLOCK_BATCH]
+            blocks = self.fetch_blocks([chunk[k].hash for k in batch])
+            for k, block in zip(batch, blocks, strict=True):
+                if k > i:
+                    self._announce_skipped(chunk[k - 1])
+                with self.service.lock:
+                    self.state.connect(chunk[k], block)
+                    self.service.notify()
+                i = k + 1
+                now = self.service.scan_hint()
+                if now.version != hint.version:
+                    hint = now          # the scripts grew: match the rest again
+                    wanted = self._wanted(chunk[i:], hint)
+                    break
+
+    def _wanted(self, entries: list[ix.BlockEntry], hint: ScanHint) -> set[bytes]:
+        """Hashes of the blocks among `entries` the listeners need in full."""
+        if hint.since is None:
+            return set()
+        first = next((k for k, e in enumerate(entries) if e.header.time >= hint.since), None)
+        if first is None:
+            return set()
+        entries = entries[first:]
+        if hint.scripts is not None and len(entries) >= FILTER_MIN_RANGE:
+            matched = self.filter_matches(entries[0].height, entries[-1].height, hint.scripts)
+            if matched is not None:
+                return matched
+        return {e.hash for e in entries}
+
+    def _announce_skipped(self, entry: ix.BlockEntry) -> None:
+        """Move the tip over blocks no listener needs, announcing the last one without transactions."""
         with self.service.lock:
-            tip = self.service.state.tip
-            return tip is not None and tip.hash == block_hash
+            if self.state.tip is entry:
+                return
+            if entry.prev is not self.state.tip:
+                self.state.advance(entry.prev)
+            self.state.connect(entry, Block(entry.header, []))
+            self.service.notify()
 
-    def _known(self, block_hash) -> bool:
-        with self.service.lock:
-            return block_hash in self.service.state.index
+    # -- block filters (BIP157/158 on the upstream node) ----------------------------------------
 
-    def _missing_blocks(self, best):
-        """Hashes from the first block we lack up to `best`, parents first."""
-        missing = []
-        h = best
-        while h is not None and not self._known(h):
-            missing.append(h)
-            prev = self.rpc.call("getblockheader", hash_to_hex(h), True).get("previousblockhash")
-            h = hex_to_hash(prev) if prev else None
-        missing.reverse()
-        return missing
-
-    def _sync_mempool(self) -> None:
-        upstream = [hex_to_hash(t) for t in self.rpc.call("getrawmempool")]
-        with self.service.lock:
-            ours = set(self.service.state.mempool.entries)
-        wanted = set(upstream)
-        fetched = []
-        for txid in upstream:
-            if txid in ours:
-                continue
+    def has_filters(self) -> bool:
+        """True when the upstream node has a synced basic block filter index (-blockfilterindex)."""
+        if self._filters is None:
             try:
-                fetched.append(Transaction.from_hex(self.rpc.call("getrawtransaction", hash_to_hex(txid))))
+                info = self.rpc.call("getindexinfo", "basic block filter index")
+                self._filters = bool(info.get("basic block filter index", {}).get("synced"))
             except UpstreamRejected:
-                continue  # mined or evicted upstream since the listing
-        gone = [t for t in ours if t not in wanted]
-        if fetched or gone:
-            self.service.follow_mempool(_parents_first(fetched), gone)
+                self._filters = False
+            self.log.info("Chain source %s: %s", self.rpc.display,
+                          "block filters available, scanning with scanblocks" if self._filters
+                          else "no block filter index, fetching every block after the wallets' birthdays")
+        return self._filters
 
-    def relay(self, tx) -> None:
-        """sendrawtransaction on the upstream node; its error is ours."""
+    def filter_matches(self, start: int, stop: int, scripts: Any) -> set[bytes] | None:
+        """Hashes of the active blocks in [start, stop] whose basic filter matches `scripts` (false positives
+        removed by the upstream node), or None when the upstream node cannot say."""
+        if not self.has_filters():
+            return None
+        if not scripts:
+            return set()
         try:
-            self.rpc.call("sendrawtransaction", tx.hex())
+            result = self.rpc.call("scanblocks", "start", [f"raw({s.hex()})" for s in scripts],
+                                   start, stop, "basic", {"filter_false_positives": True})
+        except UpstreamRejected as e:
+            self.log.warning("scanblocks on %s failed (%s); fetching blocks instead", self.rpc.display, e.message)
+            return None
+        if not result.get("completed", True):
+            return None
+        return {hex_to_hash(h) for h in result["relevant_blocks"]}
+
+    def fetch_blocks(self, hashes: list[bytes]) -> list[Block]:
+        raws = self.rpc.batch([("getblock", hash_to_hex(h), 0) for h in hashes])
+        blocks = []
+        for h, raw in zip(hashes, raws, strict=True):
+            block = Block.from_bytes(bytes.fromhex(raw))
+            if block.hash() != h:
+                raise UpstreamError(f"block {hash_to_hex(h)} came back with another hash")
+            blocks.append(block)
+        return blocks
+
+    def _progress(self, what: str, height: int, target: int, started: float) -> None:
+        now = time.monotonic()
+        if height < target and now - self._last_progress < PROGRESS_EVERY:
+            return
+        self._last_progress = now
+        rate = height / max(now - started, 1e-3)
+        self.log.info("%s: height=%d of %d (%.1f%%, %.0f/s)", what, height, target,
+                      100.0 * height / max(target, 1), rate)
+
+    # -- 3. mempool ----------------------------------------------------------------------------
+
+    def sync_mempool(self) -> None:
+        with self._mempool_lock:
+            listing = self.rpc.call("getrawmempool", False, True)
+            sequence = listing["mempool_sequence"]
+            if sequence == self._mempool_sequence:
+                return
+            upstream = [hex_to_hash(t) for t in listing["txids"]]
+            with self.service.lock:
+                ours = set(self.state.mempool.entries)
+            wanted = set(upstream)
+            new = [t for t in upstream if t not in ours]
+            fetched: list[tuple[Transaction, int, int, int]] = []
+            for i in range(0, len(new), MEMPOOL_BATCH):
+                part = new[i:i + MEMPOOL_BATCH]
+                calls: list[tuple[Any, ...]] = []
+                for t in part:
+                    calls += [("getrawtransaction", hash_to_hex(t)), ("getmempoolentry", hash_to_hex(t))]
+                answers = self.rpc.batch_outcomes(calls)
+                for k in range(len(part)):
+                    raw, entry = answers[2 * k], answers[2 * k + 1]
+                    if isinstance(raw, UpstreamRejected) or isinstance(entry, UpstreamRejected):
+                        continue    # mined or evicted upstream since the listing
+                    fee = round(float(entry["fees"]["base"]) * COIN)
+                    fetched.append((Transaction.from_hex(raw), fee, int(entry["time"]), int(entry["height"])))
+            gone = [t for t in ours if t not in wanted]
+            with self.service.lock:
+                for txid in gone:
+                    self.state.mempool_remove(txid, "expiry")
+                for tx, fee, when, height in _parents_first(fetched):
+                    self.state.mempool_add(tx, fee, when, height)
+                self.service.notify()
+            self._mempool_sequence = sequence
+
+    # -- relaying ------------------------------------------------------------------------------
+
+    def relay(self, tx: Transaction, max_fee: int = 0) -> None:
+        """sendrawtransaction on the upstream node (its error is ours: UpstreamRejected), after checking
+        the fee against `max_fee` when it is positive; then mirror its mempool."""
+        hex_tx = tx.hex()
+        try:
+            if max_fee > 0:
+                fee = self._fee(tx)
+                if fee is not None and fee > max_fee:
+                    raise FeeAboveMaximum()
+            self.rpc.call("sendrawtransaction", hex_tx, 0)
+        except (UpstreamRejected, FeeAboveMaximum):
+            raise
         except UpstreamError as e:
             raise ChainSourceUnavailable(f"Chain source unavailable: {e}") from None
+        self.sync_mempool()
+
+    def _fee(self, tx: Transaction) -> int | None:
+        """The fee of `tx` as the upstream node sees it: testmempoolaccept, or (a node without it)
+        the parents' outputs through getrawtransaction. None when it cannot be known here
+        (missing inputs: the upstream's sendrawtransaction then says why)."""
+        try:
+            result = self.rpc.call("testmempoolaccept", [tx.hex()], 0)[0]
+            fee = result.get("fees", {}).get("base")
+            return None if fee is None else round(float(fee) * COIN)
+        except UpstreamRejected as e:
+            if e.code != -32601:        # RPC_METHOD_NOT_FOUND
+                raise
+        parents = self.rpc.batch_outcomes([("getrawtransaction", hash_to_hex(i.prevout.hash)) for i in tx.vin])
+        total = 0
+        for txin, raw in zip(tx.vin, parents, strict=True):
+            if isinstance(raw, UpstreamRejected):
+                return None
+            outs = Transaction.from_hex(raw).vout
+            if txin.prevout.n >= len(outs):
+                return None
+            total += outs[txin.prevout.n].value
+        return total - sum(o.value for o in tx.vout)
 
 
-def _parents_first(txs):
+def _parents_first(items: list[tuple[Transaction, int, int, int]]) -> list[tuple[Transaction, int, int, int]]:
     """The transactions reordered so that a parent comes before its children (they form no cycles)."""
-    by_id = {tx.txid(): tx for tx in txs}
-    done, out = set(), []
-    for tx in txs:
-        stack = [tx]
+    by_id = {it[0].txid(): it for it in items}
+    done: set[bytes] = set()
+    out = []
+    for item in items:
+        stack = [item]
         while stack:
             cur = stack[-1]
-            waiting = [by_id[i.prevout.hash] for i in cur.vin
+            waiting = [by_id[i.prevout.hash] for i in cur[0].vin
                        if i.prevout.hash in by_id and i.prevout.hash not in done]
             if waiting:
                 stack.extend(waiting)
                 continue
             stack.pop()
-            if cur.txid() not in done:
-                done.add(cur.txid())
+            if cur[0].txid() not in done:
+                done.add(cur[0].txid())
                 out.append(cur)
     return out
+
+
+def hint_union(hints: list[ScanHint]) -> ScanHint:
+    """One ScanHint for several listeners."""
+    times = [h.since for h in hints if h.since is not None]
+    if not times:
+        return NOTHING
+    scripts: set[bytes] | None = set()
+    for h in hints:
+        if h.since is None:
+            continue
+        if h.scripts is None:
+            scripts = None
+            break
+        scripts |= h.scripts  # type: ignore[operator]
+    return ScanHint(min(times), scripts, sum(h.version for h in hints))
+

@@ -39,24 +39,30 @@ class ChainParams:
     bip66_height: int
     csv_height: int
     segwit_height: int
+    # Difficulty adjustment (Core's nPowTargetTimespan, nPowTargetSpacing, fPowAllowMinDifficultyBlocks)
+    pow_target_timespan: int = 14 * 24 * 60 * 60
+    pow_target_spacing: int = 10 * 60
+    allow_min_difficulty: bool = False
 
 
-def _params(name, genesis_hex, pow_limit, no_retarget, halving, bip34, bip65, bip66, csv, segwit):
+def _params(name, genesis_hex, pow_limit, no_retarget, halving, bip34, bip65, bip66, csv, segwit,
+            allow_min_difficulty=False):
     return ChainParams(name, hex_to_hash(genesis_hex), pow_limit, no_retarget, halving,
-                       bip34, bip65, bip66, csv, segwit)
+                       bip34, bip65, bip66, csv, segwit, allow_min_difficulty=allow_min_difficulty)
 
 
 PARAMS = {
     "main": _params("main", "000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f",
                     0x00000000FFFF << 208, False, 210_000, 227_931, 388_381, 363_725, 419_328, 481_824),
     "test": _params("test", "000000000933ea01ad0ee984209779baaec3ced90fa3f408719526f8d77f4943",
-                    0x00000000FFFF << 208, False, 210_000, 21_111, 581_885, 330_776, 770_112, 834_624),
+                    0x00000000FFFF << 208, False, 210_000, 21_111, 581_885, 330_776, 770_112, 834_624,
+                    allow_min_difficulty=True),
     "testnet4": _params("testnet4", "00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf043",
-                        0x00000000FFFF << 208, False, 210_000, 1, 1, 1, 1, 1),
+                        0x00000000FFFF << 208, False, 210_000, 1, 1, 1, 1, 1, allow_min_difficulty=True),
     "signet": _params("signet", "00000008819873e925422c1ff0f99f7cc9bbb232af63a077a480a3633bee1ef6",
                       0x00000377AE << 216, False, 210_000, 1, 1, 1, 1, 1),
     "regtest": _params("regtest", "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206",
-                       POW_LIMIT_REGTEST, True, 150, 1, 1, 1, 1, 0),
+                       POW_LIMIT_REGTEST, True, 150, 1, 1, 1, 1, 0, allow_min_difficulty=True),
 }
 
 

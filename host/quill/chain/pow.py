@@ -54,3 +54,23 @@ def difficulty(bits: int) -> float:
         diff /= 256.0
         shift -= 1
     return diff
+
+
+def next_work_required(prev, header_time: int, params) -> int | None:
+    """Core's GetNextWorkRequired for the block after `prev` (an index entry with .height, .header, .prev,
+    .ancestor()): the nBits it must carry, or None where any value up to the limit is allowed (the
+    min-difficulty chains, testnet and testnet4, whose 20-minute rule is not modelled here)."""
+    interval = params.pow_target_timespan // params.pow_target_spacing
+    if (prev.height + 1) % interval != 0:
+        if params.allow_min_difficulty:
+            return None
+        return prev.header.bits
+    if params.pow_no_retargeting:
+        return prev.header.bits
+    if params.allow_min_difficulty:
+        return None
+    first = prev.ancestor(prev.height - (interval - 1))
+    timespan = prev.header.time - first.header.time
+    timespan = max(params.pow_target_timespan // 4, min(params.pow_target_timespan * 4, timespan))
+    target = compact_to_target(prev.header.bits)[0] * timespan // params.pow_target_timespan
+    return target_to_compact(min(target, params.pow_limit))

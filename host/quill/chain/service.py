@@ -42,11 +42,11 @@ from typing import NamedTuple
 
 from . import index as ix
 from . import miner, rules
-from .block import Block
-from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeExceeded
+from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
 from .params import chain_params, regtest_genesis_block
 from .rules import Invalid
 from .store import ChainStore
+from .trusted import FOLLOW_MODE, TrustedChainState
 from .validation import ChainError, ChainState
 
 _log = logging.getLogger("quill.chain")
@@ -98,12 +98,16 @@ class ChainService:
             raise ChainError(f"the built-in chain is regtest only; use -chainsource to follow a {self.chain_name} node")
         with self.lock:
             self.store = ChainStore(self.chain_datadir)
-            genesis: Block | None = regtest_genesis_block() if self.builtin else None
-            self.state = ChainState(self.params, self.store, genesis, clock=self.clock)
             if self.builtin:
+                if self.store.get_meta("mode") == FOLLOW_MODE:
+                    raise ChainError(f"{self.store.path} was written by a follower (-chainsource); "
+                                     "the built-in chain needs another datadir")
+                self.state = ChainState(self.params, self.store, regtest_genesis_block(), clock=self.clock)
                 # A stop between storing a better branch and connecting it (a crash
                 # mid-reorg) is finished here, as Core's ActivateBestChain at start-up.
                 self.state.activate_best_chain()
+            else:
+                self.state = TrustedChainState(self.params, self.store, clock=self.clock)
             if self.state.tip is not None:
                 self.log.info("Chain %s loaded: height=%d best=%s", self.chain_name, self.state.tip.height,
                               self.state.tip.hash[::-1].hex())
@@ -130,7 +134,7 @@ class ChainService:
         with self.lock:
             self.listeners.remove(listener)
 
-    def _notify(self) -> None:
+    def notify(self) -> None:
         """Hand the events of the change just committed to the listeners, in order."""
         events, self.state.events = self.state.events, []
         for name, args in events:
@@ -142,6 +146,18 @@ class ChainService:
                     method(*args)
                 except Exception:
                     self.log.exception("chain listener %r failed in %s", listener, name)
+
+    def scan_hint(self):
+        """What the listeners need of the blocks to come (follower.ScanHint): listeners that define
+        scan_hint() say so; any other listener needs every block."""
+        from .follower import EVERYTHING, hint_union
+        hints = []
+        for listener in list(self.listeners):
+            method = getattr(listener, "scan_hint", None)
+            if method is None:
+                return EVERYTHING
+            hints.append(method())
+        return hint_union(hints)
 
     def _require_chain(self):
         if self.state is None or self.state.tip is None:
@@ -173,12 +189,18 @@ class ChainService:
         with self.lock:
             state = self._require_chain()
             entry = state.index.get(hash_)
-            return None if entry is None else state.read_block(entry)
+            if entry is None:
+                return None
+            if not self.builtin:
+                return self.follower.fetch_blocks([hash_])[0]
+            return state.read_block(entry)
 
     def block_undo(self, hash_):
         """The coins an active block spent, in input order (None for the genesis block or a stale block)."""
         with self.lock:
             state = self._require_chain()
+            if not self.builtin:
+                return None     # the follower keeps no undo data
             entry = state.index.get(hash_)
             return None if entry is None or entry.height == 0 else state.read_undo(entry)
 
@@ -243,7 +265,20 @@ class ChainService:
 
     def coin(self, outpoint):
         with self.lock:
-            return self._require_chain().chain_coin(outpoint)
+            state = self._require_chain()
+            if not self.builtin:
+                return self._upstream_coin(outpoint)
+            return state.chain_coin(outpoint)
+
+    def _upstream_coin(self, outpoint):
+        """The upstream node's UTXO (without its mempool) as a Coin, or None."""
+        from .coins import Coin
+        found = self.follower.rpc.call("gettxout", outpoint.hash[::-1].hex(), outpoint.n, False)
+        if found is None:
+            return None
+        value = round(float(found["value"]) * 100_000_000)
+        height = self.state.tip.height - int(found["confirmations"]) + 1
+        return Coin(value, bytes.fromhex(found["scriptPubKey"]["hex"]), height, bool(found["coinbase"]))
 
     def get_transaction(self, txid):
         with self.lock:
@@ -251,6 +286,8 @@ class ChainService:
             entry = state.mempool.get(txid)
             if entry is not None:
                 return entry.tx, None
+            if not self.builtin:
+                return self._upstream_transaction(txid)
             block_hash = state.store.tx_block(txid)
             if block_hash is None:
                 return None
@@ -259,6 +296,24 @@ class ChainService:
                 if tx.txid() == txid:
                     return tx, block_hash
             return None
+
+    def _upstream_transaction(self, txid):
+        """getrawtransaction on the upstream node (which needs -txindex for confirmed ones), or None."""
+        from quill.tx.transaction import Transaction
+        try:
+            found = self.follower.rpc.call("getrawtransaction", txid[::-1].hex(), 1)
+        except UpstreamRejected:
+            return None
+        block_hash = bytes.fromhex(found["blockhash"])[::-1] if "blockhash" in found else None
+        if block_hash is not None and block_hash not in self.state.index:
+            return None
+        return Transaction.from_hex(found["hex"]), block_hash
+
+    def verification_progress(self) -> float:
+        """1 on the built-in chain; delivered blocks over known headers while following."""
+        with self.lock:
+            state = self._require_chain()
+            return 1.0 if self.builtin else state.verification_progress()
 
     def is_initial_block_download(self) -> bool:
         with self.lock:
@@ -290,7 +345,7 @@ class ChainService:
             except Invalid as e:
                 return e.reason
             finally:
-                self._notify()
+                self.notify()
             return None if became_tip else "inconclusive"
 
     def generate(self, script_pubkey: bytes, nblocks: int, max_tries: int):
@@ -307,7 +362,7 @@ class ChainService:
                 try:
                     state.process_block(block)
                 finally:
-                    self._notify()
+                    self.notify()
                 hashes.append(block.hash())
         return hashes
 
@@ -322,7 +377,7 @@ class ChainService:
                 try:
                     state.process_block(block)
                 finally:
-                    self._notify()
+                    self.notify()
             return block
 
     def send_transaction(self, tx):
@@ -331,6 +386,7 @@ class ChainService:
             self._require_chain()
             if not self.builtin:
                 self.follower.relay(tx)
+                return self.state.mempool.get(tx.txid())
             return self._accept(tx)
 
     def broadcast_transaction(self, tx, max_fee: int = 0):
@@ -339,18 +395,24 @@ class ChainService:
         with self.lock:
             state = self._require_chain()
             txid = tx.txid()
+            if not self.builtin:
+                if txid in state.mempool:
+                    return state.mempool.get(txid)
+                try:
+                    self.follower.relay(tx, max_fee)
+                except FeeAboveMaximum:
+                    raise FeeExceeded() from None
+                except UpstreamRejected as e:
+                    if e.code == -27:       # RPC_VERIFY_ALREADY_IN_UTXO_SET
+                        raise AlreadyInUtxoSet() from None
+                    raise
+                return state.mempool.get(txid)
             if state.store.has_outputs(txid):
                 raise AlreadyInUtxoSet()
             if txid in state.mempool:
                 return state.mempool.get(txid)
             if max_fee > 0 and self._test_accept(tx).fee > max_fee:
                 raise FeeExceeded()
-            if not self.builtin:
-                self.follower.relay(tx)
-                try:
-                    return self._accept(tx)
-                except Invalid:
-                    return None  # the follower picks it up from the upstream mempool
             return self._accept(tx)
 
     def _test_accept(self, tx):
@@ -374,13 +436,15 @@ class ChainService:
             entry.unbroadcast = self.builtin
             return entry
         finally:
-            self._notify()
+            self.notify()
 
     def best_header_height(self) -> int:
         """Height of the most-work valid block known (Core's `headers`)."""
         with self.lock:
-            best = self._require_chain().index.best_candidate()
-            return best.height
+            state = self._require_chain()
+            if not self.builtin:
+                return state.best_header.height
+            return state.index.best_candidate().height
 
     def invalidate(self, hash_) -> bool:
         """False when the block is unknown."""
@@ -392,7 +456,7 @@ class ChainService:
             try:
                 state.invalidate(entry)
             finally:
-                self._notify()
+                self.notify()
             return True
 
     def reconsider(self, hash_) -> bool:
@@ -404,46 +468,50 @@ class ChainService:
             try:
                 state.reconsider(entry)
             finally:
-                self._notify()
+                self.notify()
             return True
 
-    # -- follower entry points (called by quill.chain.follower on its thread) ------------
+    # -- wallet rescans --------------------------------------------------------------------
 
-    def follow_block(self, block):
-        """Store a block fetched from the upstream node (not yet activated). Raises Invalid."""
-        with self.lock:
-            state = self.state
-            if state.tip is None:
-                state.add_genesis(block)
+    def scan(self, start: int, stop: int, hint, should_stop=lambda: False):
+        """The active blocks in [start, stop] a wallet rescan needs, as (height, block), in order.
+
+        `hint()` gives the wallet's current ScanHint; while following a node with block filters only
+        matching blocks are fetched, and the rest of the range is matched again whenever the hint's
+        version changes (new scripts). The built-in chain gives every block.
+        """
+        h = start
+        while h <= stop and not should_stop():
+            current = hint()
+            matched = None
+            if not self.builtin and current.scripts is not None and stop - h + 1 >= 1:
+                matched = self.follower.filter_matches(h, stop, current.scripts)
+            with self.lock:
+                active = self._require_chain().index.active
+                hashes = [(k, active[k].hash) for k in range(h, min(stop, len(active) - 1) + 1)]
+            if matched is not None:
+                hashes = [(k, x) for k, x in hashes if x in matched]
+            if not hashes:
                 return
-            if block.hash() in state.index:
+            changed = False
+            for i in range(0, len(hashes), 8):
+                part = hashes[i:i + 8]
+                if self.builtin:
+                    blocks = [self.block(x) for _, x in part]
+                else:
+                    blocks = self.follower.fetch_blocks([x for _, x in part])
+                for (k, _), block in zip(part, blocks, strict=True):
+                    if should_stop():
+                        return
+                    yield k, block
+                    h = k + 1
+                    if matched is not None and hint().version != current.version:
+                        changed = True
+                        break
+                if changed:
+                    break
+            if not changed:
                 return
-            state.process_block(block, follow=True)
-
-    def follow_tip(self, hash_) -> None:
-        """Make the upstream node's best block our tip, disconnecting and connecting as needed."""
-        with self.lock:
-            state = self.state
-            try:
-                state.activate_best_chain(target=state.index.get(hash_))
-            finally:
-                self._notify()
-
-    def follow_mempool(self, txs, gone) -> None:
-        """Add upstream mempool transactions we lack; drop ours that upstream no longer has."""
-        with self.lock:
-            state = self.state
-            try:
-                with state.store.transaction():
-                    for txid in gone:
-                        state.remove_from_mempool(txid, "expiry")
-                    for tx in txs:
-                        try:
-                            state.accept_to_mempool(tx)
-                        except Invalid as e:
-                            self.log.debug("upstream mempool tx %s not accepted: %s", tx.txid_hex(), e)
-            finally:
-                self._notify()
 
 
 def _test_block_validity(state, block) -> None:

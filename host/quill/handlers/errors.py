@@ -29,11 +29,13 @@ WALLET_ERRORS: dict[type[Exception], int] = {
     wallet.BlockNotFound: rpc.RPC_INVALID_ADDRESS_OR_KEY,
     wallet.WalletDataUnavailable: rpc.RPC_INTERNAL_ERROR,
     wallet.WalletError: rpc.RPC_WALLET_ERROR,
+    wallet.RescanAborted: rpc.RPC_MISC_ERROR,
 }
 
 CHAIN_ERRORS: dict[type[Exception], int] = {
     chain.ChainUnavailable: rpc.RPC_MISC_ERROR,
     chain.ChainSourceUnavailable: rpc.RPC_CLIENT_NOT_CONNECTED,
+    chain.UpstreamError: rpc.RPC_CLIENT_NOT_CONNECTED,     # the upstream node went away mid-call
 }
 
 SIGNING_ERRORS: dict[type[Exception], int] = {

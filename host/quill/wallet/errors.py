@@ -27,3 +27,7 @@ class WalletDataUnavailable(WalletError):
 
 class BlockNotFound(WalletError):
     """A block hash the chain does not know (RPC_INVALID_ADDRESS_OR_KEY, "Block not found")."""
+
+
+class RescanAborted(Exception):
+    """A rescan stopped because abortrescan asked it to (Core: RPC_MISC_ERROR "Rescan aborted by user.")."""

@@ -10,10 +10,11 @@ import json
 import logging
 import os
 import threading
+import time
 
 from quill.wallet import store as st
-from quill.wallet.errors import WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
-from quill.wallet.wallet import Wallet, block_time
+from quill.wallet.errors import RescanAborted, WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
+from quill.wallet.wallet import Wallet
 
 log = logging.getLogger("quill.wallet")
 
@@ -182,10 +183,21 @@ class WalletManager:
                 wallet.store.close()
             self.wallets.clear()
 
+    # -- what the chain must deliver (follower mode) -----------------------------------------
+
+    def scan_hint(self):
+        """The blocks the loaded wallets need (quill.chain.follower.ScanHint): from the earliest
+        descriptor time less TIMESTAMP_WINDOW, and only those touching the wallets' scripts."""
+        from quill.chain.follower import hint_union
+        with self.lock:
+            wallets = list(self.wallets.values())
+        return hint_union([wallet_hint(w) for w in wallets])
+
     # -- catching up and rescanning --------------------------------------------------------
 
     def catch_up(self, wallet):
-        """Resume from the last processed block (its fork point if it left the active chain),
+        """Finish a rescan a stop interrupted, resume from the last processed block (its fork
+        point if it left the active chain; blocks older than the wallet's birthday are skipped),
         then take in the node's mempool (core-wallet.md §4.1)."""
         chain = self.chain
         wallet.reset_for_load(chain.is_in_active_chain)
@@ -196,25 +208,83 @@ class WalletManager:
                 wallet.store.set_meta("tip_height", height)
                 wallet.store.set_meta("tip_hash", chain.block_hash(height))
         chain_height = chain.tip()[0]
-        self.rescan(wallet, height + 1, chain_height)
+        pending = wallet.store.get_meta("rescan_next")
+        if pending is not None:
+            stop = min(int(wallet.store.get_meta("rescan_stop")), chain_height)
+            log.info("Wallet %s: resuming the rescan interrupted at height %s", wallet.name, pending)
+            self.rescan(wallet, int(pending), stop)
+        since = wallet_hint(wallet).since
+        start = height + 1
+        if since is None:
+            start = chain_height + 1
+        elif start <= chain_height:
+            start = max(start, self.first_height_at(since, start))
+        self.rescan(wallet, start, chain_height, live_tip=True)
         for tx in chain.mempool_txs():
             wallet.transaction_added_to_mempool(tx)
 
-    def rescan(self, wallet, start, stop):
-        for h in range(max(0, start), stop + 1):
-            block = self.chain.block(self.chain.block_hash(h))
-            wallet.block_connected(block, h, rescan=True)
+    def rescan(self, wallet, start, stop, live_tip=False):
+        """Core's ScanForWalletTransactions over the active blocks [start, stop]. Returns the last
+        height scanned, or raises RescanAborted (abortrescan). While it runs, `wallet.scanning` holds
+        (started, start, stop, height) for getwalletinfo; a pending-rescan record in the wallet file,
+        advanced in the same transaction as each block, lets a restart finish it (catch_up).
+        `live_tip`: the wallet's last processed block becomes `stop` at the end."""
+        start = max(0, start)
+        if stop >= start:
+            with wallet.store.batch():
+                wallet.store.set_meta("rescan_next", start)
+                wallet.store.set_meta("rescan_stop", stop)
+            wallet.abort_rescan = False
+            wallet.scanning = [time.time(), start, stop, start]
+            try:
+                for h, block in self.chain.scan(start, stop, lambda: wallet_hint(wallet, everything=True),
+                                                should_stop=lambda: wallet.abort_rescan):
+                    with wallet.store.batch():
+                        wallet.block_connected(block, h, rescan=True)
+                        wallet.store.set_meta("rescan_next", h + 1)
+                    wallet.scanning[3] = h
+                aborted = wallet.abort_rescan
+            finally:
+                wallet.scanning = None
+            with wallet.store.batch():
+                wallet.store.delete_meta("rescan_next")
+                wallet.store.delete_meta("rescan_stop")
+            if aborted:
+                raise RescanAborted("Rescan aborted by user.")
+        if live_tip and stop > wallet.tip()[0]:
+            with wallet.store.batch():
+                wallet.store.set_meta("tip_height", stop)
+                wallet.store.set_meta("tip_hash", self.chain.block_hash(stop))
+        return stop
 
-    def rescan_from_time(self, wallet, timestamp):
-        """Rescan every block whose time is within TIMESTAMP_WINDOW of `timestamp` or later."""
+    def first_height_at(self, timestamp, lowest=0):
+        """Core's FindFirstBlockWithTimeAndHeight: the first active height >= `lowest` whose block
+        time (or any earlier block's: Core uses the running maximum) is >= `timestamp`."""
         chain = self.chain
         tip_height = chain.tip()[0]
         start = tip_height + 1
         h = tip_height
-        while h >= 0:
-            if block_time(chain.block(chain.block_hash(h))) < timestamp - TIMESTAMP_WINDOW:
+        while h >= lowest:
+            if chain.header_info(chain.block_hash(h)).time < timestamp:
                 break
             start = h
             h -= 1
-        self.rescan(wallet, start, tip_height)
         return start
+
+    def rescan_from_time(self, wallet, timestamp):
+        """Rescan every block whose time is within TIMESTAMP_WINDOW of `timestamp` or later."""
+        start = self.first_height_at(timestamp - TIMESTAMP_WINDOW)
+        self.rescan(wallet, start, self.chain.tip()[0])
+        return start
+
+
+def wallet_hint(wallet, everything=False):
+    """One wallet's ScanHint: blocks from its earliest descriptor time less TIMESTAMP_WINDOW
+    (`everything`: from the start), touching its scripts; the version grows with the scripts."""
+    from quill.chain.follower import ScanHint
+    with wallet.lock:
+        first = wallet.first_descriptor_time()
+        if first is None:
+            return ScanHint(None, None)
+        scripts = wallet.script_set()
+        return ScanHint(0 if everything else first - TIMESTAMP_WINDOW, scripts, len(scripts))

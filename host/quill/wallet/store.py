@@ -147,6 +147,9 @@ class Store:
     def set_meta(self, key, value):
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, value))
 
+    def delete_meta(self, key):
+        self.db.execute("DELETE FROM meta WHERE key=?", (key,))
+
     # -- descriptors and scripts -------------------------------------------
 
     def descriptors(self):
@@ -247,6 +250,9 @@ class Store:
 
     def txout(self, txid, n):
         return self.db.execute("SELECT value, script FROM txouts WHERE txid=? AND n=?", (txid, n)).fetchone()
+
+    def all_txouts(self):
+        return self.db.execute("SELECT txid, n, value, script FROM txouts")
 
     def add_spend(self, prev_txid, prev_n, txid):
         self.db.execute("INSERT OR IGNORE INTO spends(prev_txid, prev_n, txid) VALUES(?,?,?)",

@@ -49,6 +49,9 @@ class Wallet:
         self.keypool = keypool
         self.lock = store.lock
         self.mempool_conflicts: dict = {}   # txid -> set of mempool txids (memory only, §3.7)
+        self.scanning = None          # [started, start, stop, height] while a rescan runs
+        self.abort_rescan = False     # set by abortrescan, read by the running rescan
+        self._script_set = None
         self._load_indexes()
 
     # -- indexes rebuilt from the file --------------------------------------
@@ -59,6 +62,8 @@ class Wallet:
         for script, desc_id, idx in self.store.all_scripts():
             self.scripts.setdefault(bytes(script), []).append((desc_id, idx))
         self.labels = {addr: (label, purpose) for addr, label, purpose in self.store.addrbook()}
+        # Our outputs, (txid, n) -> value: debits and IsMine of inputs without one SQL query per input.
+        self.txouts = {(bytes(txid), n): value for txid, n, value, _ in self.store.all_txouts()}
         self.spends = {}
         for prev_txid, prev_n, txid in self.store.all_spends():
             self.spends.setdefault((bytes(prev_txid), prev_n), set()).add(bytes(txid))
@@ -81,6 +86,12 @@ class Wallet:
     def _set_tip(self, height, block_hash):
         self.store.set_meta("tip_height", height)
         self.store.set_meta("tip_hash", block_hash)
+
+    def script_set(self):
+        """The scripts we watch as one frozen set, rebuilt only when new scripts were derived."""
+        if self._script_set is None or len(self._script_set) != len(self.scripts):
+            self._script_set = frozenset(self.scripts)
+        return self._script_set
 
     # -- IsMine --------------------------------------------------------------
 
@@ -186,10 +197,11 @@ class Wallet:
         total = 0
         if tx.is_coinbase():
             return 0
+        txouts = self.txouts
         for txin in tx.vin:
-            out = self.store.txout(txin.prevout.hash, txin.prevout.n)
-            if out is not None:
-                total += out[0]
+            value = txouts.get((txin.prevout.hash, txin.prevout.n))
+            if value is not None:
+                total += value
         return total
 
     def credit_outputs(self, tx):
@@ -236,7 +248,7 @@ class Wallet:
             return False
         for txin in row.tx.vin:
             parent = self.store.get_tx(txin.prevout.hash)
-            if parent is None or self.store.txout(txin.prevout.hash, txin.prevout.n) is None:
+            if parent is None or (txin.prevout.hash, txin.prevout.n) not in self.txouts:
                 return False
             if not self.is_trusted(parent, memo, tip_height):
                 return False
@@ -257,7 +269,24 @@ class Wallet:
             return True
         if tx.is_coinbase():
             return False
-        return any(self.store.txout(i.prevout.hash, i.prevout.n) is not None for i in tx.vin)
+        return any((i.prevout.hash, i.prevout.n) in self.txouts for i in tx.vin)
+
+    def may_concern(self, tx) -> bool:
+        """Could a block's `tx` change this wallet? It pays one of our scripts, spends one of our
+        outputs, or spends an outpoint a wallet tx spends (a conflict). Memory only: a block's other
+        transactions are skipped before any SQL."""
+        scripts = self.scripts
+        for out in tx.vout:
+            if out.script_pubkey in scripts:
+                return True
+        if tx.is_coinbase():
+            return False
+        txouts, spends = self.txouts, self.spends
+        for i in tx.vin:
+            key = (i.prevout.hash, i.prevout.n)
+            if key in txouts or key in spends:
+                return True
+        return False
 
     def _smart_time(self, received, blocktime, rescan):
         """Core's ComputeTimeSmart (§3.8)."""
@@ -291,6 +320,7 @@ class Wallet:
         for n, out in enumerate(tx.vout):
             if out.script_pubkey in self.scripts:
                 self.store.add_txout(txid, n, out.value, out.script_pubkey)
+                self.txouts[(txid, n)] = out.value
                 self._mark_used(out.script_pubkey)
         if not tx.is_coinbase():
             for txin in tx.vin:
@@ -364,6 +394,8 @@ class Wallet:
             if not rescan or height > self.tip()[0]:
                 self._set_tip(height, block_hash)
             for index, tx in enumerate(block.txs):
+                if not self.may_concern(tx):
+                    continue
                 txid = tx.txid()
                 if not tx.is_coinbase():
                     for txin in tx.vin:

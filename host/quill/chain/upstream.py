@@ -1,0 +1,114 @@
+"""A JSON-RPC client of the upstream node (-chainsource=http://user:password@host:port).
+
+One keep-alive HTTP connection per client, guarded by a lock, so one client may be
+shared by threads (the follower keeps its own; handlers forwarding calls to the
+upstream node may share another). `call` returns the result or raises
+UpstreamRejected with the node's code and message; `batch` sends many calls in one
+HTTP request (a JSON-RPC batch, which Core serves in one go) and returns their
+results in order. Credentials never appear in errors or logs: `display` is host:port.
+"""
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import threading
+import urllib.parse
+from typing import Any
+
+from .errors import UpstreamError, UpstreamRejected
+
+
+class UpstreamRPC:
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError("-chainsource must look like http://user:password@host:port")
+        self.host = parts.hostname
+        self.port = parts.port or 8332
+        self.path = parts.path or "/"
+        user = urllib.parse.unquote(parts.username or "")
+        password = urllib.parse.unquote(parts.password or "")
+        self.auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        self.timeout = timeout
+        self.display = f"{self.host}:{self.port}"
+        self._lock = threading.Lock()
+        self._conn: http.client.HTTPConnection | None = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _post(self, body: bytes) -> tuple[int, bytes]:
+        """One request on the kept-alive connection, reconnecting once if the node closed it."""
+        with self._lock:
+            for attempt in (0, 1):
+                if self._conn is None:
+                    self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+                try:
+                    self._conn.request("POST", self.path, body, {
+                        "Authorization": self.auth, "Content-Type": "application/json"})
+                    resp = self._conn.getresponse()
+                    return resp.status, resp.read()
+                except (OSError, http.client.HTTPException) as e:
+                    self._conn.close()
+                    self._conn = None
+                    if attempt:
+                        raise UpstreamError(f"cannot reach {self.display}: {e}") from None
+        raise AssertionError("unreachable")
+
+    def _decode(self, status: int, raw: bytes) -> Any:
+        if not raw:
+            raise UpstreamError(f"{self.display} answered HTTP {status}")
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise UpstreamError(f"{self.display} sent a reply that is not JSON") from None
+
+    @staticmethod
+    def _result(reply: Any) -> Any:
+        if not isinstance(reply, dict):
+            raise UpstreamError("the upstream node sent a malformed JSON-RPC reply")
+        error = reply.get("error")
+        if error:
+            code = error.get("code", -1) if isinstance(error, dict) else -1
+            message = error.get("message", "") if isinstance(error, dict) else str(error)
+            raise UpstreamRejected(code, message)
+        return reply.get("result")
+
+    def call(self, method: str, *params: Any) -> Any:
+        body = json.dumps({"jsonrpc": "1.0", "id": 0, "method": method, "params": list(params)}).encode()
+        return self._result(self._decode(*self._post(body)))
+
+    def batch(self, calls: list[tuple[Any, ...]]) -> list[Any]:
+        """[(method, *params)] in one HTTP request; the results in the same order.
+        Raises UpstreamRejected for the first call that failed."""
+        if not calls:
+            return []
+        body = json.dumps([{"jsonrpc": "1.0", "id": i, "method": c[0], "params": list(c[1:])}
+                           for i, c in enumerate(calls)]).encode()
+        replies = self._decode(*self._post(body))
+        if not isinstance(replies, list) or len(replies) != len(calls):
+            raise UpstreamError(f"{self.display} answered a batch of {len(calls)} calls with something else")
+        by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
+        return [self._result(by_id.get(i)) for i in range(len(calls))]
+
+    def batch_outcomes(self, calls: list[tuple[Any, ...]]) -> list[Any]:
+        """Like batch, but a failed call gives its UpstreamRejected in its place instead of raising."""
+        if not calls:
+            return []
+        body = json.dumps([{"jsonrpc": "1.0", "id": i, "method": c[0], "params": list(c[1:])}
+                           for i, c in enumerate(calls)]).encode()
+        replies = self._decode(*self._post(body))
+        if not isinstance(replies, list) or len(replies) != len(calls):
+            raise UpstreamError(f"{self.display} answered a batch of {len(calls)} calls with something else")
+        by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
+        out: list[Any] = []
+        for i in range(len(calls)):
+            try:
+                out.append(self._result(by_id.get(i)))
+            except UpstreamRejected as e:
+                out.append(e)
+        return out
