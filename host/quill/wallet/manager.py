@@ -236,6 +236,7 @@ class WalletManager:
                 wallet.store.set_meta("rescan_stop", stop)
             wallet.abort_rescan = False
             wallet.scanning = [time.time(), start, stop, start]
+            fetched = 0
             try:
                 for h, block in self.chain.scan(start, stop, lambda: wallet_hint(wallet, everything=True),
                                                 should_stop=lambda: wallet.abort_rescan):
@@ -243,9 +244,13 @@ class WalletManager:
                         wallet.block_connected(block, h, rescan=True)
                         wallet.store.set_meta("rescan_next", h + 1)
                     wallet.scanning[3] = h
+                    fetched += 1
                 aborted = wallet.abort_rescan
             finally:
+                took = time.time() - wallet.scanning[0]
                 wallet.scanning = None
+            log.info("Rescan of %s: heights %d to %d, %d blocks read, %.1f s%s", wallet.name, start, stop,
+                     fetched, took, " (aborted)" if aborted else "")
             with wallet.store.batch():
                 wallet.store.delete_meta("rescan_next")
                 wallet.store.delete_meta("rescan_stop")

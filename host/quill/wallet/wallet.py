@@ -151,21 +151,27 @@ class Wallet:
         self.store.add_scripts(rows)
 
     def _mark_used(self, script):
-        """Core's MarkUnusedAddresses: advance next_index and top up the range."""
+        """Core's MarkUnusedAddresses: a script at or past a descriptor's next_index moves next_index
+        beyond it and tops up the range; each address passed over that way gets an empty
+        address-book entry when its descriptor is an active external one (as Core 31 does,
+        checked against it). Scripts below next_index change nothing."""
         for desc_id, idx in list(self.scripts.get(script, ())):
             info = self.descs[desc_id]
             if not info.desc.is_range() or idx < info.next_index:
                 continue
+            passed = list(range(info.next_index, idx + 1))
             info.next_index = idx + 1
             new_end = max(info.range_end, info.next_index + self.keypool)
             if new_end > info.range_end:
                 self._derive(info, info.range_end, new_end)
                 info.range_end = new_end
             self.store.set_range(desc_id, info.range_end, info.next_index)
-        if any(self.descs[d].active and not self.descs[d].internal for d, _ in self.scripts.get(script, ())):
-            address = encode_destination(script, self.chain_name)
-            if address is not None and address not in self.labels:
-                self.set_label(address, "")
+            if not info.active or info.internal:
+                continue
+            for i in passed:
+                address = encode_destination(info.desc.script(i), self.chain_name)
+                if address is not None and address not in self.labels:
+                    self.set_label(address, "")
 
     def active_descriptor(self, output_type, internal):
         for info in self.descs.values():

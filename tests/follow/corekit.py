@@ -1,0 +1,175 @@
+"""A regtest chain built on the real Bitcoin Core for the follower's tests and benchmark.
+
+    core = BitcoinD(tmp, "-blockfilterindex=1").start()
+    chain = CoreChain(core)
+    chain.build(300)            # blocks with a mixed set of transactions, 10 minutes apart
+    chain.watched_descriptors   # the public descriptors of the "hot" wallet, as Core lists them
+
+Core runs two wallets: "miner" (coinbases, pays the hot wallet) and "hot" (a descriptor wallet
+with keys, receiving on legacy, p2sh-segwit, bech32 and bech32m addresses and spending with
+change). The tests watch "hot"'s public descriptors in Quill and in a watch-only Core wallet
+and compare their answers. Block times are set with setmocktime, 600 s apart, ending near
+now (the clock moves 2 h every 12 blocks), so that a birthday (a descriptor timestamp) selects a height.
+
+SourceGate sits between quilld and Core (-chainsource points at it): it forwards JSON-RPC
+bodies, and once `hold_after_blocks` getblock calls have been answered it holds every further
+request until `release()`, so a test can kill quilld at a known point of a sync or rescan.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from quill.chain.upstream import UpstreamRPC
+
+from tests.kit.bitcoind import RPC_PASSWORD, RPC_USER, BitcoinD
+
+SPACING = 600
+MOCKTIME_STEP = 12
+BURN_ADDRESS = "bcrt1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq3xueyj"  # nobody's P2WSH
+ADDRESS_TYPES = ("legacy", "p2sh-segwit", "bech32", "bech32m")
+
+
+class CoreChain:
+    def __init__(self, core: BitcoinD) -> None:
+        self.core = core
+        base = f"http://{RPC_USER}:{RPC_PASSWORD}@127.0.0.1:{core.rpc_port}"
+        self.node = UpstreamRPC(base + "/")
+        self.miner = UpstreamRPC(base + "/wallet/miner")
+        self.hot = UpstreamRPC(base + "/wallet/hot")
+        self.times: list[int] = []
+
+    def build(self, nblocks: int, txs_per_block: int = 2, start_time: int | None = None) -> None:
+        """Two wallets, 110 blocks of coinbases, then blocks with transactions up to height `nblocks`."""
+        node = self.node
+        t0 = start_time if start_time is not None else int(time.time()) - (nblocks + 30) * SPACING
+        self.t0 = t0
+        self.txs_per_block = txs_per_block
+        # Core's wallets skip blocks older than their birth time: born at the chain's start
+        node.call("setmocktime", t0 - 1)
+        node.call("createwallet", "miner")
+        node.call("createwallet", "hot")
+        funds = self.miner.call("getnewaddress")
+        self._hot_addresses = self.hot.batch([("getnewaddress", "", ADDRESS_TYPES[i % 4]) for i in range(400)])
+        self._away = self.miner.batch([("getnewaddress", "", ADDRESS_TYPES[i % 4]) for i in range(8)])
+        self._k = 0
+        # 50 coinbases fund the miner wallet; later blocks pay a key nobody holds, so that
+        # no wallet's coin selection slows down with thousands of coinbases
+        calls: list[tuple[Any, ...]] = []
+        for h in range(1, 111):
+            calls += [("setmocktime", t0 + h * SPACING), ("generatetoaddress", 1, funds if h <= 50 else BURN_ADDRESS)]
+        for i in range(0, len(calls), 100):
+            node.batch(calls[i:i + 100])
+        self.height = 110
+        self.extend(nblocks - 110)
+
+    def extend(self, nblocks: int) -> None:
+        """`nblocks` more blocks, each with the miner paying the hot wallet and the hot wallet spending."""
+        node = self.node
+        for h in range(self.height + 1, self.height + nblocks + 1):
+            if h % MOCKTIME_STEP == 0:
+                node.call("setmocktime", self.t0 + h * SPACING)
+            k = self._k
+            amounts = {self._hot_addresses[(k + i) % 400]: round(0.01 + 0.001 * ((k + i) % 50), 8)
+                       for i in range(self.txs_per_block)}
+            self.miner.batch_outcomes([("sendmany", "", amounts)])
+            if h % 100 == 0:
+                # consolidate: one transaction with every coin of the hot wallet (many inputs, mixed types)
+                self.hot.batch_outcomes([("sendall", [self._hot_addresses[h % 400]])])
+            else:
+                self.hot.batch_outcomes([("sendtoaddress", self._away[k % 8], 0.005)] +
+                                        [("sendtoaddress", self._hot_addresses[(k * 7) % 400], 0.002)][: k % 2])
+            self._k += self.txs_per_block
+            node.call("generatetoaddress", 1, BURN_ADDRESS)
+        self.height = node.call("getblockcount")
+
+    def time_of(self, height: int) -> int:
+        return int(self.node.call("getblockheader", self.node.call("getblockhash", height))["time"])
+
+    def watched_descriptors(self, timestamp: int) -> list[dict[str, Any]]:
+        """The hot wallet's public descriptors as importdescriptors requests with `timestamp`."""
+        listed = self.hot.call("listdescriptors")["descriptors"]
+        out = []
+        for d in listed:
+            req = {"desc": d["desc"], "timestamp": timestamp, "active": d["active"],
+                   "range": d["range"], "next_index": d["next"]}
+            if d.get("internal"):
+                req["internal"] = True
+            out.append(req)
+        return out
+
+
+class SourceGate:
+    """An HTTP forwarder in front of Core that can hold requests after a number of getblock calls."""
+
+    def __init__(self, core: BitcoinD) -> None:
+        self.core = core
+        self.blocks_served = 0
+        self.hold_after_blocks: int | None = None
+        self._open = threading.Event()
+        self._open.set()
+        gate = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                gate._before(body)
+                req = urllib.request.Request(gate.core.url, data=body, method="POST",
+                                             headers={"Authorization": self.headers["Authorization"],
+                                                      "Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(req, timeout=600) as reply:
+                        status, data = reply.status, reply.read()
+                except urllib.error.HTTPError as e:
+                    status, data = e.code, e.read()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://{RPC_USER}:{RPC_PASSWORD}@127.0.0.1:{self.port}"
+
+    def _before(self, body: bytes) -> None:
+        self._open.wait()
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return
+        calls = parsed if isinstance(parsed, list) else [parsed]
+        n = sum(1 for c in calls if isinstance(c, dict) and c.get("method") == "getblock")
+        if n and self.hold_after_blocks is not None and self.blocks_served >= self.hold_after_blocks:
+            self._open.clear()
+            self._open.wait()
+        self.blocks_served += n
+
+    def hold_after(self, nblocks: int) -> None:
+        self.blocks_served = 0
+        self.hold_after_blocks = nblocks
+
+    def holding(self) -> bool:
+        return not self._open.is_set()
+
+    def release(self) -> None:
+        self.hold_after_blocks = None
+        self._open.set()
+
+    def close(self) -> None:
+        self.release()
+        self.server.shutdown()

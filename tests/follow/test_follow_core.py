@@ -1,0 +1,224 @@
+"""quilld following the real Bitcoin Core (-chainsource), trusting it: headers first, blocks fetched only
+for the wallets, a wallet born mid-chain scanned with block filters (scanblocks) and without, every
+answer equal to a watch-only Core wallet holding the same descriptors; kill -9 during a sync and
+during a rescan resumes to the same answers; the mempool is polled (mempool_sequence).
+
+The chain (corekit.CoreChain) is built once: 250 blocks, two transactions or more in each block after
+110, mixed address types, block times 10 minutes apart; the wallet is born at height 180.
+The 20,000-block run of the same assertions is tests/bench/bench_follow.py.
+"""
+from __future__ import annotations
+
+import signal
+import sqlite3
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from rpc_daemon import QuillDaemon, RPCFailure
+
+from tests.follow.corekit import CoreChain, SourceGate
+from tests.kit.bitcoind import BitcoinD
+
+HEIGHT = 250
+BIRTH = 180
+# Times differ by nature; Core 31.99 no longer reports bip125-replaceable, which Quill still does.
+IGNORED = ("time", "timereceived", "bip125-replaceable")
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except RPCFailure:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def strip(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k not in IGNORED}
+
+
+def as_multiset(entries: list[dict[str, Any]]) -> Counter:
+    """Core's listsinceblock order between transactions of one block is not specified."""
+    return Counter(repr(sorted(strip(e).items())) for e in entries)
+
+
+class Reference:
+    """Core's answers for a watch-only wallet `w` holding the hot wallet's descriptors."""
+
+    def __init__(self, chain: CoreChain, descriptors: list[dict[str, Any]]) -> None:
+        self.chain = chain
+        core = chain.core
+        core.rpc("createwallet", "w", True, True)
+        self.call = lambda method, *params: core.rpc(method, *params, wallet="w")
+        assert all(r["success"] for r in self.call("importdescriptors", descriptors))
+
+    def answers(self) -> tuple[Any, ...]:
+        return answers_of(self.call)
+
+
+def answers_of(call) -> tuple[Any, ...]:
+    since = call("listsinceblock", "")
+    txids = sorted({e["txid"] for e in since["transactions"]})
+    txs = {t: strip(call("gettransaction", t)) for t in txids}
+    for t in txs.values():
+        t["details"] = sorted((strip(d) for d in t["details"]), key=repr)
+    return as_multiset(since["transactions"]), since["removed"], since["lastblock"], txs
+
+
+def quill_call(daemon: QuillDaemon, wallet: str = "w"):
+    return lambda method, *params: daemon.rpc(method, *params, path=f"/wallet/{wallet}")
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    core = BitcoinD(tmp_path_factory.mktemp("core"), "-blockfilterindex=1").start()
+    chain = CoreChain(core)
+    started = time.monotonic()
+    chain.build(HEIGHT)
+    birthday = chain.time_of(BIRTH)
+    descriptors = chain.watched_descriptors(birthday)
+    ref = Reference(chain, descriptors)
+    wait_for(lambda: core.rpc("getindexinfo")["basic block filter index"]["synced"], what="Core's filter index")
+    print(f"chain of {HEIGHT} blocks built in {time.monotonic() - started:.1f} s")
+    try:
+        yield chain, descriptors, ref, tmp_path_factory
+    finally:
+        core.stop()
+
+
+def follow(tmp_path_factory, url: str, name: str) -> QuillDaemon:
+    return QuillDaemon(tmp_path_factory.mktemp(name), f"-chainsource={url}", "-chainpollinterval=100").start()
+
+
+def synced_to(daemon: QuillDaemon, chain: CoreChain):
+    best = chain.node.call("getbestblockhash")
+    return lambda: daemon.rpc("getbestblockhash") == best
+
+
+def scan_and_compare(daemon: QuillDaemon, chain: CoreChain, descriptors, ref: Reference) -> float:
+    wait_for(synced_to(daemon, chain), what="the follower")
+    info = daemon.rpc("getblockchaininfo")
+    assert info["blocks"] == info["headers"] == chain.height
+    assert info["verificationprogress"] == 1
+    assert daemon.rpc("createwallet", "w", True, True, "", False, True, True) == {"name": "w"}
+    started = time.monotonic()
+    result = quill_call(daemon)("importdescriptors", descriptors)
+    took = time.monotonic() - started
+    assert all(r["success"] for r in result), result
+    mine, theirs = answers_of(quill_call(daemon)), ref.answers()
+    only_mine, only_core = mine[0] - theirs[0], theirs[0] - mine[0]
+    assert not only_mine and not only_core, (sorted(only_mine)[:3], sorted(only_core)[:3], len(only_mine),
+                                              len(only_core))
+    assert mine[1:] == theirs[1:]        # removed, lastblock, every gettransaction
+    assert len(theirs[3]) > 50           # the scenario really has wallet transactions
+    return took
+
+
+def test_follows_core_and_scans_a_birthday_with_filters(net):
+    chain, descriptors, ref, tmp = net
+    q = follow(tmp, chain.core.url_for_follower, "filters")
+    try:
+        scan_and_compare(q, chain, descriptors, ref)
+        log = q.debug_log()
+        assert "block filters available" in log
+        # headers and no raw block were stored: the follower's file holds only headers
+        db = sqlite3.connect(q.chain_dir / "chain.sqlite")
+        assert db.execute("SELECT COUNT(*), SUM(LENGTH(raw)) FROM blocks").fetchone() == (HEIGHT + 1, 0)
+        assert db.execute("SELECT COUNT(*) FROM utxo").fetchone() == (0,)
+        # fewer blocks than the birthday range were fetched: the log line of the rescan says how many
+        assert "Rescan of w" in log
+    finally:
+        q.stop()
+
+
+def test_scans_without_filters_and_a_kill_during_the_rescan_resumes(net):
+    chain, descriptors, ref, tmp = net
+    core = chain.core
+    core.stop()
+    core.args = [a for a in core.args if a != "-blockfilterindex=1"]
+    core.start()
+    for name in ("miner", "hot", "w"):
+        core.rpc("loadwallet", name)
+    gate = SourceGate(core)
+    q = follow(tmp, gate.url, "nofilters")
+    try:
+        wait_for(synced_to(q, chain), what="the follower")
+        assert q.rpc("createwallet", "w", True, True, "", False, True, True) == {"name": "w"}
+        gate.hold_after(20)
+        failed: list[Exception] = []
+        importer = threading.Thread(target=lambda: _import_expecting_a_kill(q, descriptors, failed))
+        importer.start()
+        wait_for(gate.holding, what="the rescan to reach the gate")
+        wallet_db = sqlite3.connect(q.chain_dir / "wallets" / "w" / "wallet.sqlite")
+        next_height = wallet_db.execute("SELECT value FROM meta WHERE key='rescan_next'").fetchone()[0]
+        assert BIRTH - 20 < next_height < HEIGHT
+        wallet_db.close()
+        q.proc.send_signal(signal.SIGKILL)
+        q.proc.wait()
+        gate.release()
+        importer.join()
+        q.start()
+        wait_for(synced_to(q, chain), what="the follower after the restart")
+        assert "resuming the rescan interrupted at height" in q.debug_log()
+        assert "no block filter index" in q.debug_log()
+        mine, theirs = answers_of(quill_call(q)), ref.answers()
+        assert mine == theirs
+    finally:
+        q.stop()
+        gate.close()
+
+
+def _import_expecting_a_kill(q: QuillDaemon, descriptors, failed: list[Exception]) -> None:
+    try:
+        quill_call(q)("importdescriptors", descriptors)
+    except Exception as e:      # the daemon dies under the call
+        failed.append(e)
+
+
+def test_kill_during_sync_resumes_and_the_mempool_is_polled(net):
+    chain, descriptors, ref, tmp = net
+    gate = SourceGate(chain.core)
+    q = follow(tmp, gate.url, "sync")
+    try:
+        wait_for(synced_to(q, chain), what="the follower")
+        assert q.rpc("createwallet", "w", True, True, "", False, True, True) == {"name": "w"}
+        assert all(r["success"] for r in quill_call(q)("importdescriptors", descriptors))
+        # the chain grows while quilld is held at the gate after 5 of the new blocks, then killed
+        gate.hold_after(5)
+        chain.extend(30)
+        wait_for(gate.holding, what="the follower to fetch new blocks")
+        wallet_db = sqlite3.connect(q.chain_dir / "wallets" / "w" / "wallet.sqlite")
+        reached = wallet_db.execute("SELECT value FROM meta WHERE key='tip_height'").fetchone()[0]
+        wallet_db.close()
+        assert HEIGHT < reached < chain.height          # killed in the middle of the new blocks
+        q.proc.send_signal(signal.SIGKILL)
+        q.proc.wait()
+        gate.release()
+        q.start()
+        wait_for(synced_to(q, chain), what="the follower after the restart")
+        assert answers_of(quill_call(q)) == ref.answers()
+        # the mempool: a payment to the wallet is seen by polling, then its replacement with the conflict
+        hot = chain.hot
+        paid = hot.call("sendtoaddress", hot.call("getnewaddress", "", "bech32"), 0.3, "", "", False, True)
+        wait_for(lambda: q.rpc("getrawmempool") == chain.node.call("getrawmempool"), what="the mempool")
+        assert quill_call(q)("gettransaction", paid)["confirmations"] == 0
+        bumped = hot.call("bumpfee", paid)["txid"]
+        wait_for(lambda: bumped in q.rpc("getrawmempool"), what="the replacement")
+        wait_for(lambda: paid not in q.rpc("getrawmempool"), what="the replaced tx to leave")
+        for txid in (paid, bumped):
+            assert strip(quill_call(q)("gettransaction", txid)) == strip(ref.call("gettransaction", txid))
+        assert quill_call(q)("gettransaction", bumped)["walletconflicts"] == [paid]
+        chain.node.call("generatetoaddress", 1, "bcrt1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq3xueyj")
+        wait_for(synced_to(q, chain), what="the follower")
+        assert answers_of(quill_call(q)) == ref.answers()
+    finally:
+        q.stop()
+        gate.close()
