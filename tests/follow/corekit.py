@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from quill.chain.upstream import UpstreamRPC
-
 from tests.kit.bitcoind import RPC_PASSWORD, RPC_USER, BitcoinD
 
 SPACING = 600
@@ -43,12 +44,15 @@ class CoreChain:
         self.hot = UpstreamRPC(base + "/wallet/hot")
         self.times: list[int] = []
 
-    def build(self, nblocks: int, txs_per_block: int = 2, start_time: int | None = None) -> None:
-        """Two wallets, 110 blocks of coinbases, then blocks with transactions up to height `nblocks`."""
+    def build(self, nblocks: int, txs_per_block: int = 2, start_time: int | None = None,
+              wallet_every: int = 1) -> None:
+        """Two wallets, 110 blocks of coinbases, then blocks with transactions up to height `nblocks`;
+        the hot wallet is paid and spends in one block of `wallet_every` (the others pay strangers)."""
         node = self.node
         t0 = start_time if start_time is not None else int(time.time()) - (nblocks + 30) * SPACING
         self.t0 = t0
         self.txs_per_block = txs_per_block
+        self.wallet_every = wallet_every
         # Core's wallets skip blocks older than their birth time: born at the chain's start
         node.call("setmocktime", t0 - 1)
         node.call("createwallet", "miner")
@@ -74,6 +78,14 @@ class CoreChain:
             if h % MOCKTIME_STEP == 0:
                 node.call("setmocktime", self.t0 + h * SPACING)
             k = self._k
+            if h % self.wallet_every:
+                # a block the hot wallet has no part in
+                amounts = {self._away[(k + i) % 8]: round(0.01 + 0.001 * ((k + i) % 50), 8)
+                           for i in range(self.txs_per_block)}
+                self.miner.batch_outcomes([("sendmany", "", amounts)])
+                self._k += self.txs_per_block
+                node.call("generatetoaddress", 1, BURN_ADDRESS)
+                continue
             amounts = {self._hot_addresses[(k + i) % 400]: round(0.01 + 0.001 * ((k + i) % 50), 8)
                        for i in range(self.txs_per_block)}
             self.miner.batch_outcomes([("sendmany", "", amounts)])
@@ -101,6 +113,55 @@ class CoreChain:
                 req["internal"] = True
             out.append(req)
         return out
+
+
+# Times differ by nature; Core 31.99 no longer reports bip125-replaceable, which Quill still does.
+IGNORED = ("time", "timereceived", "bip125-replaceable")
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except Exception:       # the daemon is not answering yet
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def strip(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k not in IGNORED}
+
+
+def as_multiset(entries: list[dict[str, Any]]) -> Counter:
+    """Core's listsinceblock order between transactions of one block is not specified."""
+    return Counter(repr(sorted(strip(e).items())) for e in entries)
+
+
+class Reference:
+    """Core's answers for a watch-only wallet `w` holding the hot wallet's descriptors."""
+
+    def __init__(self, chain: CoreChain, descriptors: list[dict[str, Any]]) -> None:
+        self.chain = chain
+        core = chain.core
+        core.rpc("createwallet", "w", True, True)
+        self.call = lambda method, *params: core.rpc(method, *params, wallet="w")
+        assert all(r["success"] for r in self.call("importdescriptors", descriptors))
+
+    def answers(self) -> tuple[Any, ...]:
+        return answers_of(self.call)
+
+
+def answers_of(call) -> tuple[Any, ...]:
+    since = call("listsinceblock", "")
+    txids = sorted({e["txid"] for e in since["transactions"]})
+    txs = {t: strip(call("gettransaction", t)) for t in txids}
+    for t in txs.values():
+        t["details"] = sorted((strip(d) for d in t["details"]), key=repr)
+    return as_multiset(since["transactions"]), since["removed"], since["lastblock"], txs
+
 
 
 class SourceGate:

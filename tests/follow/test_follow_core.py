@@ -13,64 +13,15 @@ import signal
 import sqlite3
 import threading
 import time
-from collections import Counter
-from typing import Any
 
 import pytest
+from rpc_daemon import QuillDaemon
 
-from rpc_daemon import QuillDaemon, RPCFailure
-
-from tests.follow.corekit import CoreChain, SourceGate
+from tests.follow.corekit import CoreChain, Reference, SourceGate, answers_of, strip, wait_for
 from tests.kit.bitcoind import BitcoinD
 
 HEIGHT = 250
 BIRTH = 180
-# Times differ by nature; Core 31.99 no longer reports bip125-replaceable, which Quill still does.
-IGNORED = ("time", "timereceived", "bip125-replaceable")
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except RPCFailure:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def strip(entry: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in entry.items() if k not in IGNORED}
-
-
-def as_multiset(entries: list[dict[str, Any]]) -> Counter:
-    """Core's listsinceblock order between transactions of one block is not specified."""
-    return Counter(repr(sorted(strip(e).items())) for e in entries)
-
-
-class Reference:
-    """Core's answers for a watch-only wallet `w` holding the hot wallet's descriptors."""
-
-    def __init__(self, chain: CoreChain, descriptors: list[dict[str, Any]]) -> None:
-        self.chain = chain
-        core = chain.core
-        core.rpc("createwallet", "w", True, True)
-        self.call = lambda method, *params: core.rpc(method, *params, wallet="w")
-        assert all(r["success"] for r in self.call("importdescriptors", descriptors))
-
-    def answers(self) -> tuple[Any, ...]:
-        return answers_of(self.call)
-
-
-def answers_of(call) -> tuple[Any, ...]:
-    since = call("listsinceblock", "")
-    txids = sorted({e["txid"] for e in since["transactions"]})
-    txs = {t: strip(call("gettransaction", t)) for t in txids}
-    for t in txs.values():
-        t["details"] = sorted((strip(d) for d in t["details"]), key=repr)
-    return as_multiset(since["transactions"]), since["removed"], since["lastblock"], txs
 
 
 def quill_call(daemon: QuillDaemon, wallet: str = "w"):

@@ -1,0 +1,88 @@
+"""Following the real Bitcoin Core from scratch, and a wallet born late in the chain scanned with block
+filters (scanblocks) and without; every answer compared with a watch-only Core wallet holding the same
+descriptors (the assertions of tests/follow/test_follow_core.py, at full size).
+
+    .venv/bin/python tests/bench/bench_follow.py [blocks]      (default 2,000; the issue's run: 20000)
+
+The chain is built on Core (corekit.CoreChain: two or more transactions per block, mixed address
+types, 10 minutes apart; the watched wallet takes part in one block of ten); the wallet is born at
+3/4 of the height. The follow time counts from quilld's start.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))           # rpc_daemon
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))           # tests.*
+
+from rpc_daemon import QuillDaemon  # noqa: E402
+
+from tests.follow.corekit import CoreChain, Reference, answers_of, wait_for  # noqa: E402
+from tests.kit.bitcoind import BitcoinD  # noqa: E402
+
+
+WALLET_EVERY = 10       # the watched wallet has transactions in one block of ten
+
+
+def run(nblocks: int) -> list[tuple[str, str]]:
+    rows = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench_follow"))
+    core = BitcoinD(tmp / "core", "-blockfilterindex=1").start()
+    try:
+        chain = CoreChain(core)
+        t = time.monotonic()
+        chain.build(nblocks, wallet_every=WALLET_EVERY)
+        rows.append(("build the chain on Core", f"{time.monotonic() - t:.1f} s ({nblocks} blocks)"))
+        birth = nblocks * 3 // 4
+        descriptors = chain.watched_descriptors(chain.time_of(birth))
+        t = time.monotonic()
+        ref = Reference(chain, descriptors)
+        rows.append((f"Core: importdescriptors, born at {birth} (its own rescan)", f"{time.monotonic() - t:.2f} s"))
+        wait_for(lambda: core.rpc("getindexinfo")["basic block filter index"]["synced"], timeout=600)
+        theirs = ref.answers()
+        for label, restart in (("with filters", False), ("without filters", True)):
+            if restart:
+                core.stop()
+                core.args = [a for a in core.args if a != "-blockfilterindex=1"]
+                core.start()
+                for name in ("miner", "hot", "w"):
+                    core.rpc("loadwallet", name)
+            t = time.monotonic()
+            q = QuillDaemon(tmp / f"quill-{label.replace(' ', '-')}", f"-chainsource={core.url_for_follower}",
+                            "-chainpollinterval=100").start()
+            try:
+                best = chain.node.call("getbestblockhash")
+                wait_for(lambda: q.rpc("getbestblockhash") == best, timeout=3600)
+                rows.append((f"Quill: follow from scratch to {nblocks} ({label})", f"{time.monotonic() - t:.2f} s"))
+                q.rpc("createwallet", "w", True, True)
+                t = time.monotonic()
+                q.rpc("importdescriptors", descriptors, path="/wallet/w")
+                took = time.monotonic() - t
+                read = [ln for ln in q.debug_log().splitlines() if "Rescan of w" in ln][-1].split(": ", 1)[-1]
+                rows.append((f"Quill: importdescriptors, born at {birth} ({label})", f"{took:.2f} s — {read}"))
+                mine = answers_of(lambda m, *p: q.rpc(m, *p, path="/wallet/w"))
+                same = mine == theirs
+                rows.append((f"answers equal to Core's ({label}, {len(theirs[3])} wallet txs)", str(same)))
+                if not same:
+                    raise SystemExit(f"answers differ from Core's {label}")
+            finally:
+                q.stop()
+    finally:
+        core.stop()
+    return rows
+
+
+def main() -> None:
+    nblocks = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    rows = run(nblocks)
+    width = max(len(r[0]) for r in rows)
+    print(f"{'step':<{width}}  time")
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()
