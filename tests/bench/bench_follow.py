@@ -23,7 +23,6 @@ from rpc_daemon import QuillDaemon  # noqa: E402
 from tests.follow.corekit import CoreChain, Reference, answers_of, wait_for  # noqa: E402
 from tests.kit.bitcoind import BitcoinD  # noqa: E402
 
-
 WALLET_EVERY = 10       # the watched wallet has transactions in one block of ten
 
 
@@ -55,7 +54,7 @@ def run(nblocks: int) -> list[tuple[str, str]]:
                             "-chainpollinterval=100").start()
             try:
                 best = chain.node.call("getbestblockhash")
-                wait_for(lambda: q.rpc("getbestblockhash") == best, timeout=3600)
+                wait_for(lambda q=q, best=best: q.rpc("getbestblockhash") == best, timeout=3600)
                 rows.append((f"Quill: follow from scratch to {nblocks} ({label})", f"{time.monotonic() - t:.2f} s"))
                 q.rpc("createwallet", "w", True, True)
                 t = time.monotonic()
@@ -63,7 +62,7 @@ def run(nblocks: int) -> list[tuple[str, str]]:
                 took = time.monotonic() - t
                 read = [ln for ln in q.debug_log().splitlines() if "Rescan of w" in ln][-1].split(": ", 1)[-1]
                 rows.append((f"Quill: importdescriptors, born at {birth} ({label})", f"{took:.2f} s — {read}"))
-                mine = answers_of(lambda m, *p: q.rpc(m, *p, path="/wallet/w"))
+                mine = answers_of(lambda m, *p, q=q: q.rpc(m, *p, path="/wallet/w"))
                 same = mine == theirs
                 rows.append((f"answers equal to Core's ({label}, {len(theirs[3])} wallet txs)", str(same)))
                 if not same:

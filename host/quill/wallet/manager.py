@@ -288,7 +288,7 @@ def wallet_hint(wallet, everything=False):
     (`everything`: from the start), touching its scripts; the version grows with the scripts."""
     from quill.chain.follower import ScanHint
     with wallet.lock:
-        first = wallet.first_descriptor_time()
+        first = wallet.birthday()
         if first is None:
             return ScanHint(None, None)
         scripts = wallet.script_set()

@@ -87,6 +87,11 @@ class Wallet:
         self.store.set_meta("tip_height", height)
         self.store.set_meta("tip_hash", block_hash)
 
+    def birthday(self):
+        """The earliest descriptor timestamp (Core's key birth time), None without descriptors."""
+        times = [i.timestamp for i in self.descs.values()]
+        return min(times) if times else None
+
     def script_set(self):
         """The scripts we watch as one frozen set, rebuilt only when new scripts were derived."""
         if self._script_set is None or len(self._script_set) != len(self.scripts):
