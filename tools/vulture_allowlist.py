@@ -50,3 +50,8 @@ _h  # test_sighash_legacy taps LegacyHasher's internal hash object to see the by
 url_for_follower  # BitcoinD: the URL quilld -chainsource= takes (follower tests)
 micropython_source_archive  # toolchains: MicroPython's source, for native-module builds
 secp256k1_source_archive  # toolchains: libsecp256k1's source, for the native backend
+# http.server's handler protocol (tests/follow/corekit.py's SourceGate).
+protocol_version
+log_message
+do_POST
+daemon_threads

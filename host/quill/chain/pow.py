@@ -56,7 +56,7 @@ def difficulty(bits: int) -> float:
     return diff
 
 
-def next_work_required(prev, header_time: int, params) -> int | None:
+def next_work_required(prev, params) -> int | None:
     """Core's GetNextWorkRequired for the block after `prev` (an index entry with .height, .header, .prev,
     .ancestor()): the nBits it must carry, or None where any value up to the limit is allowed (the
     min-difficulty chains, testnet and testnet4, whose 20-minute rule is not modelled here)."""

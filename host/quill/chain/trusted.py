@@ -112,12 +112,11 @@ class TrustedChainState:
 
     # -- headers -------------------------------------------------------------------------
 
-    def add_headers(self, headers: list[BlockHeader]) -> ix.BlockEntry:
+    def add_headers(self, headers: list[BlockHeader]) -> ix.BlockEntry | None:
         """Check and store consecutive headers; the last one becomes the best header. Raises BadHeader."""
         if not headers:
             raise BadHeader("no headers")
         first = headers[0]
-        new = []
         with self.store.transaction():
             if not self.index.entries:
                 if first.hash() != self.params.genesis_hash:
@@ -129,10 +128,12 @@ class TrustedChainState:
                 self.index.set_tip(entry)
                 self.best_header = entry
                 headers = headers[1:]
-                new.append(entry)
-            prev = self.index.get(headers[0].prev_hash) if headers else None
-            if headers and prev is None:
+            if not headers:
+                return self.best_header
+            parent = self.index.get(headers[0].prev_hash)
+            if parent is None:
                 raise BadHeader(f"header {hash_to_hex(headers[0].hash())} does not connect to a known header")
+            prev: ix.BlockEntry = parent
             rows = []
             for header in headers:
                 hash_ = header.hash()
@@ -142,7 +143,7 @@ class TrustedChainState:
                 if known is not None:
                     prev = known
                     continue
-                required = next_work_required(prev, header.time, self.params)
+                required = next_work_required(prev, self.params)
                 if required is not None and header.bits != required:
                     raise BadHeader(f"header {hash_to_hex(hash_)} has nBits {header.bits:08x}, "
                                     f"the rules require {required:08x} (bad-diffbits)")
@@ -150,12 +151,10 @@ class TrustedChainState:
                     raise BadHeader(f"header {hash_to_hex(hash_)} fails its proof of work (high-hash)")
                 entry = self.index.add(hash_, prev, header, 0, ix.VALID_DATA)
                 rows.append((hash_, prev.hash, entry.height, header.serialize(), 0, b"", entry.status, entry.seq))
-                new.append(entry)
                 prev = entry
             self.store.db.executemany("INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            if prev is not None:
-                self.set_best_header(prev)
-        return self.best_header if prev is None else prev
+            self.set_best_header(prev)
+        return prev
 
     def set_best_header(self, entry: ix.BlockEntry) -> None:
         """The upstream node's best block (it decides, even for less work); inside the caller's transaction."""
@@ -191,6 +190,7 @@ class TrustedChainState:
 
     def disconnect_tip(self, block: Block) -> None:
         entry = self.tip
+        assert entry is not None and entry.prev is not None
         with self.store.transaction():
             self.store.set_meta("tip", entry.prev.hash)
             self.index.set_tip(entry.prev)
@@ -240,7 +240,6 @@ class TrustedChainState:
                 problems.append(f"active chain broken at height {h}")
         if self.tip is not None and self.store.get_meta("tip") != self.tip.hash:
             problems.append("stored tip differs from the active tip")
-        if self.best_header is not None and self.best_header.ancestor(self.tip.height) is not self.tip \
-                and self.store.get_meta("best_header") != self.best_header.hash:
+        if self.best_header is not None and self.store.get_meta("best_header") != self.best_header.hash:
             problems.append("stored best header differs")
         return problems
