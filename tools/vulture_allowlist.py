@@ -55,3 +55,5 @@ protocol_version
 log_message
 do_POST
 daemon_threads
+# getwalletinfo's `scanning` (Wallet.scanning_json), for the handler that answers getwalletinfo.
+scanning_json

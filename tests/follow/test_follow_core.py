@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from rpc_daemon import QuillDaemon
+from rpc_daemon import QuillDaemon, RPCFailure
 
 from tests.follow.corekit import CoreChain, Reference, SourceGate, answers_of, strip, wait_for
 from tests.kit.bitcoind import BitcoinD
@@ -122,9 +122,33 @@ def test_scans_without_filters_and_a_kill_during_the_rescan_resumes(net):
         assert "no block filter index" in q.debug_log()
         mine, theirs = answers_of(quill_call(q)), ref.answers()
         assert mine == theirs
+        # abortrescan stops a running rescanblockchain, which answers as Core's
+        gate.hold_after(10)
+        outcome: list[Exception] = []
+        rescanner = threading.Thread(target=lambda: _rescan(q, outcome))
+        rescanner.start()
+        wait_for(gate.holding, what="the rescan to reach the gate")
+        with pytest.raises(RPCFailure) as busy:
+            quill_call(q)("rescanblockchain", 0)
+        assert (busy.value.code, busy.value.message) == (
+            -4, "Wallet is currently rescanning. Abort existing rescan or wait.")
+        assert quill_call(q)("abortrescan") is True
+        assert quill_call(q)("abortrescan") is False       # already stopping
+        gate.release()
+        rescanner.join()
+        assert [(e.code, e.message) for e in outcome] == [(-1, "Rescan aborted by user.")]
+        assert quill_call(q)("abortrescan") is False
+        assert answers_of(quill_call(q)) == theirs
     finally:
         q.stop()
         gate.close()
+
+
+def _rescan(q: QuillDaemon, outcome: list[Exception]) -> None:
+    try:
+        quill_call(q)("rescanblockchain", 0)
+    except RPCFailure as e:
+        outcome.append(e)
 
 
 def _import_expecting_a_kill(q: QuillDaemon, descriptors, failed: list[Exception]) -> None:

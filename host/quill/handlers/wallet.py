@@ -423,6 +423,8 @@ def getbalances(ctx, args):
 
 def rescanblockchain(ctx, args):
     start_value, stop_value = args
+    if _manager(ctx).resolve(ctx.wallet_name).scanning is not None:
+        raise RPCError(RPC_WALLET_ERROR, "Wallet is currently rescanning. Abort existing rescan or wait.")
     with _Locked(ctx) as wallet:
         manager = _manager(ctx)
         tip = manager.chain.tip()[0]
@@ -438,6 +440,11 @@ def rescanblockchain(ctx, args):
                 raise RPCError(RPC_INVALID_PARAMETER, "stop_height must be greater than start_height")
         manager.rescan(wallet, start, stop)
         return {"start_height": start, "stop_height": stop}
+
+
+def abortrescan(ctx, args):
+    """Core's abortrescan: no chain or wallet lock, since the rescan it stops holds them."""
+    return _manager(ctx).resolve(ctx.wallet_name).request_abort()
 
 
 # -- method table -------------------------------------------------------------------------------
@@ -529,4 +536,6 @@ METHODS = [
         Param("start_height", NUM, help="block height where the rescan should start"),
         Param("stop_height", NUM, help="the last block height that should be scanned."),
     ], "Rescan the local blockchain for wallet related transactions."),
+    _m("abortrescan", abortrescan, [], "Stops current wallet rescan triggered by an RPC call, e.g. by a "
+       "rescanblockchain call.\nNote: Use \"getwalletinfo\" to query the scanning progress."),
 ]

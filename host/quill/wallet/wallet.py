@@ -87,6 +87,22 @@ class Wallet:
         self.store.set_meta("tip_height", height)
         self.store.set_meta("tip_hash", block_hash)
 
+    def request_abort(self) -> bool:
+        """Core's abortrescan: True when a rescan is running and was not already asked to stop."""
+        if self.scanning is None or self.abort_rescan:
+            return False
+        self.abort_rescan = True
+        return True
+
+    def scanning_json(self):
+        """getwalletinfo's `scanning`: false, or the running rescan's duration (s) and progress (0..1)."""
+        scan = self.scanning
+        if scan is None:
+            return False
+        started, start, stop, height = scan
+        return {"duration": int(time.time() - started),
+                "progress": (height - start) / (stop - start) if stop > start else 0.0}
+
     def birthday(self):
         """The earliest descriptor timestamp (Core's key birth time), None without descriptors."""
         times = [i.timestamp for i in self.descs.values()]
