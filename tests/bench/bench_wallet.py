@@ -73,9 +73,9 @@ def bench(n, tmp):
     def view():
         return results.View(w, chain)
 
-    t_inc, out = timed(lambda: results.listsinceblock(view(), height - 6, [], 1, True, False, None))
+    t_inc, out = timed(lambda: results.listsinceblock(view(), (height - 6, []), 1, True, False, None))
     n_inc = len(out["transactions"])
-    t_all, out = timed(lambda: results.listsinceblock(view(), None, [], 1, True, False, None), repeat=1)
+    t_all, out = timed(lambda: results.listsinceblock(view(), None, 1, True, False, None), repeat=1)
     n_all = len(out["transactions"])
     t_get, _ = timed(lambda: results.gettransaction(view(), w.store.get_tx(last_txid), False))
     blocks = []

@@ -26,14 +26,13 @@ sendrawtransaction is relayed upstream. Errors are typed (quill.chain.errors).
 """
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from quill.bulk import bulk_gc
 from quill.tx.hashes import hash_to_hex, hex_to_hash
 from quill.tx.transaction import Transaction
 
@@ -64,20 +63,6 @@ class ScanHint:
 
 NOTHING = ScanHint(None, None)
 EVERYTHING = ScanHint(0, None)
-
-
-@contextmanager
-def bulk_gc() -> Iterator[None]:
-    """Bulk parsing creates millions of short-lived acyclic objects; the cyclic collector would
-    scan them again and again. Off during the bulk work, one young-generation pass after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-            gc.collect(0)
 
 
 class Follower:

@@ -6,7 +6,7 @@ getbalances, field for field in Core's order (core-wallet.md §1-§3).
 """
 
 from quill.amount import Amount
-from quill.tx.address import encode_destination
+from quill.bulk import bulk_gc
 from quill.tx.decode import tx_to_univ
 from quill.tx.hashes import hash_to_hex
 from quill.wallet import store as st
@@ -100,7 +100,7 @@ def list_entries(view, row, min_depth, long_form, label_filter=None, include_cha
                 continue
         elif not mine:
             continue
-        address = encode_destination(out.script_pubkey, w.chain_name)
+        address = w.address_of(out.script_pubkey)
         item = (n, out, address)
         if debit > 0:
             sent.append(item)
@@ -190,6 +190,7 @@ def since_block(view, block_hash):
     return branch
 
 
+@bulk_gc()
 def listsinceblock(view, since, target_confirmations, include_removed, include_change, label_filter):
     """§2.3: `since` None lists everything; otherwise since_block()'s answer: the wallet
     transactions changed since the fork point, and (include_removed) those of the stale branch."""
@@ -218,6 +219,7 @@ def listsinceblock(view, since, target_confirmations, include_removed, include_c
     return result
 
 
+@bulk_gc()
 def listtransactions(view, label, count, skip):
     """Newest first over insertion order until count+skip entries, returned oldest first."""
     w = view.wallet
@@ -245,6 +247,7 @@ def _is_spent(view, txid, n):
     return False
 
 
+@bulk_gc()
 def getbalances(view):
     """Core's GetBalance for a descriptor wallet: trusted, untrusted_pending, immature."""
     w = view.wallet

@@ -57,23 +57,25 @@ class StoreError(Exception):
 
 
 class TxRow:
-    """A wallet tx as stored (no parsing of `raw` until asked)."""
+    """A wallet tx as stored; `raw` is parsed once per wallet, on first use, and the decoded
+    transaction (with its txid and wtxid cached) is kept in `decoded`, the store's cache."""
     __slots__ = ("txid", "seq", "raw", "coinbase", "state", "abandoned", "block_hash",
-                 "block_height", "block_index", "block_time", "time_received", "time_smart", "_tx")
+                 "block_height", "block_index", "block_time", "time_received", "time_smart", "_decoded")
 
-    def __init__(self, row):
+    def __init__(self, row, decoded=None):
         (self.txid, self.seq, self.raw, self.coinbase, self.state, self.abandoned, self.block_hash,
          self.block_height, self.block_index, self.block_time, self.time_received, self.time_smart) = row
         self.coinbase = bool(self.coinbase)
         self.abandoned = bool(self.abandoned)
-        self._tx = None
+        self._decoded = {} if decoded is None else decoded
 
     @property
     def tx(self):
-        if self._tx is None:
+        tx = self._decoded.get(self.txid)
+        if tx is None:
             from quill.tx.transaction import Transaction
-            self._tx = Transaction.from_bytes(self.raw)
-        return self._tx
+            tx = self._decoded[self.txid] = Transaction.from_bytes(self.raw)
+        return tx
 
 
 class Store:
@@ -85,6 +87,7 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(str(e)) from None
         self.lock = threading.RLock()
+        self.decoded: dict = {}      # txid -> Transaction: wallet txs are immutable once stored
         self._depth = 0
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
@@ -203,7 +206,7 @@ class Store:
 
     def get_tx(self, txid):
         row = self.db.execute(f"SELECT {TX_COLUMNS} FROM txs WHERE txid=?", (txid,)).fetchone()
-        return None if row is None else TxRow(row)
+        return None if row is None else TxRow(row, self.decoded)
 
     def has_tx(self, txid) -> bool:
         return self.db.execute("SELECT 1 FROM txs WHERE txid=?", (txid,)).fetchone() is not None
@@ -213,7 +216,7 @@ class Store:
         return 1 if row[0] is None else row[0] + 1
 
     def last_inserted(self, limit=16):
-        return [TxRow(r) for r in self.db.execute(
+        return [TxRow(r, self.decoded) for r in self.db.execute(
             f"SELECT {TX_COLUMNS} FROM txs ORDER BY seq DESC LIMIT ?", (limit,))]
 
     def insert_tx(self, txid, seq, raw, coinbase, time_received, time_smart):
@@ -232,14 +235,14 @@ class Store:
         """Txs confirmed or conflicted above `height`, plus every unconfirmed one."""
         rows = self.db.execute(f"SELECT {TX_COLUMNS} FROM txs WHERE block_height > ?", (height,)).fetchall()
         rows += self.db.execute(f"SELECT {TX_COLUMNS} FROM txs WHERE state IN (0, 2)").fetchall()
-        return [TxRow(r) for r in rows]
+        return [TxRow(r, self.decoded) for r in rows]
 
     def all_txs(self):
-        return [TxRow(r) for r in self.db.execute(f"SELECT {TX_COLUMNS} FROM txs ORDER BY seq")]
+        return [TxRow(r, self.decoded) for r in self.db.execute(f"SELECT {TX_COLUMNS} FROM txs ORDER BY seq")]
 
     def txs_in_states(self, states):
         marks = ",".join("?" * len(states))
-        return [TxRow(r) for r in self.db.execute(
+        return [TxRow(r, self.decoded) for r in self.db.execute(
             f"SELECT {TX_COLUMNS} FROM txs WHERE state IN ({marks})", tuple(states))]
 
     # -- outputs and spends --------------------------------------------------

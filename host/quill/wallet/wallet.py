@@ -52,6 +52,7 @@ class Wallet:
         self.scanning = None          # [started, start, stop, height] while a rescan runs
         self.abort_rescan = False     # set by abortrescan, read by the running rescan
         self._script_set = None
+        self._addresses: dict = {}
         self._load_indexes()
 
     # -- indexes rebuilt from the file --------------------------------------
@@ -103,6 +104,15 @@ class Wallet:
         return {"duration": int(time.time() - started),
                 "progress": (height - start) / (stop - start) if stop > start else 0.0}
 
+    def address_of(self, script: bytes):
+        """encode_destination(script), cached by script: listing a large wallet encodes the same few
+        scripts again and again (bech32 is the costliest step of an entry)."""
+        try:
+            return self._addresses[script]
+        except KeyError:
+            address = self._addresses[script] = encode_destination(script, self.chain_name)
+            return address
+
     def birthday(self):
         """The earliest descriptor timestamp (Core's key birth time), None without descriptors."""
         times = [i.timestamp for i in self.descs.values()]
@@ -131,7 +141,7 @@ class Wallet:
         """Core's OutputIsChange: ours, and no address or no address-book entry."""
         if not self.is_mine(script):
             return False
-        address = encode_destination(script, self.chain_name)
+        address = self.address_of(script)
         return address is None or self.label_of(address) is None
 
     def set_label(self, address, label, purpose="receive"):
