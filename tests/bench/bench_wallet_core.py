@@ -1,0 +1,148 @@
+"""listsinceblock("") and listtransactions beside the real Bitcoin Core, in the same run, for watch-only
+wallets of 1k, 10k and 100k transactions holding the same descriptor in Core and in Quill.
+
+    .venv/bin/python tests/bench/bench_wallet_core.py [sizes...]      (default 1000 10000 100000)
+
+Core mines coinbases to an anyone-can-spend P2WSH(OP_TRUE) output; those are fanned out into
+1,000-output transactions and each output pays one of 1,000 addresses of a wallet's wpkh descriptor,
+one transaction per payment. Core then holds the wallets (importdescriptors, timestamp 0) and quilld
+follows it (-chainsource) and imports the same descriptors. Times are the best of three calls over
+HTTP, JSON included; the first Quill call after its rescan is shown too (transactions not yet decoded).
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))           # rpc_daemon
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))           # tests.*
+
+from rpc_daemon import QuillDaemon  # noqa: E402
+
+from quill.chain.upstream import UpstreamRPC  # noqa: E402
+from quill.tx.address import encode_destination  # noqa: E402
+from quill.tx.descriptor import add_checksum  # noqa: E402
+from quill.tx.hashes import sha256  # noqa: E402
+from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut  # noqa: E402
+from quill.wallet.bip32 import master_from_seed  # noqa: E402
+from tests.follow.corekit import wait_for  # noqa: E402
+from tests.kit.bitcoind import BitcoinD  # noqa: E402
+
+OP_TRUE = b"\x51"
+ANYONE = b"\x00\x20" + sha256(OP_TRUE)
+FAN = 1000
+FEE = 2000
+
+
+def descriptor(seed: bytes) -> str:
+    return add_checksum(f"wpkh({master_from_seed(seed).neuter().serialize('regtest')}/0/*)")
+
+
+def fan_out(coinbase_txid: bytes, value: int) -> Transaction:
+    each = (value - 100_000) // FAN
+    tx = Transaction(2, [TxIn(OutPoint(coinbase_txid, 0), b"", 0xFFFFFFFE)], [TxOut(each, ANYONE)] * FAN, 0)
+    tx.vin[0].witness = [OP_TRUE]
+    return tx
+
+
+def payment(prev: Transaction, n: int, script: bytes) -> Transaction:
+    tx = Transaction(2, [TxIn(OutPoint(prev.txid(), n), b"", 0xFFFFFFFE)],
+                     [TxOut(prev.vout[n].value - FEE, script)], 0)
+    tx.vin[0].witness = [OP_TRUE]
+    return tx
+
+
+def build(core: BitcoinD, sizes: list[int]) -> dict[int, str]:
+    node = UpstreamRPC(core.url_for_follower)
+    anyone = encode_destination(ANYONE, "regtest")
+    needed = sum((n + FAN - 1) // FAN for n in sizes)
+    hashes = node.call("generatetoaddress", needed, anyone)
+    node.call("generatetoaddress", 101, anyone)
+    coinbases = []
+    for h in hashes:
+        cb = node.call("getblock", h, 2)["tx"][0]
+        coinbases.append((bytes.fromhex(cb["txid"])[::-1], round(float(cb["vout"][0]["value"]) * 1e8)))
+    descs = {}
+    k = 0
+    for n in sizes:
+        desc = descriptor(f"bench-{n}".encode())
+        descs[n] = desc
+        scripts = [bytes.fromhex(a) for a in _scripts(node, desc)]
+        pending: list[Transaction] = []
+        for start in range(0, n, FAN):
+            fan = fan_out(*coinbases[k])
+            k += 1
+            node.call("sendrawtransaction", fan.hex())
+            node.call("generatetoaddress", 1, anyone)
+            pending += [payment(fan, i, scripts[(start + i) % len(scripts)]) for i in range(min(FAN, n - start))]
+        for i in range(0, len(pending), 1000):
+            node.batch([("sendrawtransaction", tx.hex()) for tx in pending[i:i + 1000]])
+            if (i // 1000) % 5 == 4:
+                node.call("generatetoaddress", 1, anyone)
+        while node.call("getmempoolinfo")["size"]:
+            node.call("generatetoaddress", 1, anyone)
+    return descs
+
+
+def _scripts(node: UpstreamRPC, desc: str) -> list[str]:
+    addresses = node.call("deriveaddresses", desc, [0, 999])
+    return [a["scriptPubKey"] for a in node.batch([("validateaddress", a) for a in addresses])]
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [1_000, 10_000, 100_000]
+    tmp = Path(tempfile.mkdtemp(prefix="bench_wallet_core"))
+    core = BitcoinD(tmp / "core", "-blockfilterindex=1", "-maxmempool=1000").start()
+    try:
+        t = time.monotonic()
+        descs = build(core, sizes)
+        print(f"chain built in {time.monotonic() - t:.0f} s ({core.rpc('getblockcount')} blocks)", flush=True)
+        for n, desc in descs.items():
+            core.rpc("createwallet", f"w{n}", True, True)
+            core.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], wallet=f"w{n}")
+        q = QuillDaemon(tmp / "quill", f"-chainsource={core.url_for_follower}", "-rpcthreads=4").start()
+        try:
+            best = core.rpc("getbestblockhash")
+            wait_for(lambda: q.rpc("getbestblockhash") == best, timeout=600)
+            rows = []
+            for n, desc in descs.items():
+                path = f"/wallet/w{n}"
+                q.rpc("createwallet", f"w{n}", True, True)
+                t = time.monotonic()
+                q.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], path=path)
+                rescan = time.monotonic() - t
+                t = time.perf_counter()
+                got = q.rpc("listsinceblock", "", path=path)
+                first = time.perf_counter() - t
+                theirs = core.rpc("listsinceblock", "", wallet=f"w{n}")
+                assert len(got["transactions"]) == len(theirs["transactions"]) == n, (len(got["transactions"]), n)
+                t_core = best_of(lambda n=n: core.rpc("listsinceblock", "", wallet=f"w{n}"))
+                t_quill = best_of(lambda path=path: q.rpc("listsinceblock", "", path=path))
+                lt_core = best_of(lambda n=n: core.rpc("listtransactions", "*", n, wallet=f"w{n}"))
+                lt_quill = best_of(lambda n=n, path=path: q.rpc("listtransactions", "*", n, path=path))
+                rows.append((n, t_core, t_quill, first, lt_core, lt_quill, rescan))
+            heads = ("wallet txs", 'Core lsb("") s', 'Quill lsb("") s', "Quill 1st call s", "Core listtx s",
+                     "Quill listtx s", "Quill rescan s")
+            print(" | ".join(f"{h:>10}" for h in heads))
+            for r in rows:
+                print(" | ".join([f"{r[0]:>{len(heads[0])}}"] + [f"{v:>{len(h)}.3f}" for h, v in zip(heads[1:], r[1:],
+                                                                                                strict=True)]))
+        finally:
+            q.stop()
+    finally:
+        core.stop()
+
+
+if __name__ == "__main__":
+    main()
