@@ -54,6 +54,10 @@ class Block:
     def hash(self) -> bytes:
         return self.header.hash()
 
+    def indexed_txs(self):
+        """(position, tx) of every transaction (chain.scan.SparseBlock gives only some)."""
+        return enumerate(self.txs)
+
     def serialize(self, with_witness: bool = True) -> bytes:
         parts = [self.header.serialize(), compact_size(len(self.txs))]
         parts += [tx.serialize(with_witness) for tx in self.txs]

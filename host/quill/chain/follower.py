@@ -30,7 +30,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from quill.bulk import bulk_gc
 from quill.tx.hashes import hash_to_hex, hex_to_hash
@@ -40,6 +40,7 @@ from . import index as ix
 from .block import Block, BlockHeader
 from .errors import ChainSourceUnavailable, FeeAboveMaximum, UpstreamError, UpstreamRejected
 from .rules import Invalid
+from .scan import AnyOf, scan_block
 from .upstream import UpstreamRPC
 from .validation import ChainError
 
@@ -55,10 +56,13 @@ COIN = 100_000_000
 @dataclass
 class ScanHint:
     """What the listeners need: blocks from `since` (a block time; None: none at all), and of those
-    only the ones touching `scripts` (None: every one). `version` changes when `scripts` grows."""
+    only the ones touching `scripts` (None: every one); `version` changes when `scripts` grows.
+    `outpoints` (36-byte keys, quill.chain.scan), when given with `scripts`, lets a fetched block be
+    scanned for its matching transactions instead of decoded whole."""
     since: int | None
-    scripts: frozenset[bytes] | set[bytes] | None
+    scripts: Any = None
     version: int = 0
+    outpoints: Any = None
 
 
 NOTHING = ScanHint(None, None)
@@ -205,7 +209,7 @@ class Follower:
                 break
             batch = [k for k in range(i, min(len(chunk), i + 4 * BLOCK_BATCH)) if chunk[k].hash in wanted]
             batch = batch[:BLOCK_BATCH]
-            blocks = self.fetch_blocks([chunk[k].hash for k in batch])
+            blocks = self.fetch_blocks([chunk[k].hash for k in batch], hint)
             for k, block in zip(batch, blocks, strict=True):
                 if k > i:
                     self._announce_skipped(chunk[k - 1])
@@ -275,11 +279,16 @@ class Follower:
             return None
         return {hex_to_hash(h) for h in result["relevant_blocks"]}
 
-    def fetch_blocks(self, hashes: list[bytes]) -> list[Block]:
+    def fetch_blocks(self, hashes: list[bytes], hint: ScanHint | None = None) -> list[Any]:
+        """The blocks from the upstream node: whole, or (a hint with scripts and outpoints) as
+        SparseBlocks holding only the transactions the hint asks for."""
         raws = self.rpc.batch([("getblock", hash_to_hex(h), 0) for h in hashes])
-        blocks = []
+        wanted = (hint.scripts, hint.outpoints) if hint is not None and hint.scripts is not None \
+            and hint.outpoints is not None else None
+        blocks: list[Any] = []
         for h, raw in zip(hashes, raws, strict=True):
-            block = Block.from_bytes(bytes.fromhex(raw))
+            data = bytes.fromhex(raw)
+            block = scan_block(data, *wanted) if wanted is not None else Block.from_bytes(data)
             if block.hash() != h:
                 raise UpstreamError(f"block {hash_to_hex(h)} came back with another hash")
             blocks.append(block)
@@ -393,6 +402,8 @@ def _parents_first(items: list[tuple[Transaction, int, int, int]]) -> list[tuple
 
 def hint_union(hints: list[ScanHint]) -> ScanHint:
     """One ScanHint for several listeners."""
+    if len(hints) == 1:
+        return hints[0]
     times = [h.since for h in hints if h.since is not None]
     if not times:
         return NOTHING
@@ -403,6 +414,9 @@ def hint_union(hints: list[ScanHint]) -> ScanHint:
         if h.scripts is None:
             scripts = None
             break
-        scripts |= h.scripts  # type: ignore[operator]
-    return ScanHint(min(times), scripts, sum(h.version for h in hints))
+        scripts |= h.scripts
+    outpoints = None
+    if scripts is not None and all(h.outpoints is not None for h in hints if h.since is not None):
+        outpoints = AnyOf([h.outpoints for h in hints if h.since is not None])
+    return ScanHint(min(times), scripts, sum(h.version for h in hints), outpoints)
 

@@ -499,7 +499,7 @@ class ChainService:
                 if self.builtin:
                     blocks = [self.block(x) for _, x in part]
                 else:
-                    blocks = self.follower.fetch_blocks([x for _, x in part])
+                    blocks = self.follower.fetch_blocks([x for _, x in part], current)
                 for (k, _), block in zip(part, blocks, strict=True):
                     if should_stop():
                         return

@@ -292,4 +292,4 @@ def wallet_hint(wallet, everything=False):
         if first is None:
             return ScanHint(None, None)
         scripts = wallet.script_set()
-        return ScanHint(0 if everything else first - TIMESTAMP_WINDOW, scripts, len(scripts))
+        return ScanHint(0 if everything else first - TIMESTAMP_WINDOW, scripts, len(scripts), wallet.outpoints)

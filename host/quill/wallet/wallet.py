@@ -11,6 +11,7 @@ Core's memory-only `mempool_conflicts`.
 import logging
 import time
 
+from quill.chain.scan import outpoint_key
 from quill.consensus import COINBASE_MATURITY
 from quill.tx.address import encode_destination
 from quill.wallet import store as st
@@ -68,6 +69,9 @@ class Wallet:
         self.spends = {}
         for prev_txid, prev_n, txid in self.store.all_spends():
             self.spends.setdefault((bytes(prev_txid), prev_n), set()).add(bytes(txid))
+        # The same outpoints (ours, or spent by a wallet tx) as they appear in a serialized input:
+        # what quill.chain.scan looks for in a raw block.
+        self.outpoints = {outpoint_key(t, n) for t, n in self.txouts} | {outpoint_key(t, n) for t, n in self.spends}
 
     @property
     def disable_private_keys(self) -> bool:
@@ -358,11 +362,13 @@ class Wallet:
             if out.script_pubkey in self.scripts:
                 self.store.add_txout(txid, n, out.value, out.script_pubkey)
                 self.txouts[(txid, n)] = out.value
+                self.outpoints.add(outpoint_key(txid, n))
                 self._mark_used(out.script_pubkey)
         if not tx.is_coinbase():
             for txin in tx.vin:
                 self.store.add_spend(txin.prevout.hash, txin.prevout.n, txid)
                 self.spends.setdefault((txin.prevout.hash, txin.prevout.n), set()).add(txid)
+                self.outpoints.add(outpoint_key(txin.prevout.hash, txin.prevout.n))
         self._write_state(txid, state)
         row = self.store.get_tx(txid)
         if row.coinbase and row.state == st.INACTIVE:
@@ -430,7 +436,7 @@ class Wallet:
             # A rescan of older blocks leaves the tip where it is.
             if not rescan or height > self.tip()[0]:
                 self._set_tip(height, block_hash)
-            for index, tx in enumerate(block.txs):
+            for index, tx in block.indexed_txs():
                 if not self.may_concern(tx):
                     continue
                 txid = tx.txid()
