@@ -128,7 +128,7 @@ def main() -> None:
     heads = ("watched scripts", "reading", "JSON+hex ms", "parse ms", "wallet ms", "blocks/s", "txs/s")
     print(" | ".join(f"{h:>11}" for h in heads))
     for r in rows:
-        print(f"{r[0]:>15} | {r[1]:>11} | {r[2]:>11.1f} | {r[3]:>11.1f} | {r[4]:>11.1f} | {r[5]:>11.1f} | {r[6]:>11.0f}")
+        print(f"{r[0]:>15} | {r[1]:>11} | " + " | ".join(f"{v:>11.1f}" for v in r[2:]))
     projection(rows)
 
 
