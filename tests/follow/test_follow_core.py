@@ -15,10 +15,10 @@ import threading
 import time
 
 import pytest
-from rpc_daemon import QuillDaemon, RPCFailure
 
 from tests.follow.corekit import CoreChain, Reference, SourceGate, answers_of, strip, wait_for
 from tests.kit.bitcoind import BitcoinD
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 HEIGHT = 250
 BIRTH = 180

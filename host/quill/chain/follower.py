@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quill.bulk import bulk_gc
+from quill.consensus import COIN
 from quill.tx.hashes import hash_to_hex, hex_to_hash
 from quill.tx.transaction import Transaction
 
@@ -50,7 +51,6 @@ DELIVERY_CHUNK = 2000      # blocks matched against filters per scanblocks call
 FILTER_MIN_RANGE = 8       # below this many blocks, fetching them beats a scanblocks call
 MEMPOOL_BATCH = 500
 PROGRESS_EVERY = 5.0       # seconds between progress lines in the log
-COIN = 100_000_000
 
 
 @dataclass
