@@ -61,6 +61,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("rpcworkqueue", "Set the maximum depth of the work queue to service RPC calls (default: 64)"),
     Option("rpcthreads", "Set the number of threads to service RPC calls (default: 16)"),
     Option("rpcservertimeout", "Timeout during HTTP requests (default: 30)"),
+    Option("rpcauthfailuredelay", "(test only) How long a wrong password is answered after, in milliseconds; failures are answered one at a time (default: 250)"),
     Option("deprecatedrpc", "Allows deprecated RPC method(s) to be used"),
     Option("printtoconsole", "Send trace/debug info to console (default: 1 when no -daemon. To disable logging to file, set -nodebuglogfile)"),
     Option("debuglogfile", "Specify location of debug log file (default: debug.log). Relative paths will be prefixed by a net-specific datadir location."),

@@ -105,7 +105,8 @@ def test_full_work_queue_answers_503_then_recovers(tmp_path):
         busy = threading.Thread(target=post, args=("slow", slow))
         busy.start()
         time.sleep(0.5)          # the batch now occupies the only worker
-        queued = threading.Thread(target=post, args=("queued", '{"id":1,"method":"echo","params":["q"]}'))
+        # a call that runs on a worker (echo, being cheap, would run at once on the event loop)
+        queued = threading.Thread(target=post, args=("queued", '{"id":1,"method":"getblockcount","params":[]}'))
         queued.start()
         time.sleep(0.3)          # ...and this one waits in the queue of depth 1
         status, body, _ = d.post('{"id":2,"method":"uptime"}')

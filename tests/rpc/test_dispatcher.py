@@ -14,4 +14,4 @@ def test_a_handler_bug_reports_only_its_type():
     status, body = Dispatcher(registry).process_body(
         ('{"id":1,"method":"buggy","params":["%s"]}' % secret).encode(), CallContext(node=None))
     assert status == 500
-    assert body == '{"result":null,"error":{"code":-1,"message":"Internal error (ValueError)"},"id":1}\n'
+    assert body == b'{"result":null,"error":{"code":-1,"message":"Internal error (ValueError)"},"id":1}\n'

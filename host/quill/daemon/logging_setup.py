@@ -29,6 +29,11 @@ def setup(log_path: str | None, print_to_console: bool, debug_categories) -> Non
         handlers.append(logging.StreamHandler(sys.stdout))
     wanted = set(debug_categories)
     everything = bool(wanted & {"", "1", "all"})
+    # A category that is off drops its debug lines at the logger, before a record
+    # is even made (the RPC server asks once per request).
+    for category in CATEGORIES:
+        logging.getLogger(f"quill.{category}").setLevel(
+            logging.DEBUG if everything or category in wanted else logging.INFO)
     for handler in handlers:
         handler.setFormatter(formatter)
         handler.addFilter(lambda r: r.levelno > logging.DEBUG or everything

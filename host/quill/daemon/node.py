@@ -6,7 +6,7 @@ import time
 
 class Node:
     def __init__(self, *, chain_name, datadir, chain_datadir, log_path, deprecated_rpc,
-                 registry, active_commands, device=None):
+                 registry, active_commands, device=None, device_queue=None):
         self.chain_name = chain_name
         self.datadir = datadir
         self.chain_datadir = chain_datadir
@@ -15,6 +15,7 @@ class Node:
         self.registry = registry
         self._active_commands = active_commands
         self.device = device
+        self.device_queue = device_queue   # quill.device.queue.DeviceQueue: calls waiting for the device
         self.chain = None     # ChainService, when the node has a chain
         self.wallets = None   # WalletManager, when the node has a chain
         self.started = time.monotonic()
@@ -26,7 +27,17 @@ class Node:
         return int(time.monotonic() - self.started)
 
     def rpc_active_commands(self) -> list:
-        return self._active_commands.snapshot()
+        """Running commands, then the calls still waiting for the device with their
+        place in its queue (1 = next)."""
+        running = self._active_commands.snapshot()
+        if self.device_queue is None:
+            return running
+        waiting = [{"method": c["method"], "duration": c["duration"], "device_queue_position": c["position"]}
+                   for c in self.device_queue.snapshot() if c["position"] > 0]
+        return running + waiting
+
+    def device_queue_snapshot(self) -> list:
+        return self.device_queue.snapshot() if self.device_queue is not None else []
 
     def on_shutdown(self, callback) -> None:
         self._shutdown_callbacks.append(callback)

@@ -2,7 +2,7 @@
 signs (protocol/SPEC.md §8). The device decides: tightening takes effect at
 once, loosening waits for the user's confirmation on the device."""
 from quill.rpc.args import amount_from_value
-from quill.rpc.registry import AMOUNT, STR, Method, Param
+from quill.rpc.registry import AMOUNT, DEVICE, STR, Method, Param
 
 from .device import device_of, policy_json
 
@@ -38,5 +38,6 @@ METHODS = [
   "amount" : n                  (numeric, optional) the threshold of policy above
 }""",
         examples="> quill-cli setconfirmationpolicy above 0.01\n> quill-cli setconfirmationpolicy always",
+        lane=DEVICE,
     )
 ]

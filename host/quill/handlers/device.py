@@ -9,7 +9,7 @@ from quill.rpc.registry import Method
 # them in the documented order, anything newer after them.
 FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "implementation",
                "implementation_version", "heap_free", "max_message_size", "limits", "methods",
-               "script_types", "sighash_types", "selftest", "confirmation", "state")
+               "script_types", "sighash_types", "selftest", "confirmation", "state", "queue")
 CONFIRMATION_ORDER = ("policy", "amount", "approver", "timeout_ms")
 
 
@@ -46,6 +46,8 @@ def _current_info(device):
 def getdeviceinfo(ctx, args):
     client, info = _current_info(device_of(ctx))
     info = dict(info, state=client.ping())   # ping is answered even mid-request
+    # the calls at (position 0) or waiting for the device, in order
+    info["queue"] = ctx.node.device_queue_snapshot() if hasattr(ctx.node, "device_queue_snapshot") else []
     ordered = {k: info[k] for k in FIELD_ORDER if k in info}
     ordered.update((k, info[k]) for k in sorted(info) if k not in ordered)
     if isinstance(ordered.get("confirmation"), dict):
@@ -79,7 +81,15 @@ METHODS = [
     "approver" : "str",         (string) who answers: button, none, or the emulator's auto, ask, channel
     "timeout_ms" : n            (numeric) how long the device waits for the answer
   },
-  "state" : "str"               (string) idle, busy, or awaiting_user (waiting for a confirmation)
+  "state" : "str",              (string) idle, busy, or awaiting_user (waiting for a confirmation)
+  "queue" : [                   (json array) RPC calls at or waiting for the device, in order
+    {
+      "method" : "str",         (string) the RPC method
+      "position" : n,           (numeric) 0: the device is doing it now; 1: next; ...
+      "duration" : n            (numeric) microseconds since the call was queued
+    },
+    ...
+  ]
 }""",
         examples="> quill-cli getdeviceinfo",
     ),

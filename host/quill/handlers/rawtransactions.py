@@ -2,7 +2,7 @@
 (Core's rpc/rawtransaction.cpp; behaviour per core-rpc.md §2-§3)."""
 
 from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_PARAMETER, RPCError
-from quill.rpc.registry import BOOL, STR_HEX, Method, Param
+from quill.rpc.registry import BOOL, INLINE, STR_HEX, Method, Param
 from quill.tx.decode import TxDecodeError, decode_hex_tx, decode_script_univ, parse_hex, tx_to_univ
 
 
@@ -117,6 +117,7 @@ METHODS = [
                  '> curl --user myusername --data-binary \'{"jsonrpc": "2.0", "id": "curltest", '
                  '"method": "decoderawtransaction", "params": ["hexstring"]}\' '
                  '-H \'content-type: application/json\' http://127.0.0.1:8332/',
+        lane=INLINE,
     ),
     Method(
         "decodescript", "rawtransactions", decodescript,
@@ -127,5 +128,6 @@ METHODS = [
                  '> curl --user myusername --data-binary \'{"jsonrpc": "2.0", "id": "curltest", '
                  '"method": "decodescript", "params": ["hexstring"]}\' '
                  '-H \'content-type: application/json\' http://127.0.0.1:8332/',
+        lane=INLINE,
     ),
 ]

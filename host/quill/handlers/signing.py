@@ -6,7 +6,7 @@ prevtxs (which may correct them), then the sighash type.
 """
 from quill.rpc.args import parse_sighash_type
 from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPCError
-from quill.rpc.registry import ARR, STR, STR_HEX, Method, Param
+from quill.rpc.registry import ARR, DEVICE, STR, STR_HEX, Method, Param
 from quill.signing.coins import find_coins
 from quill.signing.pipeline import sign_transaction
 from quill.tx.decode import TxDecodeError, decode_hex_tx
@@ -81,5 +81,6 @@ METHODS = [
                  '> curl --user myusername --data-binary \'{"jsonrpc": "2.0", "id": "curltest", '
                  '"method": "signrawtransactionwithkey", "params": ["myhex", "[\\"key1\\",\\"key2\\"]"]}\' '
                  '-H \'content-type: application/json\' http://127.0.0.1:8332/',
+        lane=DEVICE,
     ),
 ]

@@ -23,7 +23,7 @@ from quill.rpc.errors import (
     RPC_TYPE_ERROR,
     RPCError,
 )
-from quill.rpc.registry import Registry
+from quill.rpc.registry import DEVICE, INLINE, POOL, Registry
 
 log = logging.getLogger("quill.rpc")
 
@@ -66,9 +66,11 @@ class CallContext:
 def parse_request(obj, req: Request) -> None:
     """Fill `req` from a request object; raise RPCError as JSONRPCRequest::parse."""
     if not isinstance(obj, dict):
+        # before anything is reset: in a batch, Core answers with the previous
+        # element's id and version (one JSONRPCRequest is reused for the batch)
         raise RPCError(RPC_INVALID_REQUEST, "Invalid Request object")
-    if "id" in obj:
-        req.id = obj["id"]
+    req.id = obj["id"] if "id" in obj else _ABSENT
+    req.version = 1
     if "jsonrpc" in obj and obj["jsonrpc"] is not None:
         version = obj["jsonrpc"]
         if not isinstance(version, str):
@@ -201,7 +203,8 @@ class Dispatcher:
         if method is None:
             raise RPCError(RPC_METHOD_NOT_FOUND, "Method not found")
         args = self.check_args(method, self.positional_args(method, req.params))
-        log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
         key = self.active.begin(req.method)
         try:
             return method.handler(ctx, args)
@@ -217,9 +220,10 @@ class Dispatcher:
         finally:
             self.active.end(key)
 
-    def exec_one(self, obj, ctx: CallContext):
-        """One request object -> (reply object or None for a notification, parse failed?)."""
-        req = Request()
+    def exec_one(self, obj, ctx: CallContext, req: Request | None = None):
+        """One request object -> (request, reply object, parse failed?). `req` carries
+        the previous batch element's id and version, as Core's reused JSONRPCRequest."""
+        req = Request() if req is None else req
         try:
             parse_request(obj, req)
         except RPCError as e:
@@ -229,17 +233,46 @@ class Dispatcher:
         except RPCError as e:
             return req, reply_object(req, error=e), False
 
-    def process_body(self, body: bytes, ctx: CallContext):
-        """Request body -> (HTTP status, reply text or None)."""
+    # -- whole bodies ----------------------------------------------------------------
+
+    def parse_body(self, body: bytes):
+        """The request value, or (HTTP status, reply bytes) when the body is not a
+        JSON object or array."""
         try:
             value = univalue.loads(body)
         except univalue.JSONParseError:
             return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Parse error")
+        if not isinstance(value, (dict, list)):
+            return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
+        return value
+
+    def lane(self, value) -> str:
+        """Where a parsed request runs (registry.INLINE, POOL or DEVICE): a batch runs
+        on the device lane if any call needs the device, inline only if every call is cheap."""
+        if isinstance(value, dict):
+            method = self.registry.get(value.get("method")) if isinstance(value.get("method"), str) else None
+            return method.lane if method is not None else INLINE
+        lanes = set()
+        for item in value:
+            if isinstance(item, dict) and isinstance(item.get("method"), str):
+                method = self.registry.get(item["method"])
+                lanes.add(method.lane if method is not None else INLINE)
+        if DEVICE in lanes:
+            return DEVICE
+        return POOL if POOL in lanes else INLINE
+
+    def process_value(self, value, ctx: CallContext):
+        """A parsed request (object or array) -> (HTTP status, reply bytes or None)."""
         if isinstance(value, dict):
             return self._single(value, ctx)
-        if isinstance(value, list):
-            return self._batch(value, ctx)
-        return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
+        return self._batch(value, ctx)
+
+    def process_body(self, body: bytes, ctx: CallContext):
+        """Request body -> (HTTP status, reply bytes or None); never raises."""
+        value = self.parse_body(body)
+        if isinstance(value, tuple):
+            return value
+        return self.process_value(value, ctx)
 
     def _single(self, obj, ctx):
         req, reply, parse_failed = self.exec_one(obj, ctx)
@@ -256,21 +289,23 @@ class Dispatcher:
             status = HTTP_NOT_FOUND
         else:
             status = HTTP_INTERNAL_SERVER_ERROR
-        return status, univalue.dumps(reply) + "\n"
+        return status, univalue.encode_reply(univalue.dumps(reply) + "\n")
 
     def _batch(self, items, ctx):
         replies = []
+        req = Request(id=None)   # Core's JSONRPCRequest starts with a null id
         for obj in items:
-            req, reply, _ = self.exec_one(obj, ctx)
+            req, reply, _ = self.exec_one(obj, ctx, req)
             if not req.is_notification:
                 replies.append(reply)
         if items and not replies:
             return HTTP_NO_CONTENT, None
-        return HTTP_OK, univalue.dumps(replies) + "\n"
+        return HTTP_OK, univalue.encode_reply(univalue.dumps(replies) + "\n")
 
 
-def _legacy_error(code, message) -> str:
-    return univalue.dumps({"result": None, "error": {"code": code, "message": message}, "id": None}) + "\n"
+def _legacy_error(code, message) -> bytes:
+    return (univalue.dumps({"result": None, "error": {"code": code, "message": message}, "id": None})
+            + "\n").encode()
 
 
 def _printable(text) -> str:

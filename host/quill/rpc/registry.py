@@ -22,6 +22,15 @@ AMOUNT = "amount"
 RANGE = "range"
 ANY = "any"
 
+# Where a method runs (Method.lane). INLINE: on the event loop itself, for cheap
+# calls that never block (the dispatcher still sends large bodies to the pool).
+# POOL: the -rpcthreads workers, for anything that may block (SQLite, locks).
+# DEVICE: the device's own queue, one call at a time, so that calls waiting for
+# the signing device never hold an RPC worker (quill.device.queue).
+INLINE = "inline"
+POOL = "pool"
+DEVICE = "device"
+
 _CHECKED_AS = {STR: "string", STR_HEX: "string", NUM: "number", BOOL: "bool",
                ARR: "array", OBJ: "object"}
 
@@ -52,6 +61,7 @@ class Method:
     examples: str = ""
     # Wallet methods resolve /wallet/<name> (or the only loaded wallet).
     wallet: bool = False
+    lane: str = POOL
 
     def usage(self) -> str:
         parts = [self.name]

@@ -1,13 +1,29 @@
-"""HTTP/1.1 server for JSON-RPC, with Core's access rules (core-rpc.md §5.1-5.2).
+"""HTTP/1.1 server for JSON-RPC, with Core's access rules (core-rpc.md §5.1-5.2)
+and Core's replies byte for byte (libevent's evhttp as Core 31 uses it).
 
-I/O runs on one asyncio loop, so a slow or half-sent request (slowloris) costs
-a coroutine, never a worker. Requests that pass the checks go to a pool of
--rpcthreads workers through a queue bounded by -rpcworkqueue; a request that
-finds the queue full is answered 503 at once instead of piling up.
+One asyncio.Protocol per connection, parsed by httptools (llhttp). I/O runs on
+one event loop, so a slow or half-sent request costs a few objects, never a
+thread. Each request is decided as soon as its headers are in, in Core's
+order: allowed peer (403), HTTP method (405), URI (404), work queue (503),
+POST only (405 with a body), credentials (401), size (413). Any of these is
+answered at once and the body, if one follows, is discarded as it arrives,
+never buffered: an unauthenticated client cannot make the server hold memory.
 
-Order of checks per request, as Core: allowed peer (403), HTTP method (405),
-URI (404), work queue (503), POST only (405 with a body), credentials (401).
+A request that passes runs where its method says (registry lanes): cheap calls
+inline on the loop (small bodies only), calls that may block on the -rpcthreads
+worker pool (a queue bounded by -rpcworkqueue: 503 when full), and calls that
+need the signing device on the device's own queue (quill.device.queue), so
+waiting signers never hold a worker. A connection reads nothing more while its
+request runs or its reply cannot be written (one request and one reply per
+connection at most), all bodies together are capped (MAX_BUFFERED_BYTES), and
+a request's body and reply are dropped as soon as the reply is handed to the
+socket.
+
+Wrong credentials are answered after AUTH_FAILURE_DELAY, one failure at a time
+per client address and for the whole server, so parallel guesses are
+serialised; the comparison itself is constant-time (rpc/auth.py).
 """
+from __future__ import annotations
 
 import asyncio
 import logging
@@ -15,24 +31,40 @@ import queue
 import threading
 import time
 import urllib.parse
+from collections import deque
 from email.utils import formatdate
+from typing import Any, Callable
 
-from quill.rpc.jsonrpc import CallContext
+import httptools
+
+from quill.device.queue import DeviceQueue, DeviceQueueFull
+from quill.rpc.jsonrpc import CallContext, Dispatcher
+from quill.rpc.registry import DEVICE, INLINE
 
 log = logging.getLogger("quill.http")
 
 MAX_HEADERS_SIZE = 8192
 MAX_BODY_SIZE = 0x02000000  # 32 MiB, as Core
+MAX_BUFFERED_BYTES = 4 * MAX_BODY_SIZE  # request bodies held at once, all connections together
+INLINE_BODY_LIMIT = 16384  # larger bodies are parsed and run on a worker, whatever the method
 AUTH_FAILURE_DELAY = 0.25
+WRITE_HIGH_WATER = 1 << 20
 
-_REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-            404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 413: "Payload Too Large",
-            431: "Request Header Fields Too Large", 500: "Internal Server Error", 503: "Service Unavailable"}
-_KNOWN_HTTP_METHODS = {"GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", "CONNECT", "PATCH"}
+_REASONS = {100: "Continue", 200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
+            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
+            413: "Payload Too Large", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
+            503: "Service Unavailable"}
+# The methods libevent knows; any other is Core's 405.
+_KNOWN_HTTP_METHODS = {b"GET", b"POST", b"HEAD", b"PUT", b"DELETE", b"OPTIONS", b"TRACE", b"CONNECT", b"PATCH"}
+_DEFAULT_CONTENT_TYPE = b"Content-Type: text/html; charset=ISO-8859-1\r\n"
+_JSON_CONTENT_TYPE = b"Content-Type: application/json\r\n"
+_WWW_AUTHENTICATE = b'WWW-Authenticate: Basic realm="jsonrpc"\r\n'
+_ONLY_POST = b"JSONRPC server handles only POST requests"
+_QUEUE_FULL = b"Work queue depth exceeded"
 
 
 class HTTPError(Exception):
-    def __init__(self, status, body=b""):
+    def __init__(self, status: int, body: bytes = b"") -> None:
         self.status = status
         self.body = body
 
@@ -48,9 +80,9 @@ class WorkQueue:
 
     _STOP = object()
 
-    def __init__(self, threads: int, depth: int):
+    def __init__(self, threads: int, depth: int) -> None:
         self.depth = depth
-        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.workers = [threading.Thread(target=self._work, name=f"rpc-worker-{i}", daemon=True)
                         for i in range(threads)]
         for worker in self.workers:
@@ -59,32 +91,40 @@ class WorkQueue:
     def full(self) -> bool:
         return self.jobs.qsize() >= self.depth
 
-    def run(self, fn, *args) -> asyncio.Future:
+    def run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self.jobs.put((loop, future, fn, args))
         return future
 
-    def _work(self):
-        while True:
-            job = self.jobs.get()
-            if job is self._STOP:
-                return
-            loop, future, fn, args = job
-            try:
-                result, error = fn(*args), None
-            except BaseException as e:  # handed to the awaiting coroutine, never lost
-                result, error = None, e
-            loop.call_soon_threadsafe(_settle, future, result, error)
+    def _work(self) -> None:
+        while self._one(self.jobs.get()):
+            pass
 
-    def shutdown(self):
+    def _one(self, job: Any) -> bool:
+        """One job in its own frame: nothing of it (request, reply, traceback)
+        stays referenced by an idle worker. False for the stop marker."""
+        if job is self._STOP:
+            return False
+        loop, future, fn, args = job
+        try:
+            result, error = fn(*args), None
+        except BaseException as e:  # handed to the awaiting coroutine, never lost
+            result, error = None, e
+        try:
+            loop.call_soon_threadsafe(_settle, future, result, error)
+        except RuntimeError:
+            pass  # the loop is closed: nobody is waiting any more
+        return True
+
+    def shutdown(self) -> None:
         for _ in self.workers:
             self.jobs.put(self._STOP)
         for worker in self.workers:
             worker.join()
 
 
-def _settle(future, result, error):
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():
         return
     if error is not None:
@@ -93,30 +133,80 @@ def _settle(future, result, error):
         future.set_result(result)
 
 
+class _Exchange:
+    """One request from its first byte to its reply."""
+
+    __slots__ = ("method", "url", "minor", "headers", "header_bytes", "body", "received", "complete",
+                 "early", "keep_alive", "expect_continue")
+
+    def __init__(self) -> None:
+        self.method = b""
+        self.url = b""
+        self.minor = 1
+        self.headers: dict[bytes, bytes] = {}
+        self.header_bytes = 0
+        self.body: bytearray | None = None
+        self.received = 0
+        self.complete = False
+        # (status, body, close) decided from the headers alone, or an awaitable of it
+        self.early: Any = None
+        self.keep_alive = True
+        self.expect_continue = False
+
+
+class _FailureGate:
+    """Wrong credentials answered one at a time, per client address and overall."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.everyone = asyncio.Lock()
+        self.by_address: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+
+    async def wait(self, address: str) -> None:
+        entry = self.by_address.get(address)
+        if entry is None:
+            entry = self.by_address[address] = (asyncio.Lock(), [0])
+        entry[1][0] += 1
+        try:
+            async with entry[0], self.everyone:
+                await asyncio.sleep(self.delay)
+        finally:
+            entry[1][0] -= 1
+            if entry[1][0] == 0:
+                del self.by_address[address]
+
+
 class RPCServer:
-    def __init__(self, *, dispatcher, authenticator, allowlist, node, binds,
-                 work_queue=64, threads=16, timeout=30.0):
+    def __init__(self, *, dispatcher: Dispatcher, authenticator: Any, allowlist: Any, node: Any,
+                 binds: list[tuple[str, int]], work_queue: int = 64, threads: int = 16, timeout: float = 30.0,
+                 device_queue: DeviceQueue | None = None, auth_failure_delay: float = AUTH_FAILURE_DELAY) -> None:
         self.dispatcher = dispatcher
         self.authenticator = authenticator
         self.allowlist = allowlist
         self.node = node
         self.binds = binds
         self.queue = WorkQueue(threads, work_queue)
+        self.device_queue = device_queue if device_queue is not None else DeviceQueue(work_queue)
         self.timeout = timeout
-        self.servers = []
-        self.connections = set()
+        self.auth_failure_delay = auth_failure_delay
+        self.failures: _FailureGate | None = None
+        self.servers: list[asyncio.AbstractServer] = []
+        self.connections: set[HTTPConnection] = set()
+        self.buffered = 0
         self.in_flight = 0
         self.stopping = False
-        self.idle = asyncio.Event()
-        self.idle.set()
+        self.idle: asyncio.Event | None = None
 
     # -- lifecycle -------------------------------------------------------
 
-    async def start(self):
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.failures = _FailureGate(self.auth_failure_delay)
         for host, port in self.binds:
             try:
-                server = await asyncio.start_server(self._serve_connection, host, port,
-                                                    reuse_address=True, limit=MAX_HEADERS_SIZE * 2)
+                server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True)
             except OSError as e:
                 log.warning("Binding RPC on address %s port %d failed: %s", host, port, e.strerror)
                 continue
@@ -126,205 +216,433 @@ class RPCServer:
             raise OSError("Unable to bind any endpoint for RPC server")
 
     @property
-    def ports(self):
+    def ports(self) -> list[int]:
         return [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]
 
-    async def stop(self):
+    async def stop(self) -> None:
         """Refuse new requests, let in-flight ones finish, close everything."""
         self.stopping = True
         for server in self.servers:
             server.close()
-        await self.idle.wait()
-        for writer in list(self.connections):
-            writer.close()
+        if self.idle is not None:
+            await self.idle.wait()
+        for connection in list(self.connections):
+            connection.close()
         for server in self.servers:
             await server.wait_closed()
-        await asyncio.get_running_loop().run_in_executor(None, self.queue.shutdown)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.queue.shutdown)
+        await loop.run_in_executor(None, self.device_queue.close)
 
-    # -- one connection ----------------------------------------------------
+    def begin(self) -> None:
+        self.in_flight += 1
+        if self.idle is not None:
+            self.idle.clear()
 
-    async def _serve_connection(self, reader, writer):
-        self.connections.add(writer)
-        peer = writer.get_extra_info("peername")
-        peer_host = peer[0] if peer else ""
-        allowed = self.allowlist.allows(peer_host)  # a connection's peer never changes
-        try:
-            while not self.stopping:
-                try:
-                    async with asyncio.timeout(self.timeout):
-                        request = await read_request(reader)
-                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
-                    return
-                except HTTPError as e:
-                    await self._send(writer, e.status, e.body, close=True)
-                    return
-                if request is None:
-                    return
-                self._begin()
-                try:
-                    status, body, close = await self._respond(request, peer_host, allowed)
-                    await self._send(writer, status, body, close=close or not request.keep_alive,
-                                     json_body=body.startswith((b"{", b"[")))
-                finally:
-                    self._end()
-                if close or not request.keep_alive:
-                    return
-        finally:
-            self.connections.discard(writer)
-            writer.close()
+    def end(self) -> None:
+        self.in_flight -= 1
+        if self.in_flight == 0 and self.idle is not None:
+            self.idle.set()
 
-    async def _respond(self, request, peer_host, allowed):
-        """(status, body bytes, close connection?) for one parsed HTTP request."""
-        if not allowed:
-            log.warning("HTTP request from %s rejected: Client network is not allowed RPC access", peer_host)
+    # -- deciding a request from its headers -----------------------------------------
+
+    def decide(self, ex: _Exchange, conn: HTTPConnection) -> Any:
+        """(status, body, close) when the headers alone decide the reply, an
+        awaitable of it for wrong credentials, or None to read the body and run it."""
+        if not conn.allowed:
+            log.warning("HTTP request from %s rejected: Client network is not allowed RPC access", conn.peer)
             return 403, b"", True
-        if request.method not in _KNOWN_HTTP_METHODS:
+        length = ex.headers.get(b"content-length")
+        if length is not None and int(length) > MAX_BODY_SIZE:
+            return 413, b"", True  # libevent refuses it before Core sees the request
+        if ex.method not in _KNOWN_HTTP_METHODS:
             return 405, b"", False
-        wallet = wallet_from_uri(request.path)
+        wallet = wallet_from_uri(ex.url)
         if wallet is False:
             return 404, b"", False
         if self.stopping:
             return 503, b"Request rejected during server shutdown", True
         if self.queue.full():
-            log.warning("Request rejected because http work queue depth exceeded, "
-                        "it can be increased with the -rpcworkqueue= setting")
-            return 503, b"Work queue depth exceeded", False
-        if request.method != "POST":
-            return 405, b"JSONRPC server handles only POST requests", False
-        auth_header = request.headers.get("authorization")
+            log.warning("Request rejected because http work queue depth exceeded, it can be increased with "
+                        "the -rpcworkqueue= setting")
+            return 503, _QUEUE_FULL, False
+        if ex.method != b"POST":
+            return 405, _ONLY_POST, False
+        auth_header = ex.headers.get(b"authorization")
         if auth_header is None:
             return 401, b"", False
-        user = self.authenticator.check(auth_header)
+        user = conn.authenticated(auth_header)
         if user is None:
-            log.warning("ThreadRPCServer incorrect password attempt from %s", peer_host)
-            await asyncio.sleep(AUTH_FAILURE_DELAY)
-            return 401, b"", False
-        ctx = CallContext(node=self.node, wallet_name=wallet, user=user)
-        status, text = await self.queue.run(self.dispatcher.process_body, request.body, ctx)
-        return status, (text or "").encode("utf-8"), False
+            log.warning("ThreadRPCServer incorrect password attempt from %s", conn.peer)
+            return self._refuse_later(conn.peer)
+        if length is not None and self.buffered + int(length) > MAX_BUFFERED_BYTES:
+            log.warning("Request rejected: %d bytes of request bodies are already buffered", self.buffered)
+            return 503, _QUEUE_FULL, False
+        conn.context = CallContext(node=self.node, wallet_name=wallet, user=user)
+        return None
 
-    def _begin(self):
-        self.in_flight += 1
-        self.idle.clear()
+    async def _refuse_later(self, peer: str) -> tuple[int, bytes, bool]:
+        assert self.failures is not None
+        await self.failures.wait(peer)
+        return 401, b"", False
 
-    def _end(self):
-        self.in_flight -= 1
-        if self.in_flight == 0:
-            self.idle.set()
+    # -- running a request -------------------------------------------------------------
 
-    async def _send(self, writer, status, body, close=False, json_body=False):
-        headers = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}"]
-        if status == 401:
-            headers.append('WWW-Authenticate: Basic realm="jsonrpc"')
-        if json_body:
-            headers.append("Content-Type: application/json")
-        elif body:
-            headers.append("Content-Type: text/html; charset=ISO-8859-1")
-        headers.append("Date: " + http_date())
-        if status != 204:
-            headers.append(f"Content-Length: {len(body)}")
-        headers.append("Connection: close" if close else "Connection: keep-alive")
-        writer.write(("\r\n".join(headers) + "\r\n\r\n").encode("latin-1") + body)
+    def run(self, body: bytes | bytearray, ctx: CallContext) -> Any:
+        """(status, reply bytes) at once for inline calls, else an awaitable of it."""
+        if len(body) > INLINE_BODY_LIMIT:
+            return self._run_large(body, ctx)
+        value = self.dispatcher.parse_body(body)
+        if isinstance(value, tuple):
+            return value
+        lane = self.dispatcher.lane(value)
+        if lane == INLINE:
+            return self.dispatcher.process_value(value, ctx)
+        if lane == DEVICE:
+            return self._on_device(value, ctx)
+        return self.queue.run(self.dispatcher.process_value, value, ctx)
+
+    async def _run_large(self, body: bytes | bytearray, ctx: CallContext) -> tuple[int, bytes | None]:
+        outcome = await self.queue.run(self._parse_and_run, body, ctx)
+        if isinstance(outcome, _ForDevice):
+            return await self._on_device(outcome.value, ctx)
+        return outcome  # type: ignore[no-any-return]
+
+    def _parse_and_run(self, body: bytes | bytearray, ctx: CallContext) -> Any:
+        """On a worker: parse, then run, unless the call needs the device."""
+        value = self.dispatcher.parse_body(body)
+        if isinstance(value, tuple):
+            return value
+        if self.dispatcher.lane(value) == DEVICE:
+            return _ForDevice(value)
+        return self.dispatcher.process_value(value, ctx)
+
+    async def _on_device(self, value: Any, ctx: CallContext) -> tuple[int, bytes | None]:
+        label = _device_label(value)
         try:
-            await writer.drain()
-        except ConnectionError:
-            pass
+            future = self.device_queue.submit(label, self.dispatcher.process_value, value, ctx)
+        except DeviceQueueFull:
+            log.warning("Request rejected because the device queue is full (%d waiting)", self.device_queue.depth)
+            return 503, _QUEUE_FULL
+        return await asyncio.wrap_future(future)
 
 
-_date_cache: list = [0, ""]
+class _ForDevice:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
-def http_date() -> str:
-    """The Date header, formatted once per second."""
+def _device_label(value: Any) -> str:
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("method"), str):
+            return item["method"]
+    return "batch"
+
+
+class HTTPConnection(asyncio.Protocol):
+    """One client connection: parse, decide, run, reply, one request at a time."""
+
+    def __init__(self, server: RPCServer) -> None:
+        self.server = server
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpRequestParser(self)
+        self.peer = ""
+        self.allowed = False
+        self.closed = False
+        self.busy = False
+        self.write_paused = False
+        self.reading_paused = False
+        self.current: _Exchange | None = None
+        self.exchanges: deque[_Exchange] = deque()
+        self.context: CallContext | None = None
+        self.auth_cache: tuple[bytes, str] | None = None  # the last header that passed, and its user
+        self.last_activity = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.reserved = 0
+
+    # -- transport events --------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not an asyncio.Transport
+        self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        peer = transport.get_extra_info("peername")
+        self.peer = peer[0] if peer else ""
+        self.allowed = self.server.allowlist.allows(self.peer)  # a connection's peer never changes
+        self.server.connections.add(self)
+        self.last_activity = self.loop.time()
+        self.timer = self.loop.call_at(self.last_activity + self.server.timeout, self._check_idle)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.server.connections.discard(self)
+        if self.timer is not None:
+            self.timer.cancel()
+        self._release_body_budget()
+        self.exchanges.clear()
+        self.current = None
+
+    def data_received(self, data: bytes) -> None:
+        self.last_activity = self.loop.time()
+        try:
+            self.parser.feed_data(data)
+        except HTTPError as e:
+            self._fail(e.status, e.body)
+        except httptools.HttpParserCallbackError as e:  # raised in a callback below
+            cause = e.__cause__ or e.__context__
+            self._fail(cause.status, cause.body) if isinstance(cause, HTTPError) else self._fail(400, b"")
+        except httptools.HttpParserInvalidMethodError:
+            self._fail(405, b"")
+        except httptools.HttpParserUpgrade:
+            pass  # no upgrades: the request is answered as any other
+        except httptools.HttpParserError:
+            self._fail(400, b"")
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+        self._pause_reading()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        self._pump()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.close()
+
+    def _check_idle(self) -> None:
+        """One timer per connection, moved on rather than re-armed per request."""
+        if self.closed:
+            return
+        deadline = self.last_activity + self.server.timeout
+        if self.busy or self.loop.time() < deadline:
+            self.timer = self.loop.call_at(max(deadline, self.loop.time() + 0.01), self._check_idle)
+            return
+        self.close()
+
+    def _fail(self, status: int, body: bytes) -> None:
+        """A request that cannot be parsed: answer and close (nothing after it can be trusted)."""
+        if not self.closed and not self.busy:
+            assert self.transport is not None
+            self.transport.write(_head(status, 1, body, False, True, False) + body)
+        self.close()
+
+    def _pause_reading(self) -> None:
+        if not self.reading_paused and not self.closed and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self.reading_paused and not self.closed and self.transport is not None:
+            self.reading_paused = False
+            self.transport.resume_reading()
+
+    # -- httptools callbacks ------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self.current = _Exchange()
+
+    def on_url(self, url: bytes) -> None:
+        ex = self.current
+        assert ex is not None
+        ex.url += url
+        ex.header_bytes += len(url)
+        if ex.header_bytes > MAX_HEADERS_SIZE:
+            raise HTTPError(431)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        ex = self.current
+        assert ex is not None
+        ex.header_bytes += len(name) + len(value) + 4
+        if ex.header_bytes > MAX_HEADERS_SIZE:
+            raise HTTPError(431)
+        ex.headers.setdefault(name.lower(), value.strip())  # the first one counts, as evhttp_find_header
+
+    def on_headers_complete(self) -> None:
+        ex = self.current
+        assert ex is not None
+        parser = self.parser
+        ex.method = parser.get_method()
+        version = parser.get_http_version()
+        ex.minor = 0 if version == "1.0" else 1
+        ex.keep_alive = parser.should_keep_alive()
+        ex.early = self.server.decide(ex, self)
+        if ex.early is None:
+            length = int(ex.headers.get(b"content-length", b"0") or b"0")
+            ex.body = bytearray(length) if length else bytearray()
+            self.reserved += length
+            self.server.buffered += length
+            ex.expect_continue = ex.headers.get(b"expect", b"").lower() == b"100-continue"
+            if ex.expect_continue and ex.minor == 1 and self.transport is not None:
+                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        self.exchanges.append(ex)
+        self._pump()
+
+    def on_body(self, chunk: bytes) -> None:
+        ex = self.current
+        if ex is None or ex.body is None:
+            return  # answered from the headers: the body is dropped as it comes
+        end = ex.received + len(chunk)
+        if end > len(ex.body):  # chunked, or more than announced
+            if end > MAX_BODY_SIZE:
+                raise HTTPError(413)
+            ex.body.extend(bytes(end - len(ex.body)))
+            self.reserved += end - ex.received
+            self.server.buffered += end - ex.received
+        ex.body[ex.received:end] = chunk
+        ex.received = end
+
+    def on_message_complete(self) -> None:
+        ex = self.current
+        assert ex is not None
+        ex.complete = True
+        if ex.body is not None and ex.received < len(ex.body):
+            del ex.body[ex.received:]
+        self.current = None
+        self._pump()
+
+    # -- one request at a time -----------------------------------------------------------
+
+    def _pump(self) -> None:
+        """Run the oldest request when it is ready and nothing else runs."""
+        while self.exchanges and not self.busy and not self.closed:
+            if self.write_paused:
+                self._pause_reading()
+                return
+            ex = self.exchanges[0]
+            early = ex.early
+            if early is None and not ex.complete:
+                return
+            self.exchanges.popleft()
+            if early is not None and not isinstance(early, tuple):
+                self._await(ex, early)
+                return
+            if early is not None:
+                status, body, close = early
+                self._reply(ex, status, body, close)
+                continue
+            outcome = self._run(ex)
+            if isinstance(outcome, tuple):
+                self._reply(ex, outcome[0], outcome[1], False)
+                continue
+            self._await(ex, outcome)
+            return
+        if not self.busy and not self.write_paused:
+            self._resume_reading()
+
+    def _run(self, ex: _Exchange) -> Any:
+        body = ex.body if ex.body is not None else bytearray()
+        ex.body = None
+        self._release_body_budget()
+        ctx = self.context
+        assert ctx is not None
+        try:
+            return self.server.run(body, ctx)
+        except Exception as e:  # the dispatcher never raises; this keeps the connection answered if it did
+            log.error("unexpected %s serving a request", type(e).__name__)
+            return 500, b""
+
+    def _await(self, ex: _Exchange, awaitable: Any) -> None:
+        self.busy = True
+        self._pause_reading()
+        self.server.begin()
+        self.loop.create_task(self._finish(ex, awaitable))
+
+    async def _finish(self, ex: _Exchange, awaitable: Any) -> None:
+        try:
+            try:
+                outcome = await awaitable
+            except Exception as e:
+                log.error("unexpected %s serving a request", type(e).__name__)
+                outcome = (500, b"")
+            status, body = outcome[0], outcome[1]
+            close = outcome[2] if len(outcome) > 2 else False
+            del outcome, awaitable
+            self._reply(ex, status, body, close)
+        finally:
+            self.busy = False
+            self.server.end()
+            self.last_activity = self.loop.time()
+            self._pump()
+
+    def _reply(self, ex: _Exchange, status: int, body: bytes | None, close: bool) -> None:
+        body = body or b""
+        close = close or not ex.keep_alive
+        if not self.closed and self.transport is not None:
+            json_body = status not in (204,) and body[:1] in (b"{", b"[")
+            head = _head(status, ex.minor, body, json_body, ex.keep_alive,
+                         ex.headers.get(b"connection", b"").lower() == b"close")
+            self.transport.write(head + body if len(body) < 65536 else head)
+            if len(body) >= 65536:
+                self.transport.write(body)
+            if close:
+                self.transport.close()
+        self.last_activity = self.loop.time()
+
+    def _release_body_budget(self) -> None:
+        self.server.buffered -= self.reserved
+        self.reserved = 0
+
+    # -- credentials --------------------------------------------------------------------
+
+    def authenticated(self, header: bytes) -> str | None:
+        """The user for an Authorization header; a header that passed is remembered
+        for the connection, so a keep-alive client is checked once."""
+        cached = self.auth_cache
+        if cached is not None and cached[0] == header:
+            return cached[1]
+        user = self.server.authenticator.check(header.decode("latin-1"))
+        if user is not None:
+            self.auth_cache = (header, user)
+        return user
+
+
+def _head(status: int, minor: int, body: bytes, json_body: bool, keep_alive: bool, echo_close: bool) -> bytes:
+    """The status line and headers as libevent writes them for Core: Core's own
+    headers first (WWW-Authenticate, Content-Type: application/json), then Date and
+    Content-Length (HTTP/1.1, or a kept-alive 1.0), libevent's default Content-Type
+    when a body-bearing reply has none, and `Connection: close` only when the
+    client asked for it. No `Connection: keep-alive` on 1.1."""
+    parts = [b"HTTP/1.%d %d %s\r\n" % (minor, status, _REASONS.get(status, "Unknown").encode())]
+    if status == 401:
+        parts.append(_WWW_AUTHENTICATE)
+    if json_body:
+        parts.append(_JSON_CONTENT_TYPE)
+    needs_body = status != 204 and status >= 200
+    if minor >= 1:
+        parts.append(b"Date: " + http_date() + b"\r\n")
+    elif keep_alive:
+        parts.append(b"Connection: keep-alive\r\n")
+    if (minor >= 1 or keep_alive) and needs_body:
+        parts.append(b"Content-Length: %d\r\n" % len(body))
+    if needs_body and not json_body:
+        parts.append(_DEFAULT_CONTENT_TYPE)
+    if echo_close:
+        parts.append(b"Connection: close\r\n")
+    parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+_date_cache: list[Any] = [0, b""]
+
+
+def http_date() -> bytes:
+    """The Date header's value, formatted once per second."""
     now = int(time.time())
     if _date_cache[0] != now:
-        _date_cache[0], _date_cache[1] = now, formatdate(now, usegmt=True)
-    return _date_cache[1]
+        _date_cache[0], _date_cache[1] = now, formatdate(now, usegmt=True).encode()
+    return bytes(_date_cache[1])
 
 
-class HTTPRequest:
-    __slots__ = ("method", "path", "version", "headers", "body")
-
-    def __init__(self, method, path, version, headers, body):
-        self.method = method
-        self.path = path
-        self.version = version
-        self.headers = headers
-        self.body = body
-
-    @property
-    def keep_alive(self) -> bool:
-        conn = self.headers.get("connection", "").lower()
-        if self.version == "HTTP/1.0":
-            return conn == "keep-alive"
-        return conn != "close"
-
-
-async def read_request(reader):
-    """Parse one HTTP/1.x request; None on a clean EOF between requests."""
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError as e:
-        if not e.partial.strip():
-            return None
-        raise
-    except asyncio.LimitOverrunError:
-        raise HTTPError(431) from None
-    if len(head) > MAX_HEADERS_SIZE:
-        raise HTTPError(431)
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        raise HTTPError(400)
-    method, path, version = parts
-    headers = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, sep, value = line.partition(":")
-        if not sep:
-            raise HTTPError(400)
-        headers[name.strip().lower()] = value.strip()
-    body = await _read_body(reader, headers)
-    return HTTPRequest(method, path, version, headers, body)
-
-
-async def _read_body(reader, headers) -> bytes:
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        return await _read_chunked(reader)
-    length_text = headers.get("content-length", "0")
-    if not length_text.isdigit():
-        raise HTTPError(400)
-    length = int(length_text)
-    if length > MAX_BODY_SIZE:
-        raise HTTPError(413)
-    return await reader.readexactly(length) if length else b""
-
-
-async def _read_chunked(reader) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        size_line = await reader.readuntil(b"\r\n")
-        try:
-            size = int(size_line.split(b";")[0].strip(), 16)
-        except ValueError:
-            raise HTTPError(400) from None
-        if size == 0:
-            while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                pass  # trailers
-            return b"".join(chunks)
-        total += size
-        if total > MAX_BODY_SIZE:
-            raise HTTPError(413)
-        chunks.append(await reader.readexactly(size))
-        await reader.readexactly(2)
-
-
-def wallet_from_uri(path: str):
+def wallet_from_uri(path: bytes | str) -> str | None | bool:
     """None for `/`, the decoded name for `/wallet/<name>`, False otherwise (404)."""
+    if isinstance(path, bytes):
+        path = path.decode("latin-1")
     if path == "/":
         return None
     if path.startswith("/wallet/"):
-        return urllib.parse.unquote(path[len("/wallet/"):])
+        return urllib.parse.unquote(path[len("/wallet/"):], errors="surrogateescape")
     return False

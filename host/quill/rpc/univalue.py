@@ -12,6 +12,7 @@ string that cannot occur in user data (a per-process random token behind a
 NUL), then the markers are replaced by their bare text.
 """
 
+import codecs
 import json
 import os
 import re
@@ -62,18 +63,27 @@ class JSONParseError(ValueError):
 
 
 class JSONObject(dict):
-    """A parsed object. UniValue keeps repeated keys; the first value is the
-    one read, and the repeated names are kept for the errors that name them."""
+    """A parsed object whose members repeat a key. UniValue keeps every member:
+    a lookup reads the first value, `items()` (and so the writer) gives them
+    all in order, and the repeated names are kept for the errors that name them.
+    Objects without repeats are plain dicts."""
 
-    __slots__ = ("duplicate_keys",)
+    __slots__ = ("duplicate_keys", "pairs")
+
+    def items(self):  # type: ignore[override]
+        return list(self.pairs)
 
 
 def _object_from_pairs(pairs):
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
     obj = JSONObject()
-    obj.duplicate_keys = None
+    obj.pairs = pairs
+    obj.duplicate_keys = []
     for key, value in pairs:
         if key in obj:
-            obj.duplicate_keys = (obj.duplicate_keys or []) + [key]
+            obj.duplicate_keys.append(key)
         else:
             obj[key] = value
     return obj
@@ -109,19 +119,140 @@ def _depth_ok(text: str) -> bool:
 
 
 def loads(text):
-    """Parse JSON text as UniValue reads it; raise JSONParseError on failure."""
+    """Parse JSON text as UniValue reads it; raise JSONParseError on failure.
+    Bytes go through Core's UTF-8 filter first (decode_utf8)."""
+    if isinstance(text, memoryview):
+        text = bytes(text)
     if isinstance(text, (bytes, bytearray)):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise JSONParseError("invalid UTF-8") from e
+        text = decode_utf8(text)
+    if "\\u" in text and _has_lone_surrogate_escape(text):
+        raise JSONParseError("lone surrogate escape")
     if not _depth_ok(text):
         raise JSONParseError("nesting too deep")
     try:
-        return json.loads(text, parse_float=Number,
-                          parse_constant=_reject_constant, object_pairs_hook=_object_from_pairs)
+        return (_DECODER_MINUS_ZERO if "-0" in text else _DECODER).decode(text)
     except (ValueError, RecursionError) as e:
         raise JSONParseError(str(e)) from e
+
+
+def _int_or_minus_zero(text: str):
+    """UniValue keeps a number's text: `-0` stays `-0`."""
+    return Number(text) if text == "-0" else int(text)
+
+
+_DECODER = json.JSONDecoder(parse_float=Number, parse_constant=_reject_constant,
+                            object_pairs_hook=_object_from_pairs)
+_DECODER_MINUS_ZERO = json.JSONDecoder(parse_float=Number, parse_int=_int_or_minus_zero,
+                                       parse_constant=_reject_constant, object_pairs_hook=_object_from_pairs)
+
+
+# -- Core's UTF-8 filter (univalue/lib/univalue_utffilter.h) ---------------------------
+#
+# Inside strings UniValue decodes each UTF-8 sequence by its lead byte (C0-DF: 2 bytes,
+# E0-EF: 3, F0-F7: 4; anything else, or a byte that is not a continuation, is invalid),
+# joins a surrogate pair and re-encodes the code point. So it accepts what Python's
+# strict decoder refuses: overlong forms (re-encoded short), lead bytes F5-F7 and F4 90+
+# (code points up to 0x1FFFFF, kept as 4 bytes), and an encoded surrogate pair; it
+# refuses a lone surrogate, encoded or escaped (\ud800).
+
+
+def decode_utf8(data: bytes | bytearray) -> str:
+    """Request bytes as UniValue reads them. Code points Python cannot hold (above
+    0x10FFFF) become surrogate escapes, so `encode_reply` writes the same bytes back."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("utf-8", "quill-univalue")
+    except _InvalidUTF8 as e:
+        raise JSONParseError("invalid UTF-8") from e
+
+
+class _InvalidUTF8(ValueError):
+    pass
+
+
+def _sequence(data: bytes, i: int):
+    """(code point, next index) of the UTF-8 sequence at i, as UniValue's filter reads it."""
+    lead = data[i]
+    if 0xC0 <= lead < 0xE0:
+        n, cp = 1, lead & 0x1F
+    elif 0xE0 <= lead < 0xF0:
+        n, cp = 2, lead & 0x0F
+    elif 0xF0 <= lead < 0xF8:
+        n, cp = 3, lead & 0x07
+    else:
+        raise _InvalidUTF8(f"byte 0x{lead:02x}")
+    if i + n >= len(data):
+        raise _InvalidUTF8("truncated sequence")
+    for b in data[i + 1:i + 1 + n]:
+        if b & 0xC0 != 0x80:
+            raise _InvalidUTF8("not a continuation byte")
+        cp = (cp << 6) | (b & 0x3F)
+    return cp, i + 1 + n
+
+
+def _univalue_error_handler(error: UnicodeError):
+    data = error.object
+    if not isinstance(error, UnicodeDecodeError) or not isinstance(data, (bytes, bytearray)):
+        raise error
+    cp, end = _sequence(data, error.start)
+    if 0xD800 <= cp < 0xDC00:            # first half of a surrogate pair: the second must follow
+        if end >= len(data) or data[end] < 0x80:
+            raise _InvalidUTF8("lone surrogate")
+        low, end = _sequence(data, end)
+        if not 0xDC00 <= low < 0xE000:
+            raise _InvalidUTF8("lone surrogate")
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
+    elif 0xDC00 <= cp < 0xE000:
+        raise _InvalidUTF8("lone surrogate")
+    if cp < 0x80:                        # an overlong ASCII character: as a JSON escape
+        return "\\u%04x" % cp, end
+    if cp <= 0x10FFFF:
+        return chr(cp), end
+    raw = bytes([0xF0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3F), 0x80 | ((cp >> 6) & 0x3F), 0x80 | (cp & 0x3F)])
+    return raw.decode("utf-8", "surrogateescape"), end
+
+
+codecs.register_error("quill-univalue", _univalue_error_handler)
+
+_ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
+_SURROGATE_HINT_RE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate_escape(text: str) -> bool:
+    """True when a \\uD800-\\uDFFF escape is not half of a pair (UniValue: parse error)."""
+    if not _SURROGATE_HINT_RE.search(text):
+        return False
+    pending_high_end = None
+    for m in _ESCAPE_RE.finditer(text):
+        value = int(m.group(1), 16) if m.group(1) else None
+        is_high = value is not None and 0xD800 <= value < 0xDC00
+        is_low = value is not None and 0xDC00 <= value < 0xE000
+        if pending_high_end is not None:
+            if not (is_low and m.start() == pending_high_end):
+                return True
+            pending_high_end = None
+            continue
+        if is_low:
+            return True
+        if is_high:
+            pending_high_end = m.end()
+    return pending_high_end is not None
+
+
+def encode_reply(text: str) -> bytes:
+    """Reply text as bytes: strings read by decode_utf8 go back byte for byte, and text
+    that cannot be UTF-8 (a lone surrogate from elsewhere) is replaced, never an error."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
 
 
 def _default(obj):

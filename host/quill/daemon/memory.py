@@ -1,0 +1,31 @@
+"""Give memory back to the system once large requests are done.
+
+glibc's malloc raises its mmap threshold each time a large block is freed, so
+after the first 30 MB request every later one is carved from the heap, whose top
+is rarely returned: the daemon's RSS would stay at its largest request times the
+number of workers. A fixed threshold (which also stops the adjustment) keeps large
+blocks in their own mappings, unmapped on free.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 256 * 1024
+TRIM_THRESHOLD = 1024 * 1024
+
+
+def return_large_blocks_to_the_system() -> bool:
+    """Set glibc's thresholds; False where there is no glibc (nothing to do)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
