@@ -54,8 +54,8 @@ _REASONS = {100: "Continue", 200: "OK", 204: "No Content", 400: "Bad Request", 4
             403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
             413: "Payload Too Large", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
             503: "Service Unavailable"}
-# The methods libevent knows; any other is Core's 405.
-_KNOWN_HTTP_METHODS = {b"GET", b"POST", b"HEAD", b"PUT", b"DELETE", b"OPTIONS", b"TRACE", b"CONNECT", b"PATCH"}
+# The methods Core's HTTPRequest knows; any other is a 405 without a body.
+_KNOWN_HTTP_METHODS = {b"GET", b"POST", b"HEAD", b"PUT"}
 _DEFAULT_CONTENT_TYPE = b"Content-Type: text/html; charset=ISO-8859-1\r\n"
 _JSON_CONTENT_TYPE = b"Content-Type: application/json\r\n"
 _WWW_AUTHENTICATE = b'WWW-Authenticate: Basic realm="jsonrpc"\r\n'
@@ -389,6 +389,7 @@ class HTTPConnection(asyncio.Protocol):
         self.last_activity = self.loop.time()
         try:
             self.parser.feed_data(data)
+            self._continue_if_expected()
         except HTTPError as e:
             self._fail(e.status, e.body)
         except httptools.HttpParserCallbackError as e:  # raised in a callback below
@@ -400,6 +401,14 @@ class HTTPConnection(asyncio.Protocol):
             pass  # no upgrades: the request is answered as any other
         except httptools.HttpParserError:
             self._fail(400, b"")
+
+    def _continue_if_expected(self) -> None:
+        """`Expect: 100-continue` with no body byte arrived yet: invite it (as libevent)."""
+        ex = self.current
+        if ex is not None and ex.expect_continue and ex.body is not None and ex.received == 0 \
+                and self.transport is not None and not self.closed:
+            ex.expect_continue = False
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -475,9 +484,7 @@ class HTTPConnection(asyncio.Protocol):
             ex.body = bytearray(length) if length else bytearray()
             self.reserved += length
             self.server.buffered += length
-            ex.expect_continue = ex.headers.get(b"expect", b"").lower() == b"100-continue"
-            if ex.expect_continue and ex.minor == 1 and self.transport is not None:
-                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            ex.expect_continue = ex.minor == 1 and ex.headers.get(b"expect", b"").lower() == b"100-continue"
         self.exchanges.append(ex)
         self._pump()
 
