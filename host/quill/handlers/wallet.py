@@ -23,6 +23,7 @@ from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.wallet import results
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
+from quill.wallet.names import InvalidWalletName, check_wallet_name
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
 DEFAULT_ADDRESS_TYPE = BECH32
@@ -63,9 +64,21 @@ def _view(manager, wallet):
 # -- wallet lifecycle ------------------------------------------------------------------
 
 
+def _checked_name(name, allow_empty=True):
+    """Core's -8 for an empty name, -4 (as its wallet file verification) for the others."""
+    try:
+        check_wallet_name(name, allow_empty)
+    except InvalidWalletName as e:
+        if e.empty:
+            raise RPCError(RPC_INVALID_PARAMETER, e.message) from None
+        raise RPCError(RPC_WALLET_ERROR, f"Wallet file verification failed. {e.message}") from None
+    return name
+
+
 def createwallet(ctx, args):
     name, disable_private_keys, blank, passphrase, avoid_reuse, descriptors, load_on_startup, external_signer = args
     manager = _manager(ctx)
+    _checked_name(name, allow_empty=False)
     if descriptors is not None and not descriptors:
         raise RPCError(RPC_WALLET_ERROR, 'descriptors argument must be set to "true"; it is no longer possible '
                                          'to create a legacy wallet.')
@@ -84,6 +97,7 @@ def createwallet(ctx, args):
 
 def loadwallet(ctx, args):
     name, load_on_startup = args
+    _checked_name(name)
     wallet = _manager(ctx).load(name, load_on_startup)
     return {"name": wallet.name}
 
