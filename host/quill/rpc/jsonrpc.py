@@ -9,7 +9,6 @@ nowhere else.
 
 import itertools
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -112,27 +111,24 @@ def reply_object(req: Request, result=None, error: RPCError | None = None) -> di
 
 
 class ActiveCommands:
-    """The commands running now, for getrpcinfo."""
+    """The commands running now, for getrpcinfo. No lock: one dict item set or
+    popped, and a dict copied, are each atomic under the GIL."""
 
     def __init__(self):
-        self._lock = threading.Lock()
         self._running = {}
         self._ids = itertools.count()
 
     def begin(self, method: str) -> int:
         key = next(self._ids)
-        with self._lock:
-            self._running[key] = (method, time.monotonic())
+        self._running[key] = (method, time.monotonic())
         return key
 
     def end(self, key: int) -> None:
-        with self._lock:
-            self._running.pop(key, None)
+        self._running.pop(key, None)
 
     def snapshot(self) -> list:
         now = time.monotonic()
-        with self._lock:
-            items = sorted(self._running.items())
+        items = sorted(self._running.copy().items())
         return [{"method": m, "duration": int((now - start) * 1_000_000)} for _, (m, start) in items]
 
 
@@ -140,6 +136,7 @@ class Dispatcher:
     def __init__(self, registry: Registry):
         self.registry = registry
         self.active = ActiveCommands()
+        self._required = {}   # method name -> how many parameters are required
 
     # -- arguments -------------------------------------------------------
 
@@ -174,15 +171,17 @@ class Dispatcher:
 
     def check_args(self, method, args) -> list:
         """Count and top-level types (RPCHelpMan::HandleRequest, v25+); pad with None."""
-        required = sum(1 for p in method.params if p.required)
+        required = self._required.get(method.name)
+        if required is None:
+            required = self._required[method.name] = sum(1 for p in method.params if p.required)
         if len(args) > len(method.params) or len(args) < required:
             raise RPCError(RPC_MISC_ERROR, method.help_text())
         mismatches = {}
-        for i, p in enumerate(method.params):
-            value = args[i] if i < len(args) else None
+        for i, value in enumerate(args):   # absent arguments are never a mismatch
+            p = method.params[i]
             expected = p.expected_json_type
             if value is None:
-                if p.required and i < len(args):
+                if p.required:
                     mismatches[f"Position {i + 1} ({p.name})"] = \
                         f"JSON value of type null is not of expected type {expected or 'string'}"
                 continue

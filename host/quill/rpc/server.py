@@ -278,7 +278,9 @@ class RPCServer:
         if length is not None and self.buffered + int(length) > MAX_BUFFERED_BYTES:
             log.warning("Request rejected: %d bytes of request bodies are already buffered", self.buffered)
             return 503, _QUEUE_FULL, False
-        conn.context = CallContext(node=self.node, wallet_name=wallet, user=user)
+        ctx = conn.context
+        if ctx is None or ctx.wallet_name != wallet or ctx.user != user:
+            conn.context = CallContext(node=self.node, wallet_name=wallet, user=user)
         return None
 
     async def _refuse_later(self, peer: str) -> tuple[int, bytes, bool]:
@@ -613,7 +615,7 @@ def _head(status: int, minor: int, body: bytes, json_body: bool, keep_alive: boo
     Content-Length (HTTP/1.1, or a kept-alive 1.0), libevent's default Content-Type
     when a body-bearing reply has none, and `Connection: close` only when the
     client asked for it. No `Connection: keep-alive` on 1.1."""
-    parts = [b"HTTP/1.%d %d %s\r\n" % (minor, status, _REASONS.get(status, "Unknown").encode())]
+    parts = [_status_line(minor, status)]
     if status == 401:
         parts.append(_WWW_AUTHENTICATE)
     if json_body:
@@ -633,6 +635,17 @@ def _head(status: int, minor: int, body: bytes, json_body: bool, keep_alive: boo
     return b"".join(parts)
 
 
+_STATUS_LINES: dict[tuple[int, int], bytes] = {}
+
+
+def _status_line(minor: int, status: int) -> bytes:
+    line = _STATUS_LINES.get((minor, status))
+    if line is None:
+        line = _STATUS_LINES[(minor, status)] = b"HTTP/1.%d %d %s\r\n" % (
+            minor, status, _REASONS.get(status, "Unknown").encode())
+    return line
+
+
 _date_cache: list[Any] = [0, b""]
 
 
@@ -641,15 +654,15 @@ def http_date() -> bytes:
     now = int(time.time())
     if _date_cache[0] != now:
         _date_cache[0], _date_cache[1] = now, formatdate(now, usegmt=True).encode()
-    return bytes(_date_cache[1])
+    return _date_cache[1]  # type: ignore[no-any-return]
 
 
 def wallet_from_uri(path: bytes | str) -> str | None | bool:
     """None for `/`, the decoded name for `/wallet/<name>`, False otherwise (404)."""
+    if path == b"/" or path == "/":
+        return None
     if isinstance(path, bytes):
         path = path.decode("latin-1")
-    if path == "/":
-        return None
     if path.startswith("/wallet/"):
         return urllib.parse.unquote(path[len("/wallet/"):], errors="surrogateescape")
     return False
