@@ -136,7 +136,7 @@ class Dispatcher:
     def __init__(self, registry: Registry):
         self.registry = registry
         self.active = ActiveCommands()
-        self._required = {}   # method name -> how many parameters are required
+        self._required: dict[str, int] = {}   # method name -> how many parameters are required
 
     # -- arguments -------------------------------------------------------
 
@@ -234,7 +234,7 @@ class Dispatcher:
 
     # -- whole bodies ----------------------------------------------------------------
 
-    def parse_body(self, body: bytes):
+    def parse_body(self, body: bytes | bytearray):
         """The request value, or (HTTP status, reply bytes) when the body is not a
         JSON object or array."""
         try:
@@ -249,7 +249,8 @@ class Dispatcher:
         """Where a parsed request runs (registry.INLINE, POOL or DEVICE): a batch runs
         on the device lane if any call needs the device, inline only if every call is cheap."""
         if isinstance(value, dict):
-            method = self.registry.get(value.get("method")) if isinstance(value.get("method"), str) else None
+            name = value.get("method")
+            method = self.registry.get(name) if isinstance(name, str) else None
             return method.lane if method is not None else INLINE
         lanes = set()
         for item in value:

@@ -217,7 +217,7 @@ class RPCServer:
 
     @property
     def ports(self) -> list[int]:
-        return [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]
+        return [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]  # type: ignore[attr-defined]
 
     async def stop(self) -> None:
         """Refuse new requests, let in-flight ones finish, close everything."""
@@ -258,7 +258,7 @@ class RPCServer:
         if ex.method not in _KNOWN_HTTP_METHODS:
             return 405, b"", False
         wallet = wallet_from_uri(ex.url)
-        if wallet is False:
+        if wallet is False or wallet is True:
             return 404, b"", False
         if self.stopping:
             return 503, b"Request rejected during server shutdown", True
@@ -308,7 +308,7 @@ class RPCServer:
         outcome = await self.queue.run(self._parse_and_run, body, ctx)
         if isinstance(outcome, _ForDevice):
             return await self._on_device(outcome.value, ctx)
-        return outcome  # type: ignore[no-any-return]
+        return outcome
 
     def _parse_and_run(self, body: bytes | bytearray, ctx: CallContext) -> Any:
         """On a worker: parse, then run, unless the call needs the device."""
@@ -370,7 +370,7 @@ class HTTPConnection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is not an asyncio.Transport
-        self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)  # type: ignore[attr-defined]
         peer = transport.get_extra_info("peername")
         self.peer = peer[0] if peer else ""
         self.allowed = self.server.allowlist.allows(self.peer)  # a connection's peer never changes
@@ -654,7 +654,7 @@ def http_date() -> bytes:
     now = int(time.time())
     if _date_cache[0] != now:
         _date_cache[0], _date_cache[1] = now, formatdate(now, usegmt=True).encode()
-    return _date_cache[1]  # type: ignore[no-any-return]
+    return _date_cache[1]
 
 
 def wallet_from_uri(path: bytes | str) -> str | None | bool:

@@ -70,7 +70,7 @@ class JSONObject(dict):
 
     __slots__ = ("duplicate_keys", "pairs")
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return list(self.pairs)
 
 
@@ -173,7 +173,7 @@ class _InvalidUTF8(ValueError):
     pass
 
 
-def _sequence(data: bytes, i: int):
+def _sequence(data: bytes | bytearray, i: int):
     """(code point, next index) of the UTF-8 sequence at i, as UniValue's filter reads it."""
     lead = data[i]
     if 0xC0 <= lead < 0xE0:
@@ -194,9 +194,9 @@ def _sequence(data: bytes, i: int):
 
 
 def _univalue_error_handler(error: UnicodeError):
-    data = error.object
-    if not isinstance(error, UnicodeDecodeError) or not isinstance(data, (bytes, bytearray)):
+    if not isinstance(error, UnicodeDecodeError):
         raise error
+    data = error.object
     cp, end = _sequence(data, error.start)
     if 0xD800 <= cp < 0xDC00:            # first half of a surrogate pair: the second must follow
         if end >= len(data) or data[end] < 0x80:
