@@ -6,6 +6,9 @@ import logging
 import sys
 import time
 
+# The -debug=<category> names: the part of each logger's name after "quill."
+CATEGORIES = ("rpc", "http", "device", "chain", "wallet", "signing")
+
 
 class CoreFormatter(logging.Formatter):
     def format(self, record):
