@@ -13,7 +13,7 @@ import pytest
 
 from quill.tx.address import encode_segwit_address
 from tests.hostile.netkit import basic, head, post, read_reply
-from tests.rpc_daemon import QuillDaemon
+from tests.rpc_daemon import QuillDaemon, RPCFailure
 
 DELAY_MS = 40
 
@@ -94,3 +94,20 @@ def test_allowip_is_checked_before_anything_else(tmp_path: Path) -> None:
             assert read_reply(s) == (403, b"")
         assert "rejected: Client network is not allowed RPC access" in d.debug_log()
     assert os.path.exists(tmp_path)
+
+
+def test_a_wallet_directory_is_used_by_one_daemon(tmp_path: Path) -> None:
+    """Wallets may live outside the data directory (an absolute name): each is locked too."""
+    shared = str(tmp_path / "shared-wallet")
+    in_use = ("Wallet file verification failed. SQLiteDatabase: Unable to obtain an exclusive lock on the "
+              "database, is it being used by another instance of Quill?")
+    with QuillDaemon(tmp_path / "a") as first, QuillDaemon(tmp_path / "b") as second:
+        assert first.rpc("createwallet", shared, True) == {"name": shared}
+        with pytest.raises(RPCFailure) as refused:
+            second.rpc("loadwallet", shared)
+        assert (refused.value.code, refused.value.message) == (-4, in_use)
+        first.rpc("unloadwallet", shared)
+        assert second.rpc("loadwallet", shared) == {"name": shared}
+        with pytest.raises(RPCFailure) as refused:
+            first.rpc("loadwallet", shared)
+        assert refused.value.message == in_use

@@ -9,10 +9,10 @@ import signal
 import sys
 
 from quill import __version__, config
+from quill.dirlock import try_lock
 from quill.chain.service import ChainService
 from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
-from quill.daemon.datadir_lock import lock_directory
 from quill.daemon.memory import return_large_blocks_to_the_system
 from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
@@ -68,8 +68,10 @@ class Daemon:
         self.datadir = self._make_datadir()
         self.chain_datadir = config.chain_datadir(self.datadir, self.chain)
         os.makedirs(self.chain_datadir, exist_ok=True)
-        # before anything is written there: a second daemon stops here (exit 1)
-        self.lock_fd = lock_directory(self.chain_datadir)
+        # before anything is written there: a second daemon stops here (exit 1), as Core
+        self.lock_fd = try_lock(os.path.join(self.chain_datadir, ".lock"))
+        if self.lock_fd is None:
+            raise OSError(f"Cannot obtain a lock on directory {self.chain_datadir}. Quill is probably already running.")
         self.log_path = self._log_path()
         self.emulator_args = self._emulator_args()
         self.cookie_path = None

@@ -12,6 +12,7 @@ import os
 import threading
 import time
 
+from quill.dirlock import try_lock, unlock
 from quill.wallet import store as st
 from quill.wallet.errors import RescanAborted, WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
 from quill.wallet.wallet import Wallet
@@ -22,6 +23,8 @@ TIMESTAMP_WINDOW = 2 * 60 * 60  # Core's rescan slack before a key's birth time
 NO_WALLET = ("No wallet is loaded. Load a wallet using loadwallet or create a new one with createwallet. "
              "(Note: A default wallet is no longer automatically created)")
 NOT_LOADED = "Requested wallet does not exist or is not loaded"
+IN_USE = ("Wallet file verification failed. SQLiteDatabase: Unable to obtain an exclusive lock on the database, "
+          "is it being used by another instance of Quill?")
 NOT_SPECIFIED = "Wallet file not specified (must request wallet RPC through /wallet/<filename> uri-path)."
 
 
@@ -42,6 +45,7 @@ class WalletManager:
         self.keypool = keypool
         self.lock = threading.RLock()
         self.wallets = {}   # name -> Wallet, in load order (listwallets)
+        self.dir_locks = {}  # name -> descriptor holding the wallet directory's lock
         os.makedirs(self.walletdir, exist_ok=True)
         if chain is not None:
             chain.subscribe(self)
@@ -133,7 +137,8 @@ class WalletManager:
                 raise WalletError(f"Wallet file verification failed. Failed to create database "
                                   f"path '{self.wallet_path(name)}'. Database already exists.")
             os.makedirs(self.wallet_path(name), exist_ok=True)
-            store = st.Store(path, create=True)
+            self._lock_wallet(name)
+            store = self._store(name, path, create=True)
             with store.batch():
                 store.set_meta("blank", int(bool(blank)))
                 store.set_meta("disable_private_keys", 1)
@@ -153,13 +158,33 @@ class WalletManager:
             if not os.path.exists(path):
                 raise WalletNotFound(f"Wallet file verification failed. Failed to load database "
                                      f"path '{self.wallet_path(name)}'. Path does not exist.")
+            self._lock_wallet(name)
             try:
-                store = st.Store(path, create=False)
+                store = self._store(name, path, create=False)
             except st.StoreError as e:
                 raise WalletError(f"Wallet loading failed. {e}") from None
             wallet = self._open(name, store)
             self._update_autoload(name, load_on_startup)
             return wallet
+
+    def _lock_wallet(self, name):
+        """One process per wallet directory (wallets may live outside the data directory)."""
+        fd = try_lock(os.path.join(self.wallet_path(name), ".walletlock"))
+        if fd is None:
+            raise WalletError(IN_USE)
+        self.dir_locks[name] = fd
+
+    def _unlock_wallet(self, name):
+        fd = self.dir_locks.pop(name, None)
+        if fd is not None:
+            unlock(fd)
+
+    def _store(self, name, path, create):
+        try:
+            return st.Store(path, create=create)
+        except BaseException:
+            self._unlock_wallet(name)
+            raise
 
     def _open(self, name, store):
         kwargs = {} if self.keypool is None else {"keypool": self.keypool}
@@ -175,6 +200,7 @@ class WalletManager:
             if wallet is None:
                 raise WalletNotFound(NOT_LOADED)
             wallet.store.close()
+            self._unlock_wallet(name)
             self._update_autoload(name, load_on_startup)
 
     def close(self):
@@ -182,6 +208,8 @@ class WalletManager:
             for wallet in self.wallets.values():
                 wallet.store.close()
             self.wallets.clear()
+            for name in list(self.dir_locks):
+                self._unlock_wallet(name)
 
     # -- what the chain must deliver (follower mode) -----------------------------------------
 
