@@ -18,6 +18,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.hostile.netkit import basic, head, read_reply, rss_bytes
@@ -29,24 +30,24 @@ KILL_EVERY = float(os.environ.get("QUILL_SOAK_KILL_EVERY", "30"))
 CLIENTS = 32
 KEY = keys(1516, 1)[0]
 MB = 1 << 20
+AUTH = basic("u", "p")
 
 
 class Client:
     """One keep-alive connection, reopened whenever the server or the test closes it."""
 
-    def __init__(self, port: int, auth: str) -> None:
+    def __init__(self, port: int) -> None:
         self.port = port
-        self.auth = auth
         self.sock: socket.socket | None = None
 
-    def call(self, body: bytes, path: str = "/", auth: str | None = None) -> tuple[int, bytes]:
+    def call(self, body: bytes, path: str = "/", auth: str = AUTH) -> tuple[int, bytes]:
         for attempt in (1, 2):
             if self.sock is None:
                 self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=300)
             try:
-                self.sock.sendall(head(len(body), auth or self.auth, path) + body)
+                self.sock.sendall(head(len(body), auth, path) + body)
                 return read_reply(self.sock)
-            except (ConnectionError, OSError):
+            except OSError:
                 self.close()
                 if attempt == 2:
                     raise
@@ -62,77 +63,56 @@ def rpc_body(method: str, *params: Any) -> bytes:
     return json.dumps({"jsonrpc": "1.0", "id": "s", "method": method, "params": list(params)}).encode()
 
 
-def test_soak(tmp_path: Any) -> None:
-    with QuillDaemon(tmp_path, "-device=emulator", "-rpcuser=u", "-rpcpassword=p",
-                     "-rpcauthfailuredelay=20") as d:
-        run_soak(d)
+class Soak:
+    def __init__(self, daemon: QuillDaemon) -> None:
+        self.d = daemon
+        tx = unsigned_tx(2, 2, seed=1516)
+        entries = [prevtx(tx, i, p2wpkh(KEY.pubkey), 60_000) for i in range(2)]
+        self.sign_body = rpc_body("signrawtransactionwithkey", tx.hex(), [KEY.wif], entries)
+        self.decode_body = rpc_body("decoderawtransaction", tx.hex())
+        setup = Client(daemon.port)
+        assert setup.call(rpc_body("createwallet", "soak", True))[0] == 200
+        self.expected = {"sign": setup.call(self.sign_body), "decode": setup.call(self.decode_body),
+                         "wallet": setup.call(rpc_body("getbalances"), "/wallet/soak")}
+        assert json.loads(self.expected["sign"][1])["result"]["complete"] is True
+        setup.close()
+        self.lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+        self.wrong: list[str] = []
+        self.device_errors: Counter[str] = Counter()
+        self.kills = 0
+        self.ops: list[tuple[str, int, Callable[[Client], str | None]]] = [
+            ("decode", 5, self.decode), ("wallet", 3, self.wallet), ("sign", 2, self.sign),
+            ("bad", 2, self.bad), ("vanish", 1, self.vanish)]
 
-
-def run_soak(d: QuillDaemon) -> None:
-    auth = basic("u", "p")
-    setup = Client(d.port, auth)
-    tx = unsigned_tx(2, 2, seed=1516)
-    entries = [prevtx(tx, i, p2wpkh(KEY.pubkey), 60_000) for i in range(2)]
-    sign = rpc_body("signrawtransactionwithkey", tx.hex(), [KEY.wif], entries)
-    decode = rpc_body("decoderawtransaction", tx.hex())
-    assert setup.call(rpc_body("createwallet", "soak", True))[0] == 200
-    expected = {"sign": setup.call(sign), "decode": setup.call(decode),
-                "wallet": setup.call(rpc_body("getbalances"), "/wallet/soak")}
-    assert expected["sign"][0] == 200 and json.loads(expected["sign"][1])["result"]["complete"] is True
-    setup.close()
-
-    stop = time.monotonic() + SECONDS
-    counts: Counter[str] = Counter()
-    wrong: list[str] = []
-    device_errors: Counter[str] = Counter()
-    lock = threading.Lock()
-
-    def note(kind: str, problem: str | None = None) -> None:
-        with lock:
-            counts[kind] += 1
+    def note(self, kind: str, problem: str | None) -> None:
+        with self.lock:
+            self.counts[kind] += 1
             if problem:
-                wrong.append(f"{kind}: {problem}")
+                self.wrong.append(f"{kind}: {problem}")
 
-    def check_sign(status: int, body: bytes) -> str | None:
-        if (status, body) == expected["sign"]:
+    # -- the operations: each returns what was wrong with the answer, or None ------------
+
+    def decode(self, c: Client) -> str | None:
+        got = c.call(self.decode_body)
+        return None if got == self.expected["decode"] else f"{got[0]} {got[1][:200]!r}"
+
+    def wallet(self, c: Client) -> str | None:
+        got = c.call(rpc_body("getbalances"), "/wallet/soak")
+        return None if got == self.expected["wallet"] else f"{got[0]} {got[1][:200]!r}"
+
+    def sign(self, c: Client) -> str | None:
+        status, body = c.call(self.sign_body)
+        if (status, body) == self.expected["sign"]:
             return None
         error = json.loads(body).get("error") if body.startswith(b"{") else None
-        if status == 500 and error and error["code"] == -1 and "evice" in error["message"]:
-            with lock:
-                device_errors[error["message"]] += 1
+        if status == 500 and error and "evice" in error["message"]:   # the device's failure, said plainly
+            with self.lock:
+                self.device_errors[f"{error['code']} {error['message']}"] += 1
             return None
         return f"{status} {body[:200]!r}"
 
-    def vanish() -> None:
-        with socket.create_connection(("127.0.0.1", d.port), timeout=10) as s:
-            body = sign if random.random() < 0.3 else decode
-            data = head(len(body), auth) + body
-            s.sendall(data[:random.randrange(1, len(data))])   # part of a request, then gone
-
-    ops: list[tuple[str, Callable[[Client], None]]] = []
-
-    def op(name: str) -> Callable[[Callable[[Client], None]], Callable[[Client], None]]:
-        def register(fn: Callable[[Client], None]) -> Callable[[Client], None]:
-            ops.append((name, fn))
-            return fn
-        return register
-
-    @op("decode")
-    def _(c: Client) -> None:
-        got = c.call(decode)
-        note("decode", None if got == expected["decode"] else f"{got[0]} {got[1][:200]!r}")
-
-    @op("wallet")
-    def _(c: Client) -> None:
-        got = c.call(rpc_body("getbalances"), "/wallet/soak")
-        note("wallet", None if got == expected["wallet"] else f"{got[0]} {got[1][:200]!r}")
-
-    @op("sign")
-    def _(c: Client) -> None:
-        note("sign", check_sign(*c.call(sign)))
-
-    @op("bad")
-    def _(c: Client) -> None:
+    def bad(self, c: Client) -> str | None:
         kind = random.randrange(4)
         if kind == 0:
             got = c.call(bytes(random.randrange(256) for _ in range(random.randrange(1, 64))))
@@ -146,63 +126,77 @@ def run_soak(d: QuillDaemon) -> None:
         else:
             got = c.call(rpc_body("decoderawtransaction", "zz" * random.randrange(1, 50)))
             ok = got[0] == 500 and json.loads(got[1])["error"]["code"] == -22
-        note("bad", None if ok else f"{got[0]} {got[1][:200]!r}")
+        return None if ok else f"{got[0]} {got[1][:200]!r}"
 
-    @op("vanish")
-    def _(c: Client) -> None:
-        vanish()
-        note("vanish")
+    def vanish(self, c: Client) -> str | None:
+        """Part of a request, then the client is gone."""
+        with socket.create_connection(("127.0.0.1", self.d.port), timeout=10) as s:
+            body = self.sign_body if random.random() < 0.3 else self.decode_body
+            data = head(len(body), AUTH) + body
+            s.sendall(data[:random.randrange(1, len(data))])
+        return None
 
-    weights = [5, 3, 2, 2, 1]
+    # -- running ------------------------------------------------------------------------
 
-    def client() -> None:
-        c = Client(d.port, auth)
+    def client(self, stop: float) -> None:
+        c = Client(self.d.port)
+        names = [name for name, _, _ in self.ops]
+        weights = [w for _, w, _ in self.ops]
+        fns = {name: fn for name, _, fn in self.ops}
         try:
             while time.monotonic() < stop:
-                name, fn = random.choices(ops, weights)[0]
+                name = random.choices(names, weights)[0]
                 try:
-                    fn(c)
+                    self.note(name, fns[name](c))
                 except Exception as e:  # a dropped or hung connection is a wrong answer
-                    note(name, f"{type(e).__name__}: {e}")
+                    self.note(name, f"{type(e).__name__}: {e}")
                     c.close()
         finally:
             c.close()
 
-    kills = [0]
-
-    def killer() -> None:
+    def killer(self, stop: float) -> None:
         while time.monotonic() + KILL_EVERY < stop + 1:
             time.sleep(KILL_EVERY)
-            pid = firmware_pid(d)
+            pid = firmware_pid(self.d)
             if pid:
                 kill(pid)
-                kills[0] += 1
+                self.kills += 1
 
-    rss: list[tuple[float, int]] = []
-    started = time.monotonic()
-    threads = [threading.Thread(target=client) for _ in range(CLIENTS)] + [threading.Thread(target=killer, daemon=True)]
-    for t in threads:
-        t.start()
-    while time.monotonic() < stop:
+    def run(self) -> list[tuple[float, int]]:
+        """RSS samples (seconds, bytes), once a second while the load runs."""
+        started = time.monotonic()
+        stop = started + SECONDS
+        clients = [threading.Thread(target=self.client, args=(stop,)) for _ in range(CLIENTS)]
+        for t in clients:
+            t.start()
+        threading.Thread(target=self.killer, args=(stop,), daemon=True).start()
+        rss = []
+        while time.monotonic() < stop:
+            assert self.d.proc is not None and self.d.proc.poll() is None, "quilld crashed"
+            rss.append((time.monotonic() - started, rss_bytes(self.d.proc.pid)))
+            time.sleep(1)
+        for t in clients:
+            t.join(300)
+            assert not t.is_alive(), "a client hung"
+        return rss
+
+
+def test_soak(tmp_path: Path) -> None:
+    with QuillDaemon(tmp_path, "-device=emulator", "-rpcuser=u", "-rpcpassword=p", "-rpcauthfailuredelay=20") as d:
+        soak = Soak(d)
+        rss = soak.run()
         assert d.proc is not None and d.proc.poll() is None, "quilld crashed"
-        rss.append((time.monotonic() - started, rss_bytes(d.proc.pid)))
-        time.sleep(1)
-    for t in threads[:CLIENTS]:
-        t.join(300)
-        assert not t.is_alive(), "a client hung"
-
-    assert d.proc is not None and d.proc.poll() is None, "quilld crashed"
-    assert wait_for(lambda: firmware_pid(d), 30)
-    final = Client(d.port, auth)
-    assert final.call(sign) == expected["sign"]          # the device is back and signs the same
-    final.close()
+        assert wait_for(lambda: firmware_pid(d), 30)
+        final = Client(d.port)
+        assert final.call(soak.sign_body) == soak.expected["sign"]   # the device is back and signs the same
+        final.close()
     warm = [r for t, r in rss if t >= SECONDS * 0.25]
-    total = sum(counts.values())
-    print(f"\nsoak {SECONDS:.0f} s, {CLIENTS} clients: {total} requests ({dict(counts)}), "
-          f"{total / SECONDS:.0f}/s; device killed {kills[0]} times; signing calls answered with a device "
-          f"error: {sum(device_errors.values())} {dict(device_errors)}; wrong answers: {len(wrong)}; "
-          f"RSS start {rss[0][1] / MB:.1f} MB, after warm-up min {min(warm) / MB:.1f} / max {max(warm) / MB:.1f} MB, "
-          f"end {rss[-1][1] / MB:.1f} MB")
-    assert wrong == []
-    assert kills[0] >= 1 and sum(device_errors.values()) >= 1, "no signing call met a kill"
+    total = sum(soak.counts.values())
+    print(f"\nsoak {SECONDS:.0f} s, {CLIENTS} clients: {total} requests ({dict(soak.counts)}), "
+          f"{total / SECONDS:.0f}/s; device killed {soak.kills} times; signing calls answered with a device "
+          f"error: {sum(soak.device_errors.values())} {dict(soak.device_errors)}; wrong answers: {len(soak.wrong)} "
+          f"{soak.wrong[:5]}; RSS start {rss[0][1] / MB:.1f} MB, after warm-up min {min(warm) / MB:.1f} / "
+          f"max {max(warm) / MB:.1f} MB, end {rss[-1][1] / MB:.1f} MB")
+    assert soak.wrong == []
+    assert soak.kills >= 1 and sum(soak.device_errors.values()) >= 1, "no signing call met a kill"
     assert max(warm) - min(warm) < 30 * MB, "RSS is not flat"

@@ -9,7 +9,6 @@ import signal
 import sys
 
 from quill import __version__, config
-from quill.dirlock import try_lock
 from quill.chain.service import ChainService
 from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
@@ -18,6 +17,7 @@ from quill.daemon.node import Node
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.device.queue import DeviceQueue
+from quill.dirlock import try_lock
 from quill.emulator.launcher import confirmation_options
 from quill.handlers import (
     blockchain,
