@@ -13,7 +13,7 @@ import pytest
 
 from quill.tx.address import encode_segwit_address
 from tests.hostile.netkit import basic, head, post, read_reply
-from tests.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 DELAY_MS = 40
 

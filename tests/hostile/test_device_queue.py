@@ -16,7 +16,7 @@ import pytest
 
 from quill.emulator.asker import write_answer
 from tests.hostile.netkit import basic, post
-from tests.rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon
 from tests.signing.signkit import keys, p2wpkh, prevtx, unsigned_tx, wait_for
 
 KEY = keys(1515, 1)[0]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.hostile.netkit import basic, head, post, read_reply, rss_bytes
-from tests.rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon
 
 MB = 1 << 20
 BIG = 30 * MB

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.hostile.netkit import basic, head, read_reply, rss_bytes
-from tests.rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon
 from tests.signing.signkit import firmware_pid, keys, kill, p2wpkh, prevtx, unsigned_tx, wait_for
 
 SECONDS = float(os.environ.get("QUILL_SOAK_SECONDS", "120"))

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.hostile.netkit import basic, post
-from tests.rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon
 
 RELATIVE = ("Wallet file verification failed. Wallet name given as a relative path cannot begin with ./ or ../, "
             "for wallets not in the walletdir, please use an absolute path.")

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.kit.bitcoind import RPC_PASSWORD, RPC_USER, BitcoinD
-from tests.rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon
 
 CORPUS = json.loads((Path(__file__).parent / "transport_corpus.json").read_text())["cases"]
 
