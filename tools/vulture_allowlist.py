@@ -57,3 +57,15 @@ do_POST
 daemon_threads
 # getwalletinfo's `scanning` (Wallet.scanning_json), for the handler that answers getwalletinfo.
 scanning_json
+# Callbacks that asyncio (Protocol) and httptools (HttpRequestParser) call by name (rpc/server.py):
+connection_made
+connection_lost
+data_received
+pause_writing
+resume_writing
+on_message_begin
+on_url
+on_header
+on_headers_complete
+on_body
+on_message_complete
