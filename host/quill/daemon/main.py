@@ -22,6 +22,7 @@ from quill.handlers import (
     control,
     device,
     mining,
+    psbt,
     rawtransactions,
     rawtransactions_chain,
     signing,
@@ -37,7 +38,7 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation]
+                   confirmation, psbt]
 
 
 def build_registry() -> Registry:

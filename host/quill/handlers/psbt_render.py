@@ -6,8 +6,17 @@ from typing import Any
 from quill.rpc.univalue import Amount
 from quill.tx.decode import script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
-from quill.tx.psbt import (NULL32, PSBT, KeyOrigin, Proprietary, PSBTInput, PSBTOutput, format_hd_keypath,
-                           sorted_xpubs, xpub_base58)
+from quill.tx.psbt import (
+    NULL32,
+    PSBT,
+    KeyOrigin,
+    Proprietary,
+    PSBTInput,
+    PSBTOutput,
+    format_hd_keypath,
+    sorted_xpubs,
+    xpub_base58,
+)
 from quill.tx.script import script_to_asm
 
 MAX_MONEY = 21_000_000 * 100_000_000

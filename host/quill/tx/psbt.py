@@ -13,11 +13,12 @@ error; each key type checks its key length and value as Core does, with Core's m
 from __future__ import annotations
 
 import binascii
+import copy
 import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from coincurve import PublicKey
 
@@ -1013,3 +1014,107 @@ def encode_base64_psbt(psbt: PSBT) -> str:
 def xpub_base58(xpub: bytes) -> str:
     """The 78-byte serialized extended key of a PSBT_GLOBAL_XPUB, as Base58Check."""
     return base58check_encode(xpub)
+
+
+# -- the Combiner and joining (Core's PartiallySignedTransaction::Merge, AddInput, AddOutput) --
+
+
+def _merge_input(mine: PSBTInput, other: PSBTInput) -> None:
+    """Core's PSBTInput::Merge: maps gain the other's new keys, empty fields its values."""
+    if mine.non_witness_utxo is None and other.non_witness_utxo is not None:
+        mine.non_witness_utxo = other.non_witness_utxo
+    if not mine.has_witness_utxo() and other.has_witness_utxo():
+        mine.witness_utxo = other.witness_utxo
+    for name in ("partial_sigs", "ripemd160_preimages", "sha256_preimages", "hash160_preimages",
+                 "hash256_preimages", "hd_keypaths", "proprietary", "unknown", "tap_script_sigs",
+                 "tap_scripts", "tap_bip32_paths", "musig2_participants"):
+        _insert(getattr(mine, name), getattr(other, name))
+    for name in ("redeem_script", "witness_script", "final_script_sig", "final_script_witness", "tap_key_sig"):
+        if not getattr(mine, name) and getattr(other, name):
+            setattr(mine, name, getattr(other, name))
+    for name in ("tap_internal_key", "tap_merkle_root"):
+        if getattr(mine, name) == NULL32:
+            setattr(mine, name, getattr(other, name))
+    for mine_map, other_map in ((mine.musig2_pubnonces, other.musig2_pubnonces),
+                                (mine.musig2_partial_sigs, other.musig2_partial_sigs)):
+        for agg_leaf, per_participant in other_map.items():
+            _insert(mine_map.setdefault(agg_leaf, {}), per_participant)
+    for name in ("sequence", "time_locktime", "height_locktime"):
+        if getattr(mine, name) is None:
+            setattr(mine, name, getattr(other, name))
+
+
+def _merge_output(mine: PSBTOutput, other: PSBTOutput) -> None:
+    """Core's PSBTOutput::Merge."""
+    for name in ("hd_keypaths", "proprietary", "unknown", "tap_bip32_paths", "musig2_participants"):
+        _insert(getattr(mine, name), getattr(other, name))
+    for name in ("redeem_script", "witness_script", "tap_tree"):
+        if not getattr(mine, name) and getattr(other, name):
+            setattr(mine, name, getattr(other, name))
+    if mine.tap_internal_key == NULL32:
+        mine.tap_internal_key = other.tap_internal_key
+
+
+def _insert(mine: dict[Any, Any], other: dict[Any, Any]) -> None:
+    """std::map::insert of a range: keys already present keep their value."""
+    for key, value in other.items():
+        mine.setdefault(key, value)
+
+
+def _merge_xpubs(mine: PSBT, other: PSBT) -> None:
+    for origin, xpubs in other.xpubs.items():
+        mine.xpubs.setdefault(origin, set()).update(xpubs)
+
+
+def merge_psbt(mine: PSBT, other: PSBT) -> bool:
+    """Core's PartiallySignedTransaction::Merge: False when the transactions differ."""
+    mine_id, other_id = mine.unique_id(), other.unique_id()
+    if mine_id is None or other_id is None or mine_id != other_id:
+        return False
+    if mine.psbt_version != other.psbt_version:
+        return False
+    for a, b in zip(mine.inputs, other.inputs, strict=True):
+        _merge_input(a, b)
+    for c, d in zip(mine.outputs, other.outputs, strict=True):
+        _merge_output(c, d)
+    _merge_xpubs(mine, other)
+    if mine.fallback_locktime is None:
+        mine.fallback_locktime = other.fallback_locktime
+    if mine.tx_modifiable is not None or other.tx_modifiable is not None:
+        a_flags, b_flags = mine.tx_modifiable or 0, other.tx_modifiable or 0
+        # Inputs/outputs modifiable are ANDed; "has SIGHASH_SINGLE" (bit 2) is ORed.
+        mine.tx_modifiable = (a_flags & b_flags & ~4) | ((a_flags | b_flags) & 4)
+    _insert(mine.proprietary, other.proprietary)
+    _insert(mine.unknown, other.unknown)
+    return True
+
+
+def combine_psbts(psbts: list[PSBT]) -> PSBT | None:
+    """Core's CombinePSBTs: the first PSBT with every other merged in, or None if incompatible."""
+    out = copy.deepcopy(psbts[0])
+    for other in psbts[1:]:
+        if not merge_psbt(out, other):
+            return None
+    return out
+
+
+def add_input(psbt: PSBT, txin: PSBTInput) -> bool:
+    """Core's AddInput for version 0 PSBTs (joinpsbts): False for a duplicate outpoint.
+    The input loses its signatures: they committed to another transaction."""
+    if txin.version != psbt.psbt_version:
+        return False
+    if any(i.prev_txid == txin.prev_txid and i.prev_out == txin.prev_out for i in psbt.inputs):
+        return False
+    added = copy.copy(txin)
+    added.partial_sigs = {}
+    added.final_script_sig = b""
+    added.final_script_witness = []
+    psbt.inputs.append(added)
+    return True
+
+
+def add_output(psbt: PSBT, out: PSBTOutput) -> bool:
+    if out.version != psbt.psbt_version:
+        return False
+    psbt.outputs.append(out)
+    return True
