@@ -22,6 +22,7 @@ from quill.handlers import (
     control,
     device,
     mining,
+    network,
     psbt,
     rawtransactions,
     rawtransactions_chain,
@@ -38,7 +39,7 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation, psbt]
+                   confirmation, psbt, network]
 
 
 def build_registry() -> Registry:

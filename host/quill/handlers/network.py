@@ -1,0 +1,99 @@
+"""Node-level RPCs that desktop wallets and Electrum servers ask at start-up (Core's
+rpc/blockchain.cpp, rpc/net.cpp, rpc/fees.cpp, rpc/mempool.cpp): getdifficulty,
+getconnectioncount, estimatesmartfee, getmempoolinfo.
+
+Quill has no peers and no fee estimator of its own. On the built-in chain it answers as a
+Core node without peers or fee data does; following a node (-chainsource), the questions
+only that node can answer (its connections, its fee estimates) go to it (see README).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from quill.chain import pow as chain_pow
+from quill.chain.policy import MIN_RELAY_FEE
+from quill.errors import RPC_INVALID_PARAMETER, RPCError
+from quill.handlers.args_pending import get_int, get_str
+from quill.handlers.blockchain import call, chain_of, number
+from quill.handlers.core_help import core_help
+from quill.rpc.registry import NUM, STR, Method, Param
+from quill.rpc.univalue import Amount
+
+MAX_CONF_TARGET = 1008  # Core's fee estimator tracks targets up to 1008 blocks (long horizon)
+FEE_MODES = ("UNSET", "ECONOMICAL", "CONSERVATIVE")
+DEFAULT_MAX_MEMPOOL_SIZE_MB = 300
+DEFAULT_INCREMENTAL_RELAY_FEE = 100  # sat/kvB
+MAX_OP_RETURN_RELAY = 100_000
+DEFAULT_CLUSTER_LIMIT = 64
+DEFAULT_CLUSTER_SIZE_LIMIT_KVB = 101
+
+
+def upstream(ctx: Any) -> Any | None:
+    """The followed node's RPC client, or None on the built-in chain.
+    (One place to change when the follower's upstream client moves.)"""
+    chain = chain_of(ctx)
+    follower = getattr(chain, "follower", None)
+    return None if chain.builtin or follower is None else follower.rpc
+
+
+def getdifficulty(ctx: Any, args: list[Any]) -> Any:
+    chain = chain_of(ctx)
+    with chain.lock:
+        _, tip_hash = call(chain.tip)
+        info = call(chain.header_info, tip_hash)
+    return number(chain_pow.difficulty(info.bits))
+
+
+def getconnectioncount(ctx: Any, args: list[Any]) -> Any:
+    rpc = upstream(ctx)
+    return 0 if rpc is None else rpc.call("getconnectioncount")
+
+
+def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
+    conf_target_v, estimate_mode_v = args
+    target = get_int(conf_target_v)
+    if target < 1 or target > MAX_CONF_TARGET:
+        raise RPCError(RPC_INVALID_PARAMETER, f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    mode = "unset" if estimate_mode_v is None else get_str(estimate_mode_v)
+    if mode.upper() not in FEE_MODES:
+        raise RPCError(RPC_INVALID_PARAMETER,
+                       'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
+    rpc = upstream(ctx)
+    if rpc is not None:
+        return rpc.call("estimatesmartfee", target, mode)
+    # The built-in chain has no fee estimator: Core's answer before it has any data.
+    return {"errors": ["Insufficient data or no feerate found"], "blocks": 0}
+
+
+def getmempoolinfo(ctx: Any, args: list[Any]) -> Any:
+    chain = chain_of(ctx)
+    with chain.lock:
+        entries = list(call(chain.mempool).entries.values())
+    return {
+        "loaded": True,
+        "size": len(entries),
+        "bytes": sum(e.vsize for e in entries),
+        # Core reports its allocator's view of the pool; Quill counts the serialized bytes.
+        "usage": sum(e.weight for e in entries),
+        "total_fee": Amount(sum(e.fee for e in entries)),
+        "maxmempool": DEFAULT_MAX_MEMPOOL_SIZE_MB * 1_000_000,
+        "mempoolminfee": Amount(MIN_RELAY_FEE),
+        "minrelaytxfee": Amount(MIN_RELAY_FEE),
+        "incrementalrelayfee": Amount(DEFAULT_INCREMENTAL_RELAY_FEE),
+        "unbroadcastcount": sum(1 for e in entries if e.unbroadcast),
+        "permitbaremultisig": True,
+        "maxdatacarriersize": MAX_OP_RETURN_RELAY,
+        "limitclustercount": DEFAULT_CLUSTER_LIMIT,
+        "limitclustersize": DEFAULT_CLUSTER_SIZE_LIMIT_KVB * 1000,
+        "optimal": True,
+    }
+
+
+METHODS = [
+    Method("getdifficulty", "blockchain", getdifficulty, core_help=core_help("getdifficulty")),
+    Method("getconnectioncount", "network", getconnectioncount, core_help=core_help("getconnectioncount")),
+    Method("estimatesmartfee", "util", estimatesmartfee,
+           [Param("conf_target", NUM, required=True), Param("estimate_mode", STR)],
+           core_help=core_help("estimatesmartfee")),
+    Method("getmempoolinfo", "blockchain", getmempoolinfo, core_help=core_help("getmempoolinfo")),
+]
