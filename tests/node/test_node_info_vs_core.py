@@ -63,3 +63,42 @@ def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> N
         assert answer(follower, method) == answer(core, method), method
     for params in ESTIMATE_CASES:
         assert answer(follower, "estimatesmartfee", *params) == answer(core, "estimatesmartfee", *params), params
+
+
+def test_client_libraries_get_cores_answers(nodes: Any, tmp_path: Any) -> None:
+    """python-bitcoinlib's RawProxy and python-bitcoinrpc's AuthServiceProxy against a real quilld
+    and the real Core: the same calls, the same answers."""
+    import bitcoin.rpc
+    from bitcoinrpc.authproxy import AuthServiceProxy, JSONRPCException
+
+    core, builtin, _ = nodes
+    core_url = core.url_for_follower
+    quill_url = f"http://{builtin.user}:{builtin.password}@127.0.0.1:{builtin.port}"
+    address = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+    created = core.rpc("createpsbt", [{"txid": "ab" * 32, "vout": 1}], [{address: "0.5"}], 0, True, 2, 0)
+    calls: list[tuple[str, list[Any]]] = [
+        ("getdifficulty", []), ("getconnectioncount", []), ("estimatesmartfee", [6]), ("getmempoolinfo", []),
+        ("createpsbt", [[{"txid": "ab" * 32, "vout": 1}], [{address: "0.5"}]]),
+        ("createrawtransaction", [[{"txid": "ab" * 32, "vout": 1}], {address: 1, "data": "00"}]),
+        ("decodepsbt", [created]), ("combinepsbt", [[created, created]]), ("decodepsbt", ["junk"]),
+    ]
+
+    def via_bitcoinlib(url: str, method: str, params: list[Any]) -> Any:
+        try:
+            return bitcoin.rpc.RawProxy(service_url=url)._call(method, *params)
+        except bitcoin.rpc.JSONRPCError as e:
+            return ("error", e.error["code"], e.error["message"])
+
+    def via_bitcoinrpc(url: str, method: str, params: list[Any]) -> Any:
+        try:
+            return getattr(AuthServiceProxy(url, timeout=60), method)(*params)
+        except JSONRPCException as e:
+            return ("error", e.error["code"], e.error["message"])
+
+    if builtin.user is None:  # the daemon authenticates with its cookie
+        user, password = (builtin.datadir / "regtest" / ".cookie").read_text().split(":", 1)
+        quill_url = f"http://{user}:{password}@127.0.0.1:{builtin.port}"
+    for method, params in calls:
+        expected = via_bitcoinlib(core_url, method, params)
+        assert via_bitcoinlib(quill_url, method, params) == expected, method
+        assert via_bitcoinrpc(quill_url, method, params) == via_bitcoinrpc(core_url, method, params), method
