@@ -18,7 +18,8 @@ from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.toolchains import vectors_dir
 from tests.rpc_decode.rpc_harness import InProcessServer
 
-PSBT_METHODS = ["decodepsbt", "combinepsbt", "joinpsbts", "createpsbt", "converttopsbt", "createrawtransaction"]
+PSBT_METHODS = ["decodepsbt", "combinepsbt", "joinpsbts", "createpsbt", "converttopsbt", "createrawtransaction",
+                "finalizepsbt"]
 
 
 class Quill:
@@ -211,3 +212,14 @@ def test_help_is_cores_text(nodes: Any) -> None:
         assert quill.rpc("help", method) == core.rpc("help", method), method
         # An arity error answers with the same text.
         assert answer(quill, method) == answer(core, method)
+
+
+def test_finalizepsbt_equals_core(nodes: Any, wallet_psbts: list[str], vectors: dict[str, Any]) -> None:
+    core, quill = nodes
+    cases = list(wallet_psbts) + vectors["valid"] + [c["finalize"] for c in vectors["finalizer"]] + ["junk"]
+    # Quill does not aggregate MuSig2 partial signatures (Core does): those PSBTs stay unfinalized.
+    cases = [p for p in cases if "musig2_partial_sigs" not in json.dumps(answer(core, "decodepsbt", p), default=str)]
+    assert len(cases) > 50
+    for psbt in cases:
+        for extract in ((), (True,), (False,)):
+            assert answer(quill, "finalizepsbt", psbt, *extract) == answer(core, "finalizepsbt", psbt, *extract), psbt

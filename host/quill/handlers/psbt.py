@@ -1,6 +1,6 @@
 """PSBT and raw-transaction construction RPCs that need no chain or wallet (Core's
 rpc/rawtransaction.cpp): decodepsbt, combinepsbt, joinpsbts, createpsbt, converttopsbt,
-createrawtransaction. The PSBT itself is quill.tx.psbt; this module parses parameters and
+createrawtransaction, finalizepsbt. The PSBT itself is quill.tx.psbt; this module parses parameters and
 maps its errors to Core's."""
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from quill.handlers.args_pending import (
 from quill.handlers.core_help import core_help
 from quill.handlers.psbt_render import psbt_to_univ
 from quill.rpc.registry import ANY, ARR, BOOL, NUM, STR, STR_HEX, Method, Param
+from quill.signing.psbt_finalize import extract_transaction
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.hashes import hash_to_hex
@@ -241,6 +242,15 @@ def converttopsbt(ctx: Any, args: list[Any]) -> Any:
     return encode_base64_psbt(psbt_from_tx(tx, _psbt_version(psbt_version_v)))
 
 
+def finalizepsbt(ctx: Any, args: list[Any]) -> Any:
+    psbt = decode_psbt_arg(args[0])
+    extract = True if args[1] is None else get_bool(args[1])
+    tx = extract_transaction(psbt)
+    if tx is not None and extract:
+        return {"hex": tx.hex(), "complete": True}
+    return {"psbt": encode_base64_psbt(psbt), "complete": tx is not None}
+
+
 def createrawtransaction(ctx: Any, args: list[Any]) -> Any:
     return construct_transaction(args, ctx.node.chain_name).hex()
 
@@ -266,6 +276,9 @@ METHODS = [
            [Param("hexstring", STR_HEX, required=True), Param("permitsigdata", BOOL), Param("iswitness", BOOL),
             Param("psbt_version", NUM)],
            core_help=core_help("converttopsbt")),
+    Method("finalizepsbt", "rawtransactions", finalizepsbt,
+           [Param("psbt", STR, required=True), Param("extract", BOOL)],
+           core_help=core_help("finalizepsbt")),
     Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS,
            core_help=core_help("createrawtransaction")),
 ]
