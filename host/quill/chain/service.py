@@ -263,6 +263,10 @@ class ChainService:
         """The Mempool itself, for RPC views; read it only while holding `lock`."""
         return self._require_chain().mempool
 
+    def block_index(self):
+        """The BlockIndex itself, for RPC views; read it only while holding `lock`."""
+        return self._require_chain().index
+
     def coin(self, outpoint):
         with self.lock:
             state = self._require_chain()

@@ -18,6 +18,7 @@ from quill.device.manager import DeviceManager
 from quill.emulator.launcher import confirmation_options
 from quill.handlers import (
     blockchain,
+    chainstate,
     confirmation,
     control,
     device,
@@ -39,7 +40,7 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation, psbt, network]
+                   confirmation, psbt, network, chainstate]
 
 
 def build_registry() -> Registry:

@@ -1,0 +1,172 @@
+"""Chain-state RPCs client libraries and Electrum servers call (Core's rpc/blockchain.cpp,
+rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
+gettxspendingprevout.
+
+Answers come from Quill's own block index and mempool. Following a node (-chainsource),
+what Quill does not keep is asked of that node: `gettxout` (the follower keeps no UTXO set)
+and `getmininginfo` (its mining settings and the next block's difficulty rules).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from quill.chain import pow as chain_pow
+from quill.chain.mempool import MEMPOOL_HEIGHT
+from quill.chain.tips import chain_tips, network_hash_ps
+from quill.errors import RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
+from quill.handlers.args_pending import UINT32, get_array, get_bool, get_int, get_obj, get_str, parse_hash_v
+from quill.handlers.blockchain import call, chain_of, number
+from quill.handlers.core_help import core_help
+from quill.handlers.network import upstream
+from quill.rpc.registry import ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
+from quill.rpc.univalue import Amount, type_name
+from quill.tx.decode import script_to_univ
+from quill.tx.hashes import hash_to_hex
+from quill.tx.transaction import OutPoint
+
+BLOCK_MIN_TX_FEE = 1  # sat/kvB: Core's DEFAULT_BLOCK_MIN_TX_FEE
+
+
+def _target_hex(bits: int) -> str:
+    return "%064x" % chain_pow.compact_to_target(bits)[0]
+
+
+def _difficulty(bits: int) -> Any:
+    return number(chain_pow.difficulty(bits))
+
+
+def getchaintips(ctx: Any, args: list[Any]) -> Any:
+    chain = chain_of(ctx)
+    with chain.lock:
+        tips = chain_tips(call(chain.block_index))
+    return [{"height": t.height, "hash": hash_to_hex(t.hash), "branchlen": t.branchlen, "status": t.status}
+            for t in tips]
+
+
+def getmininginfo(ctx: Any, args: list[Any]) -> Any:
+    rpc = upstream(ctx)
+    if rpc is not None:
+        return rpc.call("getmininginfo")
+    chain = chain_of(ctx)
+    with chain.lock:
+        index = call(chain.block_index)
+        tip = index.tip
+        hashps = network_hash_ps(index)
+        pooled = len(call(chain.mempool))
+    bits = tip.header.bits  # regtest: no retargeting, the next block has the tip's bits
+    return {
+        "blocks": tip.height,
+        "bits": "%08x" % bits,
+        "difficulty": _difficulty(bits),
+        "target": _target_hex(bits),
+        "networkhashps": number(hashps),
+        "pooledtx": pooled,
+        "blockmintxfee": Amount(BLOCK_MIN_TX_FEE),
+        "chain": ctx.node.chain_name,
+        "next": {"height": tip.height + 1, "bits": "%08x" % bits, "difficulty": _difficulty(bits),
+                 "target": _target_hex(bits)},
+        "warnings": "" if "warnings" in ctx.node.deprecated_rpc else [],
+    }
+
+
+def getindexinfo(ctx: Any, args: list[Any]) -> Any:
+    name = "" if args[0] is None else get_str(args[0])
+    chain = chain_of(ctx)
+    result: dict[str, Any] = {}
+    if chain.builtin and name in ("", "txindex"):
+        height, _ = call(chain.tip)
+        result["txindex"] = {"synced": True, "best_block_height": height}
+    return result
+
+
+def gettxout(ctx: Any, args: list[Any]) -> Any:
+    txid_v, n_v, include_mempool_v = args
+    txid = parse_hash_v(txid_v, "txid")
+    n = get_int(n_v, UINT32)
+    include_mempool = True if include_mempool_v is None else get_bool(include_mempool_v)
+    rpc = upstream(ctx)
+    if rpc is not None:
+        return rpc.call("gettxout", hash_to_hex(txid), n, include_mempool)
+    chain = chain_of(ctx)
+    outpoint = OutPoint(txid, n)
+    with chain.lock:
+        height, tip_hash = call(chain.tip)
+        pool = call(chain.mempool)
+        if include_mempool:
+            if pool.spender(outpoint) is not None:
+                return None
+            coin = pool.coin(outpoint) or call(chain.coin, outpoint)
+        else:
+            coin = call(chain.coin, outpoint)
+    if coin is None:
+        return None
+    return {
+        "bestblock": hash_to_hex(tip_hash),
+        "confirmations": 0 if coin.height == MEMPOOL_HEIGHT else height - coin.height + 1,
+        "value": Amount(coin.value),
+        "scriptPubKey": script_to_univ(coin.script_pubkey, ctx.node.chain_name),
+        "coinbase": bool(coin.coinbase),
+    }
+
+
+def _check_obj(obj: dict[str, Any], expected: dict[str, str], allow_null: bool) -> None:
+    """Core's RPCTypeCheckObj, strict: each key of the type given, no other key."""
+    for key in sorted(expected):
+        value = obj.get(key)
+        if value is None and not allow_null:
+            raise RPCError(RPC_TYPE_ERROR, f"Missing {key}")
+        if value is not None and type_name(value) != expected[key]:
+            raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {type_name(value)} for field {key} "
+                                           f"is not of expected type {expected[key]}")
+    for key in obj:
+        if key not in expected:
+            raise RPCError(RPC_TYPE_ERROR, f"Unexpected key {key}")
+
+
+def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
+    outputs = get_array(args[0])
+    if not outputs:
+        raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, outputs are missing")
+    options = {} if args[1] is None else get_obj(args[1])
+    _check_obj(options, {"mempool_only": "bool", "return_spending_tx": "bool"}, allow_null=True)
+    mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else True
+    return_tx = bool(options.get("return_spending_tx"))
+    requests = []
+    for item in outputs:
+        obj = get_obj(item)
+        _check_obj(obj, {"txid": "string", "vout": "number"}, allow_null=False)
+        txid = parse_hash_v(obj["txid"], "txid")
+        n = get_int(obj["vout"])
+        if n < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
+        requests.append((OutPoint(txid, n), obj))
+    chain = chain_of(ctx)
+    result = []
+    with chain.lock:
+        pool = call(chain.mempool)
+        for outpoint, obj in requests:
+            spender = pool.spender(outpoint)
+            if spender is None and not mempool_only:
+                # Quill keeps no spender index (Core's -txospenderindex).
+                raise RPCError(RPC_MISC_ERROR,
+                               "Mempool lacks a relevant spend, and txospenderindex is unavailable.")
+            entry = dict(obj)
+            if spender is not None:
+                entry["spendingtxid"] = hash_to_hex(spender)
+                if return_tx:
+                    entry["spendingtx"] = pool.get(spender).tx.hex()
+            result.append(entry)
+    return result
+
+
+METHODS = [
+    Method("getchaintips", "blockchain", getchaintips, core_help=core_help("getchaintips")),
+    Method("getmininginfo", "mining", getmininginfo, core_help=core_help("getmininginfo")),
+    Method("getindexinfo", "util", getindexinfo, [Param("index_name", STR)], core_help=core_help("getindexinfo")),
+    Method("gettxout", "blockchain", gettxout,
+           [Param("txid", STR_HEX, required=True), Param("n", NUM, required=True), Param("include_mempool", BOOL)],
+           core_help=core_help("gettxout")),
+    Method("gettxspendingprevout", "blockchain", gettxspendingprevout,
+           [Param("outputs", ARR, required=True), Param("options", OBJ)],
+           core_help=core_help("gettxspendingprevout")),
+]

@@ -1,0 +1,103 @@
+"""Chain-state RPCs against the real Bitcoin Core holding the same blocks: Quill's built-in
+chain mines them, Core receives each through submitblock, and both see the same forks,
+mempool and coins; the answers must be equal."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.chain.chain_testkit import ANYONE_ADDRESS, OTHER_ADDRESS, spend
+from tests.kit.bitcoind import BitcoinD, CoreRPCError
+from tests.rpc_daemon import QuillDaemon, RPCFailure
+
+METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout"]
+
+
+def answer(node: Any, method: str, *params: Any) -> Any:
+    try:
+        return ("ok", node.rpc(method, *params))
+    except (CoreRPCError, RPCFailure) as e:
+        return ("error", e.code, e.message)
+
+
+def copy_blocks(quill: Any, core: Any, hashes: list[str]) -> None:
+    for block_hash in hashes:
+        assert core.rpc("submitblock", quill.rpc("getblock", block_hash, 0)) is None
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+        quill = QuillDaemon(tmp_path_factory.mktemp("quill")).start()
+        try:
+            copy_blocks(quill, core, quill.rpc("generatetoaddress", 110, ANYONE_ADDRESS))
+            assert core.rpc("getbestblockhash") == quill.rpc("getbestblockhash")
+            yield core, quill
+        finally:
+            quill.stop()
+
+
+def same(core: Any, quill: Any, method: str, *params: Any) -> None:
+    assert answer(quill, method, *params) == answer(core, method, *params), (method, params)
+
+
+def test_help_is_cores_text(twins: Any) -> None:
+    core, quill = twins
+    for method in METHODS:
+        assert quill.rpc("help", method) == core.rpc("help", method), method
+
+
+def test_chain_tips_through_a_fork(twins: Any) -> None:
+    core, quill = twins
+    same(core, quill, "getchaintips")
+    old = quill.rpc("getblockhash", 108)
+    for node in (core, quill):
+        node.rpc("invalidateblock", old)
+    fork = quill.rpc("generatetoaddress", 4, OTHER_ADDRESS)  # higher than the old tip: no equal heights
+    copy_blocks(quill, core, fork)
+    assert core.rpc("getbestblockhash") == quill.rpc("getbestblockhash") == fork[-1]
+    tips = answer(quill, "getchaintips")
+    assert [t["status"] for t in tips[1]] == ["active", "invalid"]
+    same(core, quill, "getchaintips")
+    for node in (core, quill):
+        node.rpc("reconsiderblock", old)
+    same(core, quill, "getchaintips")
+
+
+def test_mining_info_and_index_info(twins: Any) -> None:
+    core, quill = twins
+    ours, theirs = answer(quill, "getmininginfo"), answer(core, "getmininginfo")
+    assert ours[0] == theirs[0] == "ok"
+    # Core's pre-release build warns about itself; Quill is no pre-release of Core.
+    theirs[1]["warnings"] = []
+    assert ours == theirs
+    for params in ([], ["txindex"], ["basic block filter index"], [7]):
+        same(core, quill, "getindexinfo", *params)
+
+
+def test_coins_and_spenders_in_chain_and_mempool(twins: Any) -> None:
+    core, quill = twins
+    coinbase = quill.rpc("getblock", quill.rpc("getblockhash", 5))["tx"][0]
+    value = int(quill.rpc("gettxout", coinbase, 0)["value"] * 100_000_000)
+    tx = spend(bytes.fromhex(coinbase)[::-1], 0, value, outputs=2)
+    for node in (core, quill):
+        assert node.rpc("sendrawtransaction", tx.hex()) == tx.txid_hex()
+    child = spend(tx.txid(), 1, (value - 1000) // 2)
+    for node in (core, quill):
+        node.rpc("sendrawtransaction", child.hex())
+    unknown = "ee" * 32
+    for params in ([coinbase, 0], [coinbase, 0, False], [coinbase, 0, True], [tx.txid_hex(), 0],
+                   [tx.txid_hex(), 1], [tx.txid_hex(), 0, False], [child.txid_hex(), 0], [unknown, 0],
+                   [coinbase, 1], [coinbase, -1], [coinbase, 4294967296], ["xyz", 0], [coinbase, "0"],
+                   [quill.rpc("getblock", quill.rpc("getblockhash", 100))["tx"][0], 0]):
+        same(core, quill, "gettxout", *params)
+    outs = [{"txid": coinbase, "vout": 0}, {"txid": tx.txid_hex(), "vout": 1}, {"txid": unknown, "vout": 3}]
+    for params in ([outs], [outs, {"return_spending_tx": True}], [outs[:1], {"mempool_only": True}],
+                   [outs, {"mempool_only": False}], [[]], [[{"txid": coinbase}]], [[{"txid": coinbase, "vout": -1}]],
+                   [[{"txid": coinbase, "vout": "0"}]], [[{"txid": coinbase, "vout": 0, "x": 1}]],
+                   [outs, {"other": True}], [outs, {"mempool_only": 1}], [["x"]]):
+        same(core, quill, "gettxspendingprevout", *params)
+    ours, theirs = answer(quill, "getmininginfo"), answer(core, "getmininginfo")
+    theirs[1]["warnings"] = []
+    assert ours == theirs and ours[1]["pooledtx"] == 2
