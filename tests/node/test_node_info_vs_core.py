@@ -3,7 +3,9 @@ Core node without peers or fee data, and a quilld following Core (-chainsource) 
 own answers on for what only Core knows (connections, fee estimates)."""
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from typing import Any
 
 import pytest
@@ -63,6 +65,21 @@ def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> N
         assert answer(follower, method) == answer(core, method), method
     for params in ESTIMATE_CASES:
         assert answer(follower, "estimatesmartfee", *params) == answer(core, "estimatesmartfee", *params), params
+    # What the follower keeps no copy of comes from Core, amounts exactly as Core writes them.
+    core.rpc("generatetoaddress", 3, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080")
+    deadline = time.monotonic() + 30
+    while answer(follower, "getbestblockhash") != ("ok", core.rpc("getbestblockhash")):
+        assert time.monotonic() < deadline, "the follower did not reach Core's tip"
+        time.sleep(0.1)
+    coinbase = core.rpc("getblock", core.rpc("getblockhash", 2))["tx"][0]
+    for params in ([coinbase, 0], [coinbase, 0, False], [coinbase, 7], ["00" * 32, 0], ["xyz", 0]):
+        assert answer(follower, "gettxout", *params) == answer(core, "gettxout", *params), params
+    assert answer(follower, "getmininginfo") == answer(core, "getmininginfo")
+    with urllib.request.urlopen(urllib.request.Request(
+            f"http://127.0.0.1:{follower.port}/", method="POST",
+            data=json.dumps({"method": "gettxout", "params": [coinbase, 0], "id": 1}).encode(),
+            headers={"Authorization": follower.auth_header()}), timeout=30) as reply:
+        assert b'"value":50.00000000' in reply.read()
 
 
 def test_client_libraries_get_cores_answers(nodes: Any, tmp_path: Any) -> None:

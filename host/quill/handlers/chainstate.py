@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from quill.amount import Amount
 from quill.chain import pow as chain_pow
 from quill.chain.mempool import MEMPOOL_HEIGHT
 from quill.chain.tips import chain_tips, network_hash_ps
-from quill.errors import RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
-from quill.handlers.args_pending import UINT32, get_array, get_bool, get_int, get_obj, get_str, parse_hash_v
-from quill.handlers.blockchain import call, chain_of, number
+from quill.handlers.blockchain import chain_of, number
 from quill.handlers.core_help import core_help
-from quill.handlers.network import upstream
+from quill.handlers.network import following, forward
+from quill.rpc.args import UINT32, get_array, get_bool, get_int, get_obj, get_str, parse_hash_v
+from quill.rpc.errors import RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
 from quill.rpc.registry import ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
-from quill.rpc.univalue import Amount, type_name
+from quill.rpc.univalue import type_name
 from quill.tx.decode import script_to_univ
 from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import OutPoint
@@ -38,21 +39,20 @@ def _difficulty(bits: int) -> Any:
 def getchaintips(ctx: Any, args: list[Any]) -> Any:
     chain = chain_of(ctx)
     with chain.lock:
-        tips = chain_tips(call(chain.block_index))
+        tips = chain_tips(chain.block_index())
     return [{"height": t.height, "hash": hash_to_hex(t.hash), "branchlen": t.branchlen, "status": t.status}
             for t in tips]
 
 
 def getmininginfo(ctx: Any, args: list[Any]) -> Any:
-    rpc = upstream(ctx)
-    if rpc is not None:
-        return rpc.call("getmininginfo")
+    if following(ctx):
+        return forward(ctx, "getmininginfo")
     chain = chain_of(ctx)
     with chain.lock:
-        index = call(chain.block_index)
+        index = chain.block_index()
         tip = index.tip
         hashps = network_hash_ps(index)
-        pooled = len(call(chain.mempool))
+        pooled = len(chain.mempool())
     bits = tip.header.bits  # regtest: no retargeting, the next block has the tip's bits
     return {
         "blocks": tip.height,
@@ -74,7 +74,7 @@ def getindexinfo(ctx: Any, args: list[Any]) -> Any:
     chain = chain_of(ctx)
     result: dict[str, Any] = {}
     if chain.builtin and name in ("", "txindex"):
-        height, _ = call(chain.tip)
+        height, _ = chain.tip()
         result["txindex"] = {"synced": True, "best_block_height": height}
     return result
 
@@ -84,20 +84,19 @@ def gettxout(ctx: Any, args: list[Any]) -> Any:
     txid = parse_hash_v(txid_v, "txid")
     n = get_int(n_v, UINT32)
     include_mempool = True if include_mempool_v is None else get_bool(include_mempool_v)
-    rpc = upstream(ctx)
-    if rpc is not None:
-        return rpc.call("gettxout", hash_to_hex(txid), n, include_mempool)
+    if following(ctx):
+        return forward(ctx, "gettxout", hash_to_hex(txid), n, include_mempool)
     chain = chain_of(ctx)
     outpoint = OutPoint(txid, n)
     with chain.lock:
-        height, tip_hash = call(chain.tip)
-        pool = call(chain.mempool)
+        height, tip_hash = chain.tip()
+        pool = chain.mempool()
         if include_mempool:
             if pool.spender(outpoint) is not None:
                 return None
-            coin = pool.coin(outpoint) or call(chain.coin, outpoint)
+            coin = pool.coin(outpoint) or chain.coin(outpoint)
         else:
-            coin = call(chain.coin, outpoint)
+            coin = chain.coin(outpoint)
     if coin is None:
         return None
     return {
@@ -143,7 +142,7 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
     chain = chain_of(ctx)
     result = []
     with chain.lock:
-        pool = call(chain.mempool)
+        pool = chain.mempool()
         for outpoint, obj in requests:
             spender = pool.spender(outpoint)
             if spender is None and not mempool_only:

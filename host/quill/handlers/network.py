@@ -8,16 +8,21 @@ only that node can answer (its connections, its fee estimates) go to it (see REA
 """
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
 from typing import Any
 
+from quill.amount import Amount
 from quill.chain import pow as chain_pow
+from quill.chain.errors import ChainSourceUnavailable, UpstreamRejected
 from quill.chain.policy import MIN_RELAY_FEE
-from quill.errors import RPC_INVALID_PARAMETER, RPCError
-from quill.handlers.args_pending import get_int, get_str
-from quill.handlers.blockchain import call, chain_of, number
+from quill.handlers.blockchain import chain_of, number
 from quill.handlers.core_help import core_help
+from quill.rpc import univalue
+from quill.rpc.args import get_int, get_str
+from quill.rpc.errors import RPC_INVALID_PARAMETER, RPCError
 from quill.rpc.registry import NUM, STR, Method, Param
-from quill.rpc.univalue import Amount
 
 MAX_CONF_TARGET = 1008  # Core's fee estimator tracks targets up to 1008 blocks (long horizon)
 FEE_MODES = ("UNSET", "ECONOMICAL", "CONSERVATIVE")
@@ -28,25 +33,45 @@ DEFAULT_CLUSTER_LIMIT = 64
 DEFAULT_CLUSTER_SIZE_LIMIT_KVB = 101
 
 
-def upstream(ctx: Any) -> Any | None:
-    """The followed node's RPC client, or None on the built-in chain.
-    (One place to change when the follower's upstream client moves.)"""
-    chain = chain_of(ctx)
-    follower = getattr(chain, "follower", None)
-    return None if chain.builtin or follower is None else follower.rpc
+def following(ctx: Any) -> bool:
+    """True when this node follows another (-chainsource) rather than running its own chain."""
+    return not chain_of(ctx).builtin
+
+
+def forward(ctx: Any, method: str, *params: Any) -> Any:
+    """The followed node's own answer to `method`, numbers exactly as it wrote them.
+    (The one place that knows how the follower reaches its node.)"""
+    rpc = chain_of(ctx).follower.rpc
+    body = json.dumps({"jsonrpc": "1.0", "id": "quill", "method": method, "params": list(params)}).encode()
+    request = urllib.request.Request(rpc.endpoint, data=body, method="POST",
+                                     headers={"Authorization": rpc.auth, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=rpc.timeout) as reply:
+            raw = reply.read()
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+    except (OSError, ValueError) as e:
+        raise ChainSourceUnavailable(f"cannot reach {rpc.display}: {e}") from None
+    try:
+        answer = univalue.loads(raw)
+    except univalue.JSONParseError:
+        raise ChainSourceUnavailable(f"{rpc.display} sent a reply that is not JSON") from None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if error:
+        raise UpstreamRejected(error.get("code", -1), error.get("message", ""))
+    return answer.get("result") if isinstance(answer, dict) else None
 
 
 def getdifficulty(ctx: Any, args: list[Any]) -> Any:
     chain = chain_of(ctx)
     with chain.lock:
-        _, tip_hash = call(chain.tip)
-        info = call(chain.header_info, tip_hash)
+        _, tip_hash = chain.tip()
+        info = chain.header_info(tip_hash)
     return number(chain_pow.difficulty(info.bits))
 
 
 def getconnectioncount(ctx: Any, args: list[Any]) -> Any:
-    rpc = upstream(ctx)
-    return 0 if rpc is None else rpc.call("getconnectioncount")
+    return forward(ctx, "getconnectioncount") if following(ctx) else 0
 
 
 def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
@@ -58,9 +83,8 @@ def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
     if mode.upper() not in FEE_MODES:
         raise RPCError(RPC_INVALID_PARAMETER,
                        'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
-    rpc = upstream(ctx)
-    if rpc is not None:
-        return rpc.call("estimatesmartfee", target, mode)
+    if following(ctx):
+        return forward(ctx, "estimatesmartfee", target, mode)
     # The built-in chain has no fee estimator: Core's answer before it has any data.
     return {"errors": ["Insufficient data or no feerate found"], "blocks": 0}
 
@@ -68,7 +92,7 @@ def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
 def getmempoolinfo(ctx: Any, args: list[Any]) -> Any:
     chain = chain_of(ctx)
     with chain.lock:
-        entries = list(call(chain.mempool).entries.values())
+        entries = list(chain.mempool().entries.values())
     return {
         "loaded": True,
         "size": len(entries),

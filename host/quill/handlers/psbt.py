@@ -7,8 +7,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from quill.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPCError
-from quill.handlers.args_pending import (
+from quill.handlers.core_help import core_help
+from quill.handlers.psbt_render import psbt_to_univ
+from quill.rpc.args import (
     INT64,
     UINT32,
     amount_from_value,
@@ -20,8 +21,7 @@ from quill.handlers.args_pending import (
     parse_hash_v,
     parse_hex_v,
 )
-from quill.handlers.core_help import core_help
-from quill.handlers.psbt_render import psbt_to_univ
+from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPCError
 from quill.rpc.registry import ANY, ARR, BOOL, NUM, STR, STR_HEX, Method, Param
 from quill.signing.psbt_finalize import extract_transaction
 from quill.tx.address import AddressError, decode_destination

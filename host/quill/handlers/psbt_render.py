@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quill.rpc.univalue import Amount
+from quill.amount import Amount
 from quill.tx.decode import script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
 from quill.tx.psbt import (
