@@ -11,7 +11,7 @@ from tests.chain.chain_testkit import ANYONE_ADDRESS, OTHER_ADDRESS, spend
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.rpc_daemon import QuillDaemon, RPCFailure
 
-METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout"]
+METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept"]
 
 
 def answer(node: Any, method: str, *params: Any) -> Any:
@@ -101,3 +101,25 @@ def test_coins_and_spenders_in_chain_and_mempool(twins: Any) -> None:
     ours, theirs = answer(quill, "getmininginfo"), answer(core, "getmininginfo")
     theirs[1]["warnings"] = []
     assert ours == theirs and ours[1]["pooledtx"] == 2
+
+
+def test_testmempoolaccept(twins: Any) -> None:
+    core, quill = twins
+    coinbase = quill.rpc("getblock", quill.rpc("getblockhash", 7))["tx"][0]
+    value = int(quill.rpc("gettxout", coinbase, 0)["value"] * 100_000_000)
+    prev = bytes.fromhex(coinbase)[::-1]
+    good = spend(prev, 0, value, fee=2000)
+    rich = spend(prev, 0, value, fee=value // 2)                       # a fee above maxfeerate
+    dust = spend(prev, 0, value, fee=value - 100)                      # an output below the dust limit
+    orphan = spend(b"\x42" * 32, 0, 10_000)
+    in_pool = quill.rpc("getrawmempool")[0]
+    pooled = quill.rpc("getrawtransaction", in_pool)
+    cases = [[[good.hex()]], [[good.hex()], 0], [[good.hex()], "0.00000001"], [[rich.hex()]], [[dust.hex()]],
+             [[orphan.hex()]], [[pooled]], [[]], [["zz"]], [[good.hex()], 1], [[good.hex()], "x"],
+             [[good.hex()] * 26], [["00"]]]
+    for params in cases:
+        same(core, quill, "testmempoolaccept", *params)
+    assert answer(quill, "testmempoolaccept", [good.hex()])[1][0]["allowed"] is True
+    # Quill does not validate packages: it says so rather than answer differently from Core.
+    assert answer(quill, "testmempoolaccept", [good.hex(), orphan.hex()]) == \
+        ("error", -8, "Quill tests one transaction at a time (no package validation)")

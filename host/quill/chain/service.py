@@ -419,6 +419,13 @@ class ChainService:
                 raise FeeExceeded()
             return self._accept(tx)
 
+    def test_accept(self, tx):
+        """Core's test acceptance (testmempoolaccept): the MempoolEntry it would make, keeping
+        nothing; raises Invalid."""
+        with self.lock:
+            self._require_chain()
+            return self._test_accept(tx)
+
     def _test_accept(self, tx):
         """Every mempool check, keeping nothing."""
         state = self.state

@@ -1,6 +1,6 @@
 """Chain-state RPCs client libraries and Electrum servers call (Core's rpc/blockchain.cpp,
 rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
-gettxspendingprevout.
+gettxspendingprevout, testmempoolaccept.
 
 Answers come from Quill's own block index and mempool. Following a node (-chainsource),
 what Quill does not keep is asked of that node: `gettxout` (the follower keeps no UTXO set)
@@ -13,15 +13,17 @@ from typing import Any
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
 from quill.chain.mempool import MEMPOOL_HEIGHT
+from quill.chain.policy import DEFAULT_MAX_RAW_TX_FEE_RATE, fee_for
+from quill.chain.rules import Invalid
 from quill.chain.tips import chain_tips, network_hash_ps
 from quill.handlers.blockchain import chain_of, number
 from quill.handlers.core_help import core_help
 from quill.handlers.network import following, forward
-from quill.rpc.args import UINT32, get_array, get_bool, get_int, get_obj, get_str, parse_hash_v
-from quill.rpc.errors import RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
-from quill.rpc.registry import ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
+from quill.rpc.args import UINT32, fee_rate_from_value, get_array, get_bool, get_int, get_obj, get_str, parse_hash_v
+from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
+from quill.rpc.registry import AMOUNT, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
 from quill.rpc.univalue import type_name
-from quill.tx.decode import script_to_univ
+from quill.tx.decode import TxDecodeError, decode_hex_tx, script_to_univ
 from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import OutPoint
 
@@ -158,6 +160,51 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
     return result
 
 
+MAX_PACKAGE_COUNT = 25
+
+
+def testmempoolaccept(ctx: Any, args: list[Any]) -> Any:
+    raw_txs = get_array(args[0])
+    if not 1 <= len(raw_txs) <= MAX_PACKAGE_COUNT:
+        raise RPCError(RPC_INVALID_PARAMETER,
+                       f"Array must contain between 1 and {MAX_PACKAGE_COUNT} transactions.")
+    max_rate = DEFAULT_MAX_RAW_TX_FEE_RATE if args[1] is None else fee_rate_from_value(args[1])
+    txs = []
+    for raw in raw_txs:
+        text = get_str(raw)
+        try:
+            txs.append(decode_hex_tx(text))
+        except TxDecodeError:
+            raise RPCError(RPC_DESERIALIZATION_ERROR,
+                           f"TX decode failed: {text} Make sure the tx has at least one input.") from None
+    if len(txs) > 1:
+        # Core validates several transactions as one package (BIP331 rules); Quill does not.
+        raise RPCError(RPC_INVALID_PARAMETER, "Quill tests one transaction at a time (no package validation)")
+    tx = txs[0]
+    result: dict[str, Any] = {"txid": tx.txid_hex(), "wtxid": tx.wtxid_hex()}
+    chain = chain_of(ctx)
+    try:
+        entry = chain.test_accept(tx)
+    except Invalid as e:
+        result["allowed"] = False
+        if e.missing_inputs:
+            result["reject-reason"] = "missing-inputs"
+        else:
+            result["reject-reason"] = e.reason
+            result["reject-details"] = str(e)
+        return [result]
+    max_fee = fee_for(max_rate, entry.vsize)
+    if max_fee and entry.fee > max_fee:
+        result["allowed"] = False
+        result["reject-reason"] = "max-fee-exceeded"
+        return [result]
+    result["allowed"] = True
+    result["vsize"] = entry.vsize
+    result["fees"] = {"base": Amount(entry.fee), "effective-feerate": Amount(entry.fee * 1000 // entry.vsize),
+                      "effective-includes": [tx.wtxid_hex()]}
+    return [result]
+
+
 METHODS = [
     Method("getchaintips", "blockchain", getchaintips, core_help=core_help("getchaintips")),
     Method("getmininginfo", "mining", getmininginfo, core_help=core_help("getmininginfo")),
@@ -168,4 +215,7 @@ METHODS = [
     Method("gettxspendingprevout", "blockchain", gettxspendingprevout,
            [Param("outputs", ARR, required=True), Param("options", OBJ)],
            core_help=core_help("gettxspendingprevout")),
+    Method("testmempoolaccept", "rawtransactions", testmempoolaccept,
+           [Param("rawtxs", ARR, required=True), Param("maxfeerate", AMOUNT)],
+           core_help=core_help("testmempoolaccept")),
 ]
