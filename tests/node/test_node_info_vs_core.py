@@ -13,7 +13,7 @@ import pytest
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.rpc_daemon import QuillDaemon, RPCFailure
 
-METHODS = ["getdifficulty", "getconnectioncount", "estimatesmartfee", "getmempoolinfo"]
+METHODS = ["getdifficulty", "getconnectioncount", "estimatesmartfee", "getmempoolinfo", "getnetworkinfo"]
 ESTIMATE_CASES = [[6], [1], [1008], [2, "ECONOMICAL"], [3, "conservative"], [0], [1009], [6, "foo"], [-1],
                   ["x"], [6, 7], []]
 
@@ -119,3 +119,19 @@ def test_client_libraries_get_cores_answers(nodes: Any, tmp_path: Any) -> None:
         expected = via_bitcoinlib(core_url, method, params)
         assert via_bitcoinlib(quill_url, method, params) == expected, method
         assert via_bitcoinrpc(quill_url, method, params) == via_bitcoinrpc(core_url, method, params), method
+
+
+def test_getnetworkinfo_has_cores_shape_and_quills_identity(nodes: Any) -> None:
+    core, builtin, follower = nodes
+    theirs = core.rpc("getnetworkinfo")
+    for ours in (builtin.rpc("getnetworkinfo"), follower.rpc("getnetworkinfo")):
+        assert list(ours) == list(theirs)
+        assert [list(n) for n in ours["networks"]] == [list(n) for n in theirs["networks"]]
+        assert [n["name"] for n in ours["networks"]] == [n["name"] for n in theirs["networks"]]
+        assert ours["subversion"] == "/Quill:0.1.0/" and ours["version"] == 100
+        for key in ("protocolversion", "relayfee", "incrementalfee", "timeoffset", "networkactive"):
+            assert ours[key] == theirs[key], key
+        assert ours["warnings"] == []
+    assert builtin.rpc("getnetworkinfo")["connections"] == 0
+    for key in ("connections", "connections_in", "connections_out"):
+        assert follower.rpc("getnetworkinfo")[key] == theirs[key]

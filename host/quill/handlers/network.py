@@ -1,6 +1,6 @@
 """Node-level RPCs that desktop wallets and Electrum servers ask at start-up (Core's
 rpc/blockchain.cpp, rpc/net.cpp, rpc/fees.cpp, rpc/mempool.cpp): getdifficulty,
-getconnectioncount, estimatesmartfee, getmempoolinfo.
+getconnectioncount, estimatesmartfee, getmempoolinfo, getnetworkinfo.
 
 Quill has no peers and no fee estimator of its own. On the built-in chain it answers as a
 Core node without peers or fee data does; following a node (-chainsource), the questions
@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from quill import __version__
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
 from quill.chain.errors import ChainSourceUnavailable, UpstreamRejected
@@ -89,6 +90,43 @@ def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
     return {"errors": ["Insufficient data or no feerate found"], "blocks": 0}
 
 
+PROTOCOL_VERSION = 70017  # the P2P protocol version of the Core whose RPC Quill answers as
+NETWORKS = ("ipv4", "ipv6", "onion", "i2p", "cjdns")
+
+
+def client_version() -> int:
+    """Quill's version in Core's CLIENT_VERSION form: 0.1.0 -> 100."""
+    major, minor, patch = (int(part) for part in __version__.split(".")[:3])
+    return major * 10000 + minor * 100 + patch
+
+
+def getnetworkinfo(ctx: Any, args: list[Any]) -> Any:
+    """Quill's own version and services; it makes no P2P connection itself, so on the built-in
+    chain it has none and reaches no network, and following a node it reports that node's
+    connection counts."""
+    connections = {"connections": 0, "connections_in": 0, "connections_out": 0}
+    if getattr(ctx.node, "chain", None) is not None and following(ctx):
+        upstream_info = forward(ctx, "getnetworkinfo")
+        connections = {key: upstream_info.get(key, 0) for key in connections}
+    return {
+        "version": client_version(),
+        "subversion": f"/Quill:{__version__}/",
+        "protocolversion": PROTOCOL_VERSION,
+        "localservices": "%016x" % 0,
+        "localservicesnames": [],
+        "localrelay": False,
+        "timeoffset": 0,
+        "networkactive": True,
+        **connections,
+        "networks": [{"name": name, "limited": True, "reachable": False, "proxy": "",
+                      "proxy_randomize_credentials": False} for name in NETWORKS],
+        "relayfee": Amount(MIN_RELAY_FEE),
+        "incrementalfee": Amount(DEFAULT_INCREMENTAL_RELAY_FEE),
+        "localaddresses": [],
+        "warnings": "" if "warnings" in ctx.node.deprecated_rpc else [],
+    }
+
+
 def getmempoolinfo(ctx: Any, args: list[Any]) -> Any:
     chain = chain_of(ctx)
     with chain.lock:
@@ -120,4 +158,5 @@ METHODS = [
            [Param("conf_target", NUM, required=True), Param("estimate_mode", STR)],
            core_help=core_help("estimatesmartfee")),
     Method("getmempoolinfo", "blockchain", getmempoolinfo, core_help=core_help("getmempoolinfo")),
+    Method("getnetworkinfo", "network", getnetworkinfo, core_help=core_help("getnetworkinfo")),
 ]
