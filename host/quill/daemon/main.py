@@ -29,6 +29,7 @@ from quill.handlers import (
     rawtransactions_chain,
     signing,
     wallet,
+    wallet_coins,
 )
 from quill.handlers.errors import guarded_methods
 from quill.rpc import auth
@@ -40,7 +41,7 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation, psbt, network, chainstate]
+                   confirmation, psbt, network, chainstate, wallet_coins]
 
 
 def build_registry() -> Registry:
