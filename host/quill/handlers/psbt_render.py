@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from quill.amount import Amount
+from quill.consensus import MAX_MONEY
 from quill.tx.decode import script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
 from quill.tx.psbt import (
@@ -19,13 +20,12 @@ from quill.tx.psbt import (
 )
 from quill.tx.script import script_to_asm
 
-MAX_MONEY = 21_000_000 * 100_000_000
-
 SIGHASH_NAMES = {0x01: "ALL", 0x81: "ALL|ANYONECANPAY", 0x02: "NONE", 0x82: "NONE|ANYONECANPAY",
                  0x03: "SINGLE", 0x83: "SINGLE|ANYONECANPAY"}
 
 
-def _money_range(value: int) -> bool:
+def money_range(value: int) -> bool:
+    """Core's MoneyRange."""
     return 0 <= value <= MAX_MONEY
 
 
@@ -200,7 +200,7 @@ def psbt_to_univ(psbt: PSBT, chain: str) -> dict[str, Any]:
     for txin in psbt.inputs:
         entry, spent = _input(psbt, txin, chain)
         inputs.append(entry)
-        if spent is not None and _money_range(spent) and _money_range(total_in + spent):
+        if spent is not None and money_range(spent) and money_range(total_in + spent):
             total_in += spent
         else:
             have_all = False  # Core's "hack to just not show fee later"
@@ -210,7 +210,7 @@ def psbt_to_univ(psbt: PSBT, chain: str) -> dict[str, Any]:
     outputs = []
     for out in psbt.outputs:
         outputs.append(_output(psbt, out, chain))
-        if _money_range(out.amount) and _money_range(total_out + out.amount):
+        if money_range(out.amount) and money_range(total_out + out.amount):
             total_out += out.amount
         else:
             have_all = False

@@ -92,9 +92,8 @@ def getwalletinfo(ctx: Any, args: list[Any]) -> Any:
             "external_signer": False,
             "blank": wallet.blank,
         }
-        birthtime = wallet.first_descriptor_time()
-        if birthtime is not None:
-            out["birthtime"] = birthtime
+        if wallet.descs:  # Core's GetBirthTime: the earliest descriptor's timestamp
+            out["birthtime"] = min(d.timestamp for d in wallet.descs.values())
         flags = ["last_hardened_xpub_cached", "disable_private_keys"]
         if wallet.blank:
             flags.append("blank")

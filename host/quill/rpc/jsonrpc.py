@@ -180,9 +180,11 @@ class Dispatcher:
             value = args[i] if i < len(args) else None
             expected = p.expected_json_type
             if value is None:
-                if p.required and i < len(args):
+                # Core's RPCArg::MatchesType: a required null fails only where a JSON type is
+                # expected (AMOUNT, RANGE and ANY, or a skip_type_check argument, accept it).
+                if p.required and i < len(args) and expected:
                     mismatches[f"Position {i + 1} ({p.name})"] = \
-                        f"JSON value of type null is not of expected type {expected or 'string'}"
+                        f"JSON value of type null is not of expected type {expected}"
                 continue
             if expected and univalue.type_name(value) != expected:
                 mismatches[f"Position {i + 1} ({p.name})"] = \

@@ -181,10 +181,6 @@ class PSBTInput:
             return self.witness_utxo
         return None
 
-    def is_signed(self) -> bool:
-        """Core's PSBTInputSigned: a final scriptSig or witness is present."""
-        return bool(self.final_script_sig) or bool(self.final_script_witness)
-
 
 @dataclass
 class PSBTOutput:
@@ -867,11 +863,6 @@ def decode_base64_psbt(text: str) -> PSBT:
 
 def _pair(key: bytes, value: bytes) -> bytes:
     return compact_size(len(key)) + key + compact_size(len(value)) + value
-
-
-def _origin_value(origin: KeyOrigin) -> bytes:
-    raw = origin.serialize()
-    return compact_size(len(raw)) + raw
 
 
 def _tap_bip32_value(hashes: frozenset[bytes], origin: KeyOrigin) -> bytes:
