@@ -1,12 +1,13 @@
 """PSBT and raw-transaction construction RPCs that need no chain or wallet (Core's
 rpc/rawtransaction.cpp): decodepsbt, combinepsbt, joinpsbts, createpsbt, converttopsbt,
-createrawtransaction, finalizepsbt. The PSBT itself is quill.tx.psbt; this module parses parameters and
+createrawtransaction, finalizepsbt, analyzepsbt. The PSBT itself is quill.tx.psbt; this module parses parameters and
 maps its errors to Core's."""
 from __future__ import annotations
 
 import random
 from typing import Any
 
+from quill.amount import Amount
 from quill.handlers.core_help import core_help
 from quill.handlers.psbt_render import psbt_to_univ
 from quill.rpc.args import (
@@ -23,7 +24,7 @@ from quill.rpc.args import (
 )
 from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPCError
 from quill.rpc.registry import ANY, ARR, BOOL, NUM, STR, STR_HEX, Method, Param
-from quill.signing.psbt_finalize import extract_transaction
+from quill.signing.psbt_signer import analyze_psbt, extract_transaction
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.hashes import hash_to_hex
@@ -251,6 +252,38 @@ def finalizepsbt(ctx: Any, args: list[Any]) -> Any:
     return {"psbt": encode_base64_psbt(psbt), "complete": tx is not None}
 
 
+def analyzepsbt(ctx: Any, args: list[Any]) -> Any:
+    analysis = analyze_psbt(decode_psbt_arg(args[0]))
+    result: dict[str, Any] = {}
+    inputs = []
+    for item in analysis.inputs:
+        entry: dict[str, Any] = {"has_utxo": item.has_utxo, "is_final": item.is_final, "next": item.next}
+        missing: dict[str, Any] = {}
+        if item.missing_pubkeys:
+            missing["pubkeys"] = [k.hex() for k in item.missing_pubkeys]
+        if item.missing_redeem_script is not None:
+            missing["redeemscript"] = item.missing_redeem_script.hex()
+        if item.missing_witness_script is not None:
+            missing["witnessscript"] = item.missing_witness_script.hex()
+        if item.missing_sigs:
+            missing["signatures"] = [k.hex() for k in item.missing_sigs]
+        if missing:
+            entry["missing"] = missing
+        inputs.append(entry)
+    if inputs:
+        result["inputs"] = inputs
+    if analysis.estimated_vsize is not None:
+        result["estimated_vsize"] = analysis.estimated_vsize
+    if analysis.estimated_feerate is not None:
+        result["estimated_feerate"] = Amount(analysis.estimated_feerate)
+    if analysis.fee is not None:
+        result["fee"] = Amount(analysis.fee)
+    result["next"] = analysis.next
+    if analysis.error:
+        result["error"] = analysis.error
+    return result
+
+
 def createrawtransaction(ctx: Any, args: list[Any]) -> Any:
     return construct_transaction(args, ctx.node.chain_name).hex()
 
@@ -279,6 +312,8 @@ METHODS = [
     Method("finalizepsbt", "rawtransactions", finalizepsbt,
            [Param("psbt", STR, required=True), Param("extract", BOOL)],
            core_help=core_help("finalizepsbt")),
+    Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)],
+           core_help=core_help("analyzepsbt")),
     Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS,
            core_help=core_help("createrawtransaction")),
 ]
