@@ -11,7 +11,8 @@ from tests.chain.chain_testkit import ANYONE_ADDRESS, OTHER_ADDRESS, spend
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.rpc_daemon import QuillDaemon, RPCFailure
 
-METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept"]
+METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept",
+           "utxoupdatepsbt"]
 
 
 def answer(node: Any, method: str, *params: Any) -> Any:
@@ -123,3 +124,18 @@ def test_testmempoolaccept(twins: Any) -> None:
     # Quill does not validate packages: it says so rather than answer differently from Core.
     assert answer(quill, "testmempoolaccept", [good.hex(), orphan.hex()]) == \
         ("error", -8, "Quill tests one transaction at a time (no package validation)")
+
+
+def test_utxoupdatepsbt(twins: Any) -> None:
+    core, quill = twins
+    mined = quill.rpc("getblock", quill.rpc("getblockhash", 9))["tx"][0]
+    pooled = quill.rpc("getrawmempool")[0]
+    inputs = [{"txid": mined, "vout": 0}, {"txid": pooled, "vout": 0}, {"txid": "cd" * 32, "vout": 1}]
+    for version in (0, 2):
+        psbt = core.rpc("createpsbt", inputs, [{ANYONE_ADDRESS: 1}], 0, True, 2, version)
+        same(core, quill, "utxoupdatepsbt", psbt)
+        same(core, quill, "utxoupdatepsbt", psbt, [])
+        updated = core.rpc("decodepsbt", core.rpc("utxoupdatepsbt", psbt))["inputs"]
+        assert "non_witness_utxo" in updated[0] and "non_witness_utxo" in updated[1] and updated[2] == \
+            ({} if version == 0 else {"previous_txid": "cd" * 32, "previous_vout": 1, "sequence": 4294967293})
+    same(core, quill, "utxoupdatepsbt", "junk")

@@ -75,6 +75,9 @@ def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> N
     for params in ([coinbase, 0], [coinbase, 0, False], [coinbase, 7], ["00" * 32, 0], ["xyz", 0]):
         assert answer(follower, "gettxout", *params) == answer(core, "gettxout", *params), params
     assert answer(follower, "getmininginfo") == answer(core, "getmininginfo")
+    psbt = core.rpc("createpsbt", [{"txid": coinbase, "vout": 0}], [{"data": "00"}])
+    for params in ([psbt], [psbt, []], ["junk"]):
+        assert answer(follower, "utxoupdatepsbt", *params) == answer(core, "utxoupdatepsbt", *params)
     with urllib.request.urlopen(urllib.request.Request(
             f"http://127.0.0.1:{follower.port}/", method="POST",
             data=json.dumps({"method": "gettxout", "params": [coinbase, 0], "id": 1}).encode(),

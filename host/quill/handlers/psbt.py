@@ -1,6 +1,6 @@
 """PSBT and raw-transaction construction RPCs that need no chain or wallet (Core's
 rpc/rawtransaction.cpp): decodepsbt, combinepsbt, joinpsbts, createpsbt, converttopsbt,
-createrawtransaction, finalizepsbt, analyzepsbt. The PSBT itself is quill.tx.psbt; this module parses parameters and
+createrawtransaction, finalizepsbt, analyzepsbt, utxoupdatepsbt. The PSBT itself is quill.tx.psbt; this module parses parameters and
 maps its errors to Core's."""
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import random
 from typing import Any
 
 from quill.amount import Amount
+from quill.handlers.blockchain import chain_of
 from quill.handlers.core_help import core_help
+from quill.handlers.network import following, forward
 from quill.handlers.psbt_render import psbt_to_univ
 from quill.rpc.args import (
     INT64,
@@ -24,7 +26,7 @@ from quill.rpc.args import (
 )
 from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPCError
 from quill.rpc.registry import ANY, ARR, BOOL, NUM, STR, STR_HEX, Method, Param
-from quill.signing.psbt_signer import analyze_psbt, extract_transaction
+from quill.signing.psbt_signer import SighashMismatch, analyze_psbt, extract_transaction, update_from_chain
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.hashes import hash_to_hex
@@ -252,6 +254,32 @@ def finalizepsbt(ctx: Any, args: list[Any]) -> Any:
     return {"psbt": encode_base64_psbt(psbt), "complete": tx is not None}
 
 
+def utxoupdatepsbt(ctx: Any, args: list[Any]) -> Any:
+    text, descriptors = args
+    if following(ctx):
+        # The followed node keeps the UTXO set and transaction index Quill does not.
+        return forward(ctx, "utxoupdatepsbt", text, *([] if descriptors is None else [descriptors]))
+    psbt = decode_psbt_arg(text)
+    if descriptors is not None and get_array(descriptors):
+        raise RPCError(RPC_INVALID_PARAMETER, "Quill's utxoupdatepsbt takes no descriptors on the built-in chain")
+    chain = chain_of(ctx)
+
+    def find_tx(txid: bytes) -> Any:
+        found = chain.get_transaction(txid)
+        return None if found is None else found[0]
+
+    def find_coin(outpoint: Any) -> Any:
+        coin = chain.mempool().coin(outpoint) or chain.coin(outpoint)
+        return None if coin is None else TxOut(coin.value, coin.script_pubkey)
+
+    try:
+        with chain.lock:
+            update_from_chain(psbt, find_tx, find_coin)
+    except SighashMismatch as e:
+        raise RPCError(RPC_DESERIALIZATION_ERROR, str(e)) from None
+    return encode_base64_psbt(psbt)
+
+
 def analyzepsbt(ctx: Any, args: list[Any]) -> Any:
     analysis = analyze_psbt(decode_psbt_arg(args[0]))
     result: dict[str, Any] = {}
@@ -312,6 +340,9 @@ METHODS = [
     Method("finalizepsbt", "rawtransactions", finalizepsbt,
            [Param("psbt", STR, required=True), Param("extract", BOOL)],
            core_help=core_help("finalizepsbt")),
+    Method("utxoupdatepsbt", "rawtransactions", utxoupdatepsbt, [Param("psbt", STR, required=True),
+                                                                 Param("descriptors", ARR)],
+           core_help=core_help("utxoupdatepsbt")),
     Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)],
            core_help=core_help("analyzepsbt")),
     Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS,

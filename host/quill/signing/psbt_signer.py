@@ -217,11 +217,11 @@ def _store_sigdata(txin: PSBTInput, sigdata: SignatureData) -> None:
         txin.witness_script = sigdata.witness_script
 
 
-OK, INCOMPLETE, FAILED = "ok", "incomplete", "failed"
+OK, INCOMPLETE, FAILED, SIGHASH_MISMATCH = "ok", "incomplete", "failed", "sighash mismatch"
 
 
 def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None,
-               out: SignatureData | None = None) -> str:  # noqa: C901 - Core's SignPSBTInput
+               out: SignatureData | None = None, finalize: bool = True) -> str:  # noqa: C901 - SignPSBTInput
     """Core's SignPSBTInput with no keys and finalize=true. A `ctx.placeholders` context is
     Core's txdata=nullptr: placeholder signatures for every key (size estimation). Returns OK,
     INCOMPLETE or FAILED (a missing input, a sighash mismatch); `out` receives what was missing."""
@@ -235,11 +235,11 @@ def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None
     taproot = _is_taproot(utxo.script_pubkey)
     sighash = sighash_option if sighash_option is not None else (SIGHASH_DEFAULT if taproot else SIGHASH_ALL)
     if txin.sighash_type is not None and txin.sighash_type != sighash:
-        return FAILED
+        return SIGHASH_MISMATCH
     if taproot and sighash != SIGHASH_DEFAULT or not taproot and sighash not in (SIGHASH_DEFAULT, SIGHASH_ALL):
         txin.sighash_type = sighash
     if _sighash_mismatch(txin, sighash):
-        return FAILED
+        return SIGHASH_MISMATCH
     if ctx.placeholders:
         complete = produce_signature(_NoKeys(), _DummyCreator(), utxo.script_pubkey, sigdata, _AcceptAll())
     elif taproot and not sigdata.complete and not txin.tap_key_sig:
@@ -250,6 +250,8 @@ def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None
                                      ctx.checker(index, utxo.value))
     if require_witness_sig and not sigdata.witness_stage:
         return INCOMPLETE
+    if not finalize and sigdata.complete:
+        sigdata.complete = False  # keep the signatures, write no final scriptSig/witness
     _store_sigdata(txin, sigdata)
     if sigdata.witness_stage:
         txin.witness_utxo = utxo
@@ -393,3 +395,54 @@ def _placeholder_signed(psbt: PSBT, tx: Transaction) -> Transaction | None:
         txin.script_sig = psbt_in.final_script_sig
         txin.witness = list(psbt_in.final_script_witness)
     return tx
+
+
+# -- the Updater without keys (Core's ProcessPSBT for utxoupdatepsbt) ---------------------------
+
+
+class SighashMismatch(Exception):
+    """A PSBT input asks for a sighash type other than the one being used."""
+
+
+def update_from_chain(psbt: PSBT, find_tx: Any, find_coin: Any) -> None:
+    """Core's ProcessPSBT with no descriptors: each input's previous transaction (txindex or
+    mempool, `find_tx(txid)`), else its coin (`find_coin(outpoint)`) for a segwit output; then
+    the witness UTXO wherever a witness spend is known, and previous transactions dropped when
+    every input is segwit v1. Raises SighashMismatch."""
+    missing = []
+    for txin in psbt.inputs:
+        if txin.non_witness_utxo is not None:
+            continue
+        prev = find_tx(txin.prev_txid)
+        if prev is not None:
+            txin.non_witness_utxo = prev
+        else:
+            missing.append(txin)
+    for txin in missing:
+        coin = find_coin(txin.outpoint)
+        if coin is not None and S.witness_program(coin.script_pubkey) is not None:
+            txin.witness_utxo = coin
+    tx = psbt.unsigned_tx()
+    if tx is None:
+        return
+    ctx = _Context(psbt, tx)
+    for index, txin in enumerate(psbt.inputs):
+        if txin.final_script_sig or txin.final_script_witness:
+            continue
+        if sign_input(psbt, index, ctx, None, finalize=False) == SIGHASH_MISMATCH:
+            raise SighashMismatch("Specified sighash value does not match value stored in PSBT")
+    _remove_unnecessary_transactions(psbt)
+
+
+def _remove_unnecessary_transactions(psbt: PSBT) -> None:
+    """Core's RemoveUnnecessaryTransactions: full previous transactions go when every input
+    is a segwit v1 output signed without ANYONECANPAY (BIP341 signs every spent output)."""
+    for txin in psbt.inputs:
+        utxo = txin.witness_utxo if txin.has_witness_utxo() else None
+        program = None if utxo is None else S.witness_program(utxo.script_pubkey)
+        if program is None or program[0] == 0:
+            return
+        if txin.sighash_type is not None and txin.sighash_type & 0x80:
+            return
+    for txin in psbt.inputs:
+        txin.non_witness_utxo = None
