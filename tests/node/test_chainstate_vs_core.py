@@ -12,7 +12,7 @@ from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept",
-           "utxoupdatepsbt"]
+           "utxoupdatepsbt", "scantxoutset"]
 
 
 def answer(node: Any, method: str, *params: Any) -> Any:
@@ -139,3 +139,19 @@ def test_utxoupdatepsbt(twins: Any) -> None:
         assert "non_witness_utxo" in updated[0] and "non_witness_utxo" in updated[1] and updated[2] == \
             ({} if version == 0 else {"previous_txid": "cd" * 32, "previous_vout": 1, "sequence": 4294967293})
     same(core, quill, "utxoupdatepsbt", "junk")
+
+
+TPUB = ("tpubD6NzVbkrYhZ4XgiXtGrdW5XDAPFCL9h7we1vwNCpn8tGbBcgfVYjXyhWo4E1xkh56hjod1RhGjxbaTLV3X4FyWuejifB9jusQ46QzG87VKp")
+
+
+def test_scantxoutset(twins: Any) -> None:
+    core, quill = twins
+    cases = [["status"], ["abort"], ["start"], ["bogus"], ["start", [f"addr({ANYONE_ADDRESS})"]],
+             ["start", [f"addr({OTHER_ADDRESS})", {"desc": f"wpkh({TPUB}/0/*)", "range": 5}]],
+             ["start", [{"desc": f"pkh({TPUB}/1/*)", "range": [2, 4]}, f"raw(0014{'00' * 20})"]],
+             ["start", [{"desc": f"wpkh({TPUB}/0h/*)", "range": 2}]], ["start", ["junk(00)"]],
+             ["start", [{"range": 2}]], ["start", [7]], ["start", []]]
+    for params in cases:
+        same(core, quill, "scantxoutset", *params)
+    found = quill.rpc("scantxoutset", "start", [f"addr({ANYONE_ADDRESS})"])
+    assert found["success"] and len(found["unspents"]) > 50

@@ -78,6 +78,9 @@ def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> N
     psbt = core.rpc("createpsbt", [{"txid": coinbase, "vout": 0}], [{"data": "00"}])
     for params in ([psbt], [psbt, []], ["junk"]):
         assert answer(follower, "utxoupdatepsbt", *params) == answer(core, "utxoupdatepsbt", *params)
+    scan = ["start", ["addr(bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080)"]]
+    assert answer(follower, "scantxoutset", *scan) == answer(core, "scantxoutset", *scan)
+    assert len(core.rpc("scantxoutset", *scan)["unspents"]) == 3
     with urllib.request.urlopen(urllib.request.Request(
             f"http://127.0.0.1:{follower.port}/", method="POST",
             data=json.dumps({"method": "gettxout", "params": [coinbase, 0], "id": 1}).encode(),

@@ -263,6 +263,20 @@ class ChainService:
         """The Mempool itself, for RPC views; read it only while holding `lock`."""
         return self._require_chain().mempool
 
+    def scan_utxos(self, needles, should_abort=lambda: False):
+        """Core's FindScriptPubKey: (completed, outputs seen, [(txid, n, Coin)] paying a needle),
+        over the built-in chain's UTXO set."""
+        with self.lock:
+            state = self._require_builtin("scantxoutset")
+            count, found = 0, []
+            for txid, n, coin in state.store.iter_coins():
+                count += 1
+                if count % 8192 == 0 and should_abort():
+                    return False, count, found
+                if coin.script_pubkey in needles:
+                    found.append((txid, n, coin))
+            return True, count, found
+
     def block_index(self):
         """The BlockIndex itself, for RPC views; read it only while holding `lock`."""
         return self._require_chain().index

@@ -1,13 +1,15 @@
 """Chain-state RPCs client libraries and Electrum servers call (Core's rpc/blockchain.cpp,
 rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
-gettxspendingprevout, testmempoolaccept.
+gettxspendingprevout, testmempoolaccept, scantxoutset.
 
 Answers come from Quill's own block index and mempool. Following a node (-chainsource),
-what Quill does not keep is asked of that node: `gettxout` (the follower keeps no UTXO set)
+what Quill does not keep is asked of that node: `gettxout` and `scantxoutset` (the follower keeps
+no UTXO set)
 and `getmininginfo` (its mining settings and the next block's difficulty rules).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from quill.amount import Amount
@@ -19,13 +21,32 @@ from quill.chain.tips import chain_tips, network_hash_ps
 from quill.handlers.blockchain import chain_of, number
 from quill.handlers.core_help import core_help
 from quill.handlers.network import following, forward
-from quill.rpc.args import UINT32, fee_rate_from_value, get_array, get_bool, get_int, get_obj, get_str, parse_hash_v
-from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPC_TYPE_ERROR, RPCError
+from quill.rpc.args import (
+    UINT32,
+    fee_rate_from_value,
+    get_array,
+    get_bool,
+    get_int,
+    get_obj,
+    get_str,
+    parse_descriptor_range,
+    parse_hash_v,
+)
+from quill.rpc.errors import (
+    RPC_DESERIALIZATION_ERROR,
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_INVALID_PARAMETER,
+    RPC_MISC_ERROR,
+    RPC_TYPE_ERROR,
+    RPCError,
+)
 from quill.rpc.registry import AMOUNT, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
 from quill.rpc.univalue import type_name
 from quill.tx.decode import TxDecodeError, decode_hex_tx, script_to_univ
 from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import OutPoint
+from quill.wallet.descriptors import DerivationError, DescriptorError
+from quill.wallet.descriptors import parse as parse_descriptor
 
 BLOCK_MIN_TX_FEE = 1  # sat/kvB: Core's DEFAULT_BLOCK_MIN_TX_FEE
 
@@ -160,6 +181,100 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
     return result
 
 
+class _ScanReserver:
+    """Core's CoinsViewScanReserver: one scantxoutset at a time; `abort` stops it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = False
+        self.abort = False
+
+    def reserve(self) -> bool:
+        with self.lock:
+            if self.running:
+                return False
+            self.running, self.abort = True, False
+            return True
+
+    def release(self) -> None:
+        with self.lock:
+            self.running = False
+
+
+_SCAN = _ScanReserver()
+DEFAULT_SCAN_RANGE = (0, 1000)
+
+
+def _scan_scripts(scanobject: Any, chain_name: str) -> list[tuple[bytes, str]]:
+    """Core's EvalDescriptorStringOrObject: each script of the descriptor with its inferred text."""
+    low, high = DEFAULT_SCAN_RANGE
+    if isinstance(scanobject, str):
+        text = scanobject
+    elif isinstance(scanobject, dict):
+        if scanobject.get("desc") is None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Descriptor needs to be provided in scan object")
+        text = get_str(scanobject["desc"])
+        if scanobject.get("range") is not None:
+            low, high = parse_descriptor_range(scanobject["range"])
+    else:
+        raise RPCError(RPC_INVALID_PARAMETER, "Scan object needs to be either a string or an object")
+    try:
+        desc = parse_descriptor(text, chain_name)
+    except DescriptorError as e:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, str(e)) from None
+    if not desc.is_range():
+        low = high = 0
+    out = []
+    for i in range(low, high + 1):
+        try:
+            out.append((desc.script(i), desc.inferred_string(i)))
+        except DerivationError:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"Cannot derive script without private keys: '{text}'") from None
+    return out
+
+
+def scantxoutset(ctx: Any, args: list[Any]) -> Any:
+    action = get_str(args[0])
+    if action == "status":
+        return {"progress": 0} if _SCAN.running else None
+    if action == "abort":
+        if not _SCAN.running:
+            return False
+        _SCAN.abort = True
+        return True
+    if action != "start":
+        raise RPCError(RPC_INVALID_PARAMETER, f"Invalid action '{action}'")
+    if following(ctx):
+        # A follower keeps no UTXO set: the followed node scans its own.
+        return forward(ctx, "scantxoutset", action, *([] if args[1] is None else [args[1]]))
+    if not _SCAN.reserve():
+        raise RPCError(RPC_INVALID_PARAMETER, 'Scan already in progress, use action "abort" or "status"')
+    try:
+        if args[1] is None:
+            raise RPCError(RPC_MISC_ERROR, "scanobjects argument is required for the start action")
+        descriptors: dict[bytes, str] = {}
+        for scanobject in get_array(args[1]):
+            for script, text in _scan_scripts(scanobject, ctx.node.chain_name):
+                descriptors.setdefault(script, text)
+        chain = chain_of(ctx)
+        with chain.lock:
+            success, count, found = chain.scan_utxos(set(descriptors), lambda: _SCAN.abort)
+            height, tip_hash = chain.tip()
+            index = chain.block_index()
+            unspents = []
+            for txid, n, coin in found:
+                unspents.append({
+                    "txid": hash_to_hex(txid), "vout": n, "scriptPubKey": coin.script_pubkey.hex(),
+                    "desc": descriptors[coin.script_pubkey], "amount": Amount(coin.value),
+                    "coinbase": coin.coinbase, "height": coin.height,
+                    "blockhash": hash_to_hex(index.active[coin.height].hash),
+                    "confirmations": height - coin.height + 1})
+        return {"success": success, "txouts": count, "height": height, "bestblock": hash_to_hex(tip_hash),
+                "unspents": unspents, "total_amount": Amount(sum(c.value for _, _, c in found))}
+    finally:
+        _SCAN.release()
+
+
 MAX_PACKAGE_COUNT = 25
 
 
@@ -215,6 +330,9 @@ METHODS = [
     Method("gettxspendingprevout", "blockchain", gettxspendingprevout,
            [Param("outputs", ARR, required=True), Param("options", OBJ)],
            core_help=core_help("gettxspendingprevout")),
+    Method("scantxoutset", "blockchain", scantxoutset, [Param("action", STR, required=True),
+                                                        Param("scanobjects", ARR)],
+           core_help=core_help("scantxoutset")),
     Method("testmempoolaccept", "rawtransactions", testmempoolaccept,
            [Param("rawtxs", ARR, required=True), Param("maxfeerate", AMOUNT)],
            core_help=core_help("testmempoolaccept")),
