@@ -7,12 +7,11 @@
 
 Times are the best of 3 calls over HTTP JSON-RPC, client included.
 
-    .venv/bin/python tests/bench/bench_psbt_coins.py
+    .venv/bin/python -m tests.bench.bench_psbt_coins
 """
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,13 +19,10 @@ from typing import Any
 
 from coincurve import PrivateKey
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))  # a script run directly: the tests package lives at the repository root
-
-from quill.tx.psbt import PSBT, KeyOrigin, PSBTInput, PSBTOutput, encode_base64_psbt  # noqa: E402
-from quill.tx.transaction import TxOut  # noqa: E402
-from tests.kit.bitcoind import BitcoinD  # noqa: E402
-from tests.rpc_daemon import QuillDaemon  # noqa: E402
+from quill.tx.psbt import PSBT, KeyOrigin, PSBTInput, PSBTOutput, encode_base64_psbt
+from quill.tx.transaction import TxOut
+from tests.kit.bitcoind import BitcoinD
+from tests.kit.rpc_daemon import QuillDaemon
 
 OUTPUTS_PER_TX = 2000
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from tests.chain.chain_testkit import ANYONE_ADDRESS, OTHER_ADDRESS, spend
+from tests.chain.chain_testkit import OTHER_ADDRESS, spend
+from tests.kit.anyone import ANYONE_ADDRESS
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
-from tests.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept",
            "utxoupdatepsbt", "scantxoutset"]
@@ -141,7 +142,8 @@ def test_utxoupdatepsbt(twins: Any) -> None:
     same(core, quill, "utxoupdatepsbt", "junk")
 
 
-TPUB = ("tpubD6NzVbkrYhZ4XgiXtGrdW5XDAPFCL9h7we1vwNCpn8tGbBcgfVYjXyhWo4E1xkh56hjod1RhGjxbaTLV3X4FyWuejifB9jusQ46QzG87VKp")
+TPUB = ("tpubD6NzVbkrYhZ4XgiXtGrdW5XDAPFCL9h7we1vwNCpn8tGbBcgfVYjXyhWo4E1xkh56hjod1RhGjxbaTLV3X4FyWuejif"
+        "B9jusQ46QzG87VKp")
 
 
 def test_scantxoutset(twins: Any) -> None:

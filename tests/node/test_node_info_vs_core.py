@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
-from tests.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getdifficulty", "getconnectioncount", "estimatesmartfee", "getmempoolinfo", "getnetworkinfo"]
 ESTIMATE_CASES = [[6], [1], [1008], [2, "ECONOMICAL"], [3, "conservative"], [0], [1009], [6, "foo"], [-1],

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
-from tests.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getwalletinfo", "listwalletdir", "listlabels", "getaddressesbylabel", "listunspent", "lockunspent",
            "listlockunspent", "getbalance", "getreceivedbyaddress", "getreceivedbylabel", "listreceivedbyaddress",
