@@ -8,6 +8,7 @@ the answers out in Core's order.
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -41,6 +42,7 @@ from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import OutPoint
 from quill.wallet import coins
 from quill.wallet.coins import CoinFilter
+from quill.wallet.descriptors import parse as parse_descriptor
 
 PURPOSES = ("send", "receive", "refund")
 WALLET = "wallet"
@@ -204,10 +206,26 @@ def _solving_scripts(node: Any, index: int) -> dict[str, str]:
     return {}
 
 
+@functools.lru_cache(maxsize=1 << 18)
+def _address(script: bytes, chain: str) -> str | None:
+    return encode_destination(script, chain)
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _inferred(desc_text: str, index: int, chain: str) -> str:
+    """A derived script's descriptor (a BIP32 derivation and a checksum: worth remembering)."""
+    return str(_parsed(desc_text, chain).inferred_string(index))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(desc_text: str, chain: str) -> Any:
+    return parse_descriptor(desc_text, chain)
+
+
 def _unspent_entry(wallet: Any, coin: coins.WalletCoin) -> dict[str, Any]:
     script = coin.txout.script_pubkey
     entry: dict[str, Any] = {"txid": hash_to_hex(coin.outpoint.hash), "vout": coin.outpoint.n}
-    address = encode_destination(script, wallet.chain_name)
+    address = _address(script, wallet.chain_name)
     owners = wallet.scripts.get(script, [])
     info, index = (wallet.descs[owners[0][0]], owners[0][1]) if owners else (None, 0)
     if address is not None:
@@ -223,7 +241,7 @@ def _unspent_entry(wallet: Any, coin: coins.WalletCoin) -> dict[str, Any]:
     entry["spendable"] = True
     entry["solvable"] = coin.solvable
     if coin.solvable and info is not None:
-        entry["desc"] = info.desc.inferred_string(index)
+        entry["desc"] = _inferred(info.text, index, wallet.chain_name)
     entry["parent_descs"] = wallet.parent_descs(script)
     entry["safe"] = coin.safe
     return entry
