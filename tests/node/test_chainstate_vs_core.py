@@ -3,6 +3,7 @@ chain mines them, Core receives each through submitblock, and both see the same 
 mempool and coins; the answers must be equal."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept",
-           "utxoupdatepsbt", "scantxoutset"]
+           "utxoupdatepsbt", "scantxoutset", "getblockfilter"]
 
 
 def answer(node: Any, method: str, *params: Any) -> Any:
@@ -30,7 +31,7 @@ def copy_blocks(quill: Any, core: Any, hashes: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+    with BitcoinD(tmp_path_factory.mktemp("core"), "-blockfilterindex=1") as core:
         quill = QuillDaemon(tmp_path_factory.mktemp("quill")).start()
         try:
             copy_blocks(quill, core, quill.rpc("generatetoaddress", 110, ANYONE_ADDRESS))
@@ -157,3 +158,22 @@ def test_scantxoutset(twins: Any) -> None:
         same(core, quill, "scantxoutset", *params)
     found = quill.rpc("scantxoutset", "start", [f"addr({ANYONE_ADDRESS})"])
     assert found["success"] and len(found["unspents"]) > 50
+
+
+def test_getblockfilter_after_a_block_with_spends(twins: Any) -> None:
+    """Last: it mines the mempool's spends into a block both nodes hold."""
+    core, quill = twins
+    assert quill.rpc("getrawmempool")
+    copy_blocks(quill, core, quill.rpc("generatetoaddress", 1, OTHER_ADDRESS))
+    assert core.rpc("getrawmempool") == quill.rpc("getrawmempool") == []
+    deadline = time.monotonic() + 30
+    while not core.rpc("getindexinfo", "basic block filter index")["basic block filter index"]["synced"]:
+        assert time.monotonic() < deadline, "Core's filter index did not catch up"
+        time.sleep(0.1)
+    tip = quill.rpc("getblockcount")
+    for height in (0, 1, 50, tip - 1, tip):
+        same(core, quill, "getblockfilter", quill.rpc("getblockhash", height))
+    same(core, quill, "getblockfilter", quill.rpc("getblockhash", tip), "basic")
+    for params in (["00" * 32], ["zz"], [quill.rpc("getblockhash", 1), "extended"]):
+        same(core, quill, "getblockfilter", *params)
+    same(core, quill, "getindexinfo")

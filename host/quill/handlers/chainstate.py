@@ -1,6 +1,6 @@
 """Chain-state RPCs client libraries and Electrum servers call (Core's rpc/blockchain.cpp,
 rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
-gettxspendingprevout, testmempoolaccept, scantxoutset.
+gettxspendingprevout, testmempoolaccept, scantxoutset, getblockfilter.
 
 Answers come from Quill's own block index and mempool. Following a node (-chainsource),
 what Quill does not keep is asked of that node: `gettxout` and `scantxoutset` (the follower keeps
@@ -10,10 +10,12 @@ and `getmininginfo` (its mining settings and the next block's difficulty rules).
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
+from quill.chain.blockfilter import FilterIndex
 from quill.chain.mempool import MEMPOOL_HEIGHT
 from quill.chain.policy import DEFAULT_MAX_RAW_TX_FEE_RATE, fee_for
 from quill.chain.rules import Invalid
@@ -34,6 +36,7 @@ from quill.rpc.args import (
 )
 from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
+    RPC_INTERNAL_ERROR,
     RPC_INVALID_ADDRESS_OR_KEY,
     RPC_INVALID_PARAMETER,
     RPC_MISC_ERROR,
@@ -96,9 +99,12 @@ def getindexinfo(ctx: Any, args: list[Any]) -> Any:
     name = "" if args[0] is None else get_str(args[0])
     chain = chain_of(ctx)
     result: dict[str, Any] = {}
-    if chain.builtin and name in ("", "txindex"):
+    if chain.builtin:
         height, _ = chain.tip()
-        result["txindex"] = {"synced": True, "best_block_height": height}
+        # Quill's indexes: every transaction, and BIP158 basic filters (made when asked for).
+        for index_name in ("txindex", BASIC_FILTER_INDEX):
+            if name in ("", index_name):
+                result[index_name] = {"synced": True, "best_block_height": height}
     return result
 
 
@@ -275,6 +281,30 @@ def scantxoutset(ctx: Any, args: list[Any]) -> Any:
         _SCAN.release()
 
 
+BASIC_FILTER = "basic"
+BASIC_FILTER_INDEX = "basic block filter index"
+_FILTER_INDEXES: weakref.WeakKeyDictionary[Any, FilterIndex] = weakref.WeakKeyDictionary()
+
+
+def getblockfilter(ctx: Any, args: list[Any]) -> Any:
+    block_hash = parse_hash_v(args[0], "blockhash")
+    filter_type = BASIC_FILTER if args[1] is None else get_str(args[1])
+    if filter_type != BASIC_FILTER:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Unknown filtertype")
+    if following(ctx):
+        return forward(ctx, "getblockfilter", hash_to_hex(block_hash), filter_type)
+    chain = chain_of(ctx)
+    with chain.lock:
+        info = chain.header_info(block_hash)
+        if info is None:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
+        if not info.in_active_chain:
+            raise RPCError(RPC_INTERNAL_ERROR,
+                           "Filter not found. This error is unexpected and indicates index corruption.")
+        index = _FILTER_INDEXES.setdefault(chain, FilterIndex(chain))
+        return {"filter": index.filter_of(block_hash).hex(), "header": hash_to_hex(index.header_of(info.height))}
+
+
 MAX_PACKAGE_COUNT = 25
 
 
@@ -330,6 +360,9 @@ METHODS = [
     Method("gettxspendingprevout", "blockchain", gettxspendingprevout,
            [Param("outputs", ARR, required=True), Param("options", OBJ)],
            core_help=core_help("gettxspendingprevout")),
+    Method("getblockfilter", "blockchain", getblockfilter, [Param("blockhash", STR_HEX, required=True),
+                                                            Param("filtertype", STR)],
+           core_help=core_help("getblockfilter")),
     Method("scantxoutset", "blockchain", scantxoutset, [Param("action", STR, required=True),
                                                         Param("scanobjects", ARR)],
            core_help=core_help("scantxoutset")),
