@@ -14,7 +14,7 @@ from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept",
-           "utxoupdatepsbt", "scantxoutset", "getblockfilter"]
+           "utxoupdatepsbt", "scantxoutset", "getblockfilter", "gettxoutsetinfo"]
 
 
 def answer(node: Any, method: str, *params: Any) -> Any:
@@ -177,3 +177,16 @@ def test_getblockfilter_after_a_block_with_spends(twins: Any) -> None:
     for params in (["00" * 32], ["zz"], [quill.rpc("getblockhash", 1), "extended"]):
         same(core, quill, "getblockfilter", *params)
     same(core, quill, "getindexinfo")
+
+
+def test_gettxoutsetinfo(twins: Any) -> None:
+    core, quill = twins
+    for params in ([], ["hash_serialized_3"], ["muhash"], ["none"], ["none", None, False]):
+        ours, theirs = answer(quill, "gettxoutsetinfo", *params), answer(core, "gettxoutsetinfo", *params)
+        assert ours[0] == theirs[0] == "ok", params
+        # disk_size is each node's own storage: Core's coins database, Quill's chain file.
+        assert list(ours[1]) == list(theirs[1])
+        assert {k: v for k, v in ours[1].items() if k != "disk_size"} == \
+            {k: v for k, v in theirs[1].items() if k != "disk_size"}, params
+    for params in (["bogus"], ["none", 5], ["muhash", None, "x"]):
+        same(core, quill, "gettxoutsetinfo", *params)

@@ -277,6 +277,15 @@ class ChainService:
                     found.append((txid, n, coin))
             return True, count, found
 
+    def utxo_stats(self, hash_type):
+        """gettxoutsetinfo's statistics of the built-in chain's UTXO set, with its tip."""
+        from .utxo_stats import utxo_stats
+        with self.lock:
+            state = self._require_builtin("gettxoutsetinfo")
+            coins = ((txid, n, c.value, c.script_pubkey, c.height, c.coinbase)
+                     for txid, n, c in state.store.iter_coins())
+            return utxo_stats(coins, hash_type), state.tip.height, state.tip.hash
+
     def block_index(self):
         """The BlockIndex itself, for RPC views; read it only while holding `lock`."""
         return self._require_chain().index

@@ -1,6 +1,6 @@
 """Chain-state RPCs client libraries and Electrum servers call (Core's rpc/blockchain.cpp,
 rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
-gettxspendingprevout, testmempoolaccept, scantxoutset, getblockfilter.
+gettxspendingprevout, testmempoolaccept, scantxoutset, getblockfilter, gettxoutsetinfo.
 
 Answers come from Quill's own block index and mempool. Following a node (-chainsource),
 what Quill does not keep is asked of that node: `gettxout` and `scantxoutset` (the follower keeps
@@ -15,6 +15,7 @@ from typing import Any
 
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
+from quill.chain import utxo_stats
 from quill.chain.blockfilter import FilterIndex
 from quill.chain.mempool import MEMPOOL_HEIGHT
 from quill.chain.policy import DEFAULT_MAX_RAW_TX_FEE_RATE, fee_for
@@ -43,7 +44,7 @@ from quill.rpc.errors import (
     RPC_TYPE_ERROR,
     RPCError,
 )
-from quill.rpc.registry import AMOUNT, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
+from quill.rpc.registry import AMOUNT, ANY, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
 from quill.rpc.univalue import type_name
 from quill.tx.decode import TxDecodeError, decode_hex_tx, script_to_univ
 from quill.tx.hashes import hash_to_hex
@@ -281,6 +282,31 @@ def scantxoutset(ctx: Any, args: list[Any]) -> Any:
         _SCAN.release()
 
 
+HASH_TYPES = (utxo_stats.HASH_SERIALIZED, utxo_stats.MUHASH, utxo_stats.NONE)
+
+
+def gettxoutsetinfo(ctx: Any, args: list[Any]) -> Any:
+    hash_type = utxo_stats.HASH_SERIALIZED if args[0] is None else get_str(args[0])
+    if hash_type not in HASH_TYPES:
+        raise RPCError(RPC_INVALID_PARAMETER, f"'{hash_type}' is not a valid hash_type")
+    if args[2] is not None:
+        get_bool(args[2])
+    if args[1] is not None:
+        raise RPCError(RPC_INVALID_PARAMETER, "Querying specific block heights requires coinstatsindex")
+    if following(ctx):
+        return forward(ctx, "gettxoutsetinfo", hash_type)
+    chain = chain_of(ctx)
+    stats, height, tip_hash = chain.utxo_stats(hash_type)
+    out: dict[str, Any] = {"height": height, "bestblock": hash_to_hex(tip_hash), "txouts": stats.txouts,
+                           "bogosize": stats.bogosize}
+    if stats.digest is not None:
+        out["hash_serialized_3" if hash_type == utxo_stats.HASH_SERIALIZED else "muhash"] = hash_to_hex(stats.digest)
+    out["total_amount"] = Amount(stats.total_amount)
+    out["transactions"] = stats.transactions
+    out["disk_size"] = chain.size_on_disk()  # Quill's chain file, where Core reports its coins database
+    return out
+
+
 BASIC_FILTER = "basic"
 BASIC_FILTER_INDEX = "basic block filter index"
 _FILTER_INDEXES: weakref.WeakKeyDictionary[Any, FilterIndex] = weakref.WeakKeyDictionary()
@@ -360,6 +386,9 @@ METHODS = [
     Method("gettxspendingprevout", "blockchain", gettxspendingprevout,
            [Param("outputs", ARR, required=True), Param("options", OBJ)],
            core_help=core_help("gettxspendingprevout")),
+    Method("gettxoutsetinfo", "blockchain", gettxoutsetinfo,
+           [Param("hash_type", STR), Param("hash_or_height", ANY), Param("use_index", BOOL)],
+           core_help=core_help("gettxoutsetinfo")),
     Method("getblockfilter", "blockchain", getblockfilter, [Param("blockhash", STR_HEX, required=True),
                                                             Param("filtertype", STR)],
            core_help=core_help("getblockfilter")),
