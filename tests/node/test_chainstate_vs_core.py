@@ -14,7 +14,8 @@ from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getchaintips", "getmininginfo", "getindexinfo", "gettxout", "gettxspendingprevout", "testmempoolaccept",
-           "utxoupdatepsbt", "scantxoutset", "getblockfilter", "gettxoutsetinfo"]
+           "utxoupdatepsbt", "scantxoutset", "getblockfilter", "gettxoutsetinfo",
+           "getblockstats"]
 
 
 def answer(node: Any, method: str, *params: Any) -> Any:
@@ -190,3 +191,14 @@ def test_gettxoutsetinfo(twins: Any) -> None:
             {k: v for k, v in theirs[1].items() if k != "disk_size"}, params
     for params in (["bogus"], ["none", 5], ["muhash", None, "x"]):
         same(core, quill, "gettxoutsetinfo", *params)
+
+
+def test_getblockstats(twins: Any) -> None:
+    core, quill = twins
+    tip = quill.rpc("getblockcount")
+    assert quill.rpc("getblockstats", tip)["txs"] > 2      # the block with the mempool's spends
+    for params in ([0], [1], [tip], [tip - 1], [quill.rpc("getblockhash", tip)],
+                   [tip, ["avgfee", "txs", "utxo_size_inc"]], [tip, ["feerate_percentiles", "mediantxsize"]],
+                   [tip, []], [tip, ["bogus"]], [tip, [1]],
+                   [-1], [tip + 1], ["00" * 32], ["zz"], [1.5], [True]):
+        same(core, quill, "getblockstats", *params)

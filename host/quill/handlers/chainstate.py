@@ -1,6 +1,6 @@
 """Chain-state RPCs client libraries and Electrum servers call (Core's rpc/blockchain.cpp,
 rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
-gettxspendingprevout, testmempoolaccept, scantxoutset, getblockfilter, gettxoutsetinfo.
+gettxspendingprevout, testmempoolaccept, scantxoutset, getblockfilter, gettxoutsetinfo, getblockstats.
 
 Answers come from Quill's own block index and mempool. Following a node (-chainsource),
 what Quill does not keep is asked of that node: `gettxout` and `scantxoutset` (the follower keeps
@@ -18,9 +18,11 @@ from quill.chain import pow as chain_pow
 from quill.chain import utxo_stats
 from quill.chain.blockfilter import FilterIndex
 from quill.chain.mempool import MEMPOOL_HEIGHT
+from quill.chain.params import block_subsidy
 from quill.chain.policy import DEFAULT_MAX_RAW_TX_FEE_RATE, fee_for
 from quill.chain.rules import Invalid
 from quill.chain.tips import chain_tips, network_hash_ps
+from quill.consensus import MAX_MONEY
 from quill.handlers.blockchain import chain_of, number
 from quill.handlers.core_help import core_help
 from quill.handlers.network import following, forward
@@ -32,6 +34,7 @@ from quill.rpc.args import (
     get_int,
     get_obj,
     get_str,
+    is_json_int,
     parse_descriptor_range,
     parse_hash_v,
 )
@@ -46,8 +49,10 @@ from quill.rpc.errors import (
 )
 from quill.rpc.registry import AMOUNT, ANY, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
 from quill.rpc.univalue import type_name
+from quill.tx import script as S
 from quill.tx.decode import TxDecodeError, decode_hex_tx, script_to_univ
 from quill.tx.hashes import hash_to_hex
+from quill.tx.serialize import compact_size
 from quill.tx.transaction import OutPoint
 from quill.wallet.descriptors import DerivationError, DescriptorError
 from quill.wallet.descriptors import parse as parse_descriptor
@@ -282,6 +287,150 @@ def scantxoutset(ctx: Any, args: list[Any]) -> Any:
         _SCAN.release()
 
 
+PER_UTXO_OVERHEAD = 36 + 4    # sizeof(COutPoint) + sizeof(uint32_t)
+MAX_BLOCK_SERIALIZED_SIZE = 4_000_000
+
+
+def _block_by_hash_or_height(chain: Any, value: Any) -> bytes:
+    """Core's ParseHashOrHeight: the block hash."""
+    if is_json_int(value):
+        height = get_int(value)
+        if height < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Target block height {height} is negative")
+        tip, _ = chain.tip()
+        if height > tip:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Target block height {height} after current tip {tip}")
+        return bytes(chain.block_hash(height))
+    block_hash = parse_hash_v(value, "hash_or_height")
+    if chain.header_info(block_hash) is None:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block not found")
+    return block_hash
+
+
+def _truncated_median(values: list[int]) -> int:
+    if not values:
+        return 0
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) // 2
+
+
+def _percentiles_by_weight(scores: list[tuple[int, int]], total_weight: int) -> list[int]:
+    """Core's CalculatePercentilesByWeight: the 10/25/50/75/90th percentile fee rates by weight."""
+    result = [0] * 5
+    if not scores:
+        return result
+    scores = sorted(scores)
+    marks = (total_weight / 10.0, total_weight / 4.0, total_weight / 2.0, (total_weight * 3.0) / 4.0,
+             (total_weight * 9.0) / 10.0)
+    index, cumulative = 0, 0
+    for rate, weight in scores:
+        cumulative += weight
+        while index < 5 and cumulative >= marks[index]:
+            result[index] = rate
+            index += 1
+    for i in range(index, 5):
+        result[i] = scores[-1][0]
+    return result
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C++ integer division (toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _block_stats(block: Any, spent: list[Any], height: int, info: Any, subsidy: int) -> dict[str, Any]:  # noqa: C901
+    """Core's getblockstats, every statistic."""
+    s = {"ins": 0, "outs": 0, "total_out": 0, "totalfee": 0, "maxfee": 0, "maxfeerate": 0, "minfee": MAX_MONEY,
+         "minfeerate": MAX_MONEY, "maxtxsize": 0, "mintxsize": MAX_BLOCK_SERIALIZED_SIZE, "total_size": 0,
+         "total_weight": 0, "swtxs": 0, "swtotal_size": 0, "swtotal_weight": 0, "utxos": 0,
+         "utxo_size_inc": 0, "utxo_size_inc_actual": 0}
+    fees, feerates, sizes = [], [], []
+    spent_at = 0
+    for tx in block.txs:
+        s["outs"] += len(tx.vout)
+        tx_out = 0
+        for out in tx.vout:
+            tx_out += out.value
+            size = len(out.serialize()) + PER_UTXO_OVERHEAD
+            s["utxo_size_inc"] += size
+            if height == 0 or S.is_unspendable(out.script_pubkey):
+                continue
+            s["utxos"] += 1
+            s["utxo_size_inc_actual"] += size
+        if tx.is_coinbase():
+            continue
+        s["ins"] += len(tx.vin)
+        s["total_out"] += tx_out
+        tx_size, weight = tx.size(), tx.weight()
+        sizes.append(tx_size)
+        s["maxtxsize"] = max(s["maxtxsize"], tx_size)
+        s["mintxsize"] = min(s["mintxsize"], tx_size)
+        s["total_size"] += tx_size
+        s["total_weight"] += weight
+        if tx.has_witness():
+            s["swtxs"] += 1
+            s["swtotal_size"] += tx_size
+            s["swtotal_weight"] += weight
+        coins = spent[spent_at:spent_at + len(tx.vin)]
+        spent_at += len(tx.vin)
+        tx_in = 0
+        for coin in coins:
+            tx_in += coin.value
+            size = 8 + len(compact_size(len(coin.script_pubkey))) + len(coin.script_pubkey) + PER_UTXO_OVERHEAD
+            s["utxo_size_inc"] -= size
+            s["utxo_size_inc_actual"] -= size
+        fee = tx_in - tx_out
+        fees.append(fee)
+        s["maxfee"], s["minfee"], s["totalfee"] = max(s["maxfee"], fee), min(s["minfee"], fee), s["totalfee"] + fee
+        rate = _cdiv(fee * 4, weight) if weight else 0
+        feerates.append((rate, weight))
+        s["maxfeerate"], s["minfeerate"] = max(s["maxfeerate"], rate), min(s["minfeerate"], rate)
+    n = len(block.txs)
+    total_weight = s["total_weight"]
+    return {
+        "avgfee": _cdiv(s["totalfee"], n - 1) if n > 1 else 0,
+        "avgfeerate": _cdiv(s["totalfee"] * 4, total_weight) if total_weight else 0,
+        "avgtxsize": _cdiv(s["total_size"], n - 1) if n > 1 else 0,
+        "blockhash": hash_to_hex(block.hash()),
+        "feerate_percentiles": _percentiles_by_weight(feerates, total_weight),
+        "height": height, "ins": s["ins"], "maxfee": s["maxfee"], "maxfeerate": s["maxfeerate"],
+        "maxtxsize": s["maxtxsize"], "medianfee": _truncated_median(fees), "mediantime": info.mediantime,
+        "mediantxsize": _truncated_median(sizes),
+        "minfee": 0 if s["minfee"] == MAX_MONEY else s["minfee"],
+        "minfeerate": 0 if s["minfeerate"] == MAX_MONEY else s["minfeerate"],
+        "mintxsize": 0 if s["mintxsize"] == MAX_BLOCK_SERIALIZED_SIZE else s["mintxsize"],
+        "outs": s["outs"], "subsidy": subsidy, "swtotal_size": s["swtotal_size"],
+        "swtotal_weight": s["swtotal_weight"], "swtxs": s["swtxs"], "time": info.time, "total_out": s["total_out"],
+        "total_size": s["total_size"], "total_weight": total_weight, "totalfee": s["totalfee"], "txs": n,
+        "utxo_increase": s["outs"] - s["ins"], "utxo_size_inc": s["utxo_size_inc"],
+        "utxo_increase_actual": s["utxos"] - s["ins"], "utxo_size_inc_actual": s["utxo_size_inc_actual"],
+    }
+
+
+def getblockstats(ctx: Any, args: list[Any]) -> Any:
+    if following(ctx):
+        # A follower keeps neither blocks nor their spent outputs.
+        return forward(ctx, "getblockstats", *([args[0]] if args[1] is None else args))
+    chain = chain_of(ctx)
+    with chain.lock:
+        block_hash = _block_by_hash_or_height(chain, args[0])
+        wanted = sorted({get_str(v) for v in get_array(args[1])}, key=str.encode) if args[1] is not None else []
+        info = chain.header_info(block_hash)
+        block = chain.block(block_hash)
+        spent = chain.block_undo(block_hash) or []
+        stats = _block_stats(block, spent, info.height, info, block_subsidy(info.height, chain.params))
+    if not wanted:
+        return stats
+    out = {}
+    for name in wanted:
+        if name not in stats:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid selected statistic '{name}'")
+        out[name] = stats[name]
+    return out
+
+
 HASH_TYPES = (utxo_stats.HASH_SERIALIZED, utxo_stats.MUHASH, utxo_stats.NONE)
 
 
@@ -386,6 +535,9 @@ METHODS = [
     Method("gettxspendingprevout", "blockchain", gettxspendingprevout,
            [Param("outputs", ARR, required=True), Param("options", OBJ)],
            core_help=core_help("gettxspendingprevout")),
+    Method("getblockstats", "blockchain", getblockstats, [Param("hash_or_height", ANY, required=True),
+                                                          Param("stats", ARR)],
+           core_help=core_help("getblockstats")),
     Method("gettxoutsetinfo", "blockchain", gettxoutsetinfo,
            [Param("hash_type", STR), Param("hash_or_height", ANY), Param("use_index", BOOL)],
            core_help=core_help("gettxoutsetinfo")),
