@@ -44,7 +44,8 @@ def forward(ctx: Any, method: str, *params: Any) -> Any:
     (The one place that knows how the follower reaches its node.)"""
     rpc = chain_of(ctx).follower.rpc
     body = json.dumps({"jsonrpc": "1.0", "id": "quill", "method": method, "params": list(params)}).encode()
-    request = urllib.request.Request(rpc.endpoint, data=body, method="POST",
+    endpoint = f"http://{rpc.host}:{rpc.port}{rpc.path}"
+    request = urllib.request.Request(endpoint, data=body, method="POST",
                                      headers={"Authorization": rpc.auth, "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=rpc.timeout) as reply:
