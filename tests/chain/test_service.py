@@ -169,7 +169,7 @@ def test_coinbase_maturity(chain):
 
 
 @pytest.mark.parametrize("mutate,reason", [
-    (lambda tx: setattr(tx.vout[0], "value", 100), "dust"),
+    (lambda tx: setattr(tx.vout[0], "value", 100), "dust, tx with dust output must be 0-fee"),
     (lambda tx: setattr(tx, "version", 4), "version"),
     (lambda tx: setattr(tx.vout[0], "value", 51 * COIN), "bad-txns-in-belowout, value in (50.00) < value out (51.00)"),
     (lambda tx: setattr(tx.vout[0], "value", 50 * COIN), "min relay fee not met, 0 < 10"),  # 94 vB at 0.1 sat/vB

@@ -40,6 +40,7 @@ VALID_ARGS: dict[str, list] = {
     "sendrawtransaction": [_TX, 0.1, 0],
     "setconfirmationpolicy": ["above", 1],
     "deriveaddresses": ["raw(00)"],
+    "testmempoolaccept": [[_TX]],
 }
 
 

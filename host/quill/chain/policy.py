@@ -11,6 +11,7 @@ TX_MAX_STANDARD_VERSION = 3
 MAX_STANDARD_TX_WEIGHT = 400_000
 MIN_STANDARD_TX_NONWITNESS_SIZE = 65
 MAX_STANDARD_SCRIPTSIG_SIZE = 1650
+MAX_DUST_OUTPUTS_PER_TX = 1
 DUST_RELAY_FEE = 3000          # sat/kvB (Core's DUST_RELAY_TX_FEE)
 MIN_RELAY_FEE = 100            # sat/kvB (Core's DEFAULT_MIN_RELAY_TX_FEE since v30)
 # Core's DEFAULT_MAX_RAW_TX_FEE_RATE for sendrawtransaction: 0.10 BTC/kvB.
@@ -50,10 +51,23 @@ def check_standard(tx) -> None:
         kind, _ = S.solver(txout.script_pubkey)
         if kind == S.NONSTANDARD:
             raise Invalid("scriptpubkey")
-        if kind != S.NULL_DATA and txout.value < dust_threshold(txout):
-            raise Invalid("dust")
+    # One dust output may be "ephemeral dust" (Core v29+): its fee is checked with the others'.
+    if len(dust_outputs(tx)) > MAX_DUST_OUTPUTS_PER_TX:
+        raise Invalid("dust")
     if len(tx.serialize(False)) < MIN_STANDARD_TX_NONWITNESS_SIZE:
         raise Invalid("tx-size-small")
+
+
+def dust_outputs(tx) -> list:
+    """Core's GetDust: the outputs worth less than spending them costs (data outputs never)."""
+    return [o for o in tx.vout
+            if S.solver(o.script_pubkey)[0] != S.NULL_DATA and o.value < dust_threshold(o)]
+
+
+def check_ephemeral_dust(tx, fee: int) -> None:
+    """Core's PreCheckEphemeralTx: a transaction with a dust output must pay no fee itself."""
+    if fee != 0 and dust_outputs(tx):
+        raise Invalid("dust", "tx with dust output must be 0-fee")
 
 
 def check_min_relay_fee(fee: int, vsize: int) -> None:

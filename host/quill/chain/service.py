@@ -263,6 +263,33 @@ class ChainService:
         """The Mempool itself, for RPC views; read it only while holding `lock`."""
         return self._require_chain().mempool
 
+    def scan_utxos(self, needles, should_abort=lambda: False):
+        """Core's FindScriptPubKey: (completed, outputs seen, [(txid, n, Coin)] paying a needle),
+        over the built-in chain's UTXO set."""
+        with self.lock:
+            state = self._require_builtin("scantxoutset")
+            count, found = 0, []
+            for txid, n, coin in state.store.iter_coins():
+                count += 1
+                if count % 8192 == 0 and should_abort():
+                    return False, count, found
+                if coin.script_pubkey in needles:
+                    found.append((txid, n, coin))
+            return True, count, found
+
+    def utxo_stats(self, hash_type):
+        """gettxoutsetinfo's statistics of the built-in chain's UTXO set, with its tip."""
+        from .utxo_stats import utxo_stats
+        with self.lock:
+            state = self._require_builtin("gettxoutsetinfo")
+            coins = ((txid, n, c.value, c.script_pubkey, c.height, c.coinbase)
+                     for txid, n, c in state.store.iter_coins())
+            return utxo_stats(coins, hash_type), state.tip.height, state.tip.hash
+
+    def block_index(self):
+        """The BlockIndex itself, for RPC views; read it only while holding `lock`."""
+        return self._require_chain().index
+
     def coin(self, outpoint):
         with self.lock:
             state = self._require_chain()
@@ -414,6 +441,13 @@ class ChainService:
             if max_fee > 0 and self._test_accept(tx).fee > max_fee:
                 raise FeeExceeded()
             return self._accept(tx)
+
+    def test_accept(self, tx):
+        """Core's test acceptance (testmempoolaccept): the MempoolEntry it would make, keeping
+        nothing; raises Invalid."""
+        with self.lock:
+            self._require_chain()
+            return self._test_accept(tx)
 
     def _test_accept(self, tx):
         """Every mempool check, keeping nothing."""

@@ -141,6 +141,12 @@ class ChainStore:
     def spend_coins(self, keys) -> None:
         self.db.executemany("DELETE FROM utxo WHERE txid = ? AND n = ?", keys)
 
+    def iter_coins(self):
+        """Every unspent output as (txid, n, Coin), in outpoint order."""
+        for txid, n, value, script, height, coinbase in self.db.execute(
+                "SELECT txid, n, value, script, height, coinbase FROM utxo ORDER BY txid, n"):
+            yield bytes(txid), n, Coin(value, bytes(script), height, bool(coinbase))
+
     def utxo_count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM utxo").fetchone()[0]
 

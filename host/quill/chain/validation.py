@@ -348,6 +348,7 @@ class ChainState:
         fee = rules.check_tx_inputs(tx, coins, tip.height + 1)
         entry = MempoolEntry(tx, fee, int(self.clock() if now is None else now), tip.height, 0)
         policy.check_min_relay_fee(fee, entry.vsize)
+        policy.check_ephemeral_dust(tx, fee)
         failure = script_failure(tx, coins, standard=True)
         if failure is not None:
             raise Invalid(failure)

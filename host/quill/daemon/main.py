@@ -21,14 +21,18 @@ from quill.dirlock import try_lock
 from quill.emulator.launcher import confirmation_options
 from quill.handlers import (
     blockchain,
+    chainstate,
     confirmation,
     control,
     device,
     mining,
+    network,
+    psbt,
     rawtransactions,
     rawtransactions_chain,
     signing,
     wallet,
+    wallet_coins,
 )
 from quill.handlers.errors import guarded_methods
 from quill.rpc import auth
@@ -40,7 +44,7 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation]
+                   confirmation, psbt, network, chainstate, wallet_coins]
 
 
 def build_registry() -> Registry:

@@ -15,6 +15,8 @@ def help_(ctx, args):
     method = registry.get(command)
     if method is None:
         return f"help: unknown command: {command}"
+    if method.core_help:
+        return method.core_help  # Core's text ends with its newline
     return method.help_text().rstrip("\n")
 
 

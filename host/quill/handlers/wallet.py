@@ -213,7 +213,7 @@ def _import_one(manager, wallet, data, timestamp, chain_name):
             range_end = max(range_end, next_index + wallet.keypool)
         with wallet.store.batch():
             wallet.add_descriptor(desc, timestamp, range_start, range_end, next_index, active, internal,
-                                  label if "label" in data else None)
+                                  label)
         if active and desc.output_type() is None:
             warnings.append("Unknown output type, cannot set descriptor to active.")
         result["success"] = True

@@ -24,6 +24,7 @@ from quill.tx.decode import parse_hex
 
 INT32 = (-2 ** 31, 2 ** 31 - 1)
 INT64 = (-2 ** 63, 2 ** 63 - 1)
+UINT32 = (0, 2 ** 32 - 1)
 UINT64 = (0, 2 ** 64 - 1)
 
 _FIXED_POINT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")

@@ -62,8 +62,16 @@ class Method:
     # Wallet methods resolve /wallet/<name> (or the only loaded wallet).
     wallet: bool = False
     lane: str = POOL
+    # Core's own help text, verbatim (quill.handlers.core_help), when the method has one:
+    # it is what `help <method>` and an arity error answer.
+    core_help: str = ""
 
     def usage(self) -> str:
+        if self.core_help:
+            return self.core_help.split("\n", 1)[0]
+        return self._usage()
+
+    def _usage(self) -> str:
         parts = [self.name]
         optional_open = False
         for p in self.params:
@@ -77,6 +85,8 @@ class Method:
         return " ".join(parts)
 
     def help_text(self) -> str:
+        if self.core_help:
+            return self.core_help
         lines = [self.usage()]
         if self.description:
             lines += ["", self.description.strip()]

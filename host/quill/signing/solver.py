@@ -46,6 +46,12 @@ class SignatureData:
         self.redeem_script = None
         self.witness_script = None
         self.taproot_key_path_sig = b""
+        # What a signer lacked (Core's missing_* fields; analyzepsbt reports them).
+        self.misc_pubkeys = {}                # hash160(pubkey) -> pubkey known from key origins
+        self.missing_pubkeys = []
+        self.missing_sigs = []
+        self.missing_redeem_script = None
+        self.missing_witness_script = None
 
 class SignRequest:
     """One signature the device makes: what the session's sign request needs."""
@@ -197,6 +203,8 @@ def _get_script(keystore, sigdata, scriptid):
 def _get_pubkey(keystore, sigdata, keyid):
     if keyid in sigdata.signatures:
         return sigdata.signatures[keyid][0]
+    if keyid in sigdata.misc_pubkeys:
+        return sigdata.misc_pubkeys[keyid]
     return keystore.get_pubkey(keyid)
 
 def _create_sig(creator, sigdata, keystore, pubkey, script_code, sigversion):
@@ -207,9 +215,11 @@ def _create_sig(creator, sigdata, keystore, pubkey, script_code, sigversion):
     sig = creator.create_sig(keystore, keyid, script_code, sigversion)
     if sig is not None:
         sigdata.signatures[keyid] = (pubkey, sig)
+    else:
+        sigdata.missing_sigs.append(keyid)
     return sig
 
-def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):
+def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):  # noqa: C901 (Core's SignStep)
     """Core's SignStep: (solved, stack, type)."""
     kind, solutions = S.solver(script_pubkey)
     ret = []
@@ -225,6 +235,7 @@ def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):
     if kind == S.PUBKEYHASH:
         pubkey = _get_pubkey(keystore, sigdata, solutions[0])
         if pubkey is None:
+            sigdata.missing_pubkeys.append(solutions[0])
             return False, ret, kind
         sig = _create_sig(creator, sigdata, keystore, pubkey, script_pubkey, sigversion)
         if sig is None:
@@ -232,7 +243,10 @@ def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):
         return True, [sig, pubkey], kind
     if kind == S.SCRIPTHASH:
         script = _get_script(keystore, sigdata, solutions[0])
-        return (True, [script], kind) if script is not None else (False, ret, kind)
+        if script is None:
+            sigdata.missing_redeem_script = solutions[0]
+            return False, ret, kind
+        return True, [script], kind
     if kind == S.MULTISIG:
         required = solutions[0][0]
         ret.append(b"")                        # CHECKMULTISIG's extra pop
@@ -253,7 +267,10 @@ def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):
     if kind == S.WITNESS_V0_SCRIPTHASH:
         # hash160(script) = RIPEMD160(SHA256(script)) = RIPEMD160(program)
         script = _get_script(keystore, sigdata, ripemd160(solutions[0]))
-        return (True, [script], kind) if script is not None else (False, ret, kind)
+        if script is None:
+            sigdata.missing_witness_script = solutions[0]
+            return False, ret, kind
+        return True, [script], kind
     if kind == S.WITNESS_V1_TAPROOT:
         if not sigdata.taproot_key_path_sig:
             sig = creator.create_taproot_key_path_sig(keystore, solutions[0])

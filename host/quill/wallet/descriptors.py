@@ -458,8 +458,7 @@ def _parse_script(expr: str, ctx, chain) -> Node:  # noqa: C901 (Core's ParseScr
         raise DescriptorError("A function is needed within P2SH")
     if ctx == P2WSH:
         raise DescriptorError("A function is needed within P2WSH")
-    head = expr.split("(", 1)[0]
-    raise DescriptorError(f"'{head}' is not a valid descriptor function")
+    raise DescriptorError(f"'{expr}' is not a valid descriptor function")
 
 
 class Descriptor:

@@ -15,6 +15,7 @@ from quill.chain.scan import outpoint_key
 from quill.consensus import COINBASE_MATURITY
 from quill.tx.address import encode_destination
 from quill.wallet import store as st
+from quill.wallet.coins import LockedCoins
 from quill.wallet.descriptors import DerivationError, parse
 
 log = logging.getLogger("quill.wallet")
@@ -55,6 +56,7 @@ class Wallet:
         self._script_set = None
         self._addresses: dict = {}
         self._load_indexes()
+        self.locked_coins = LockedCoins(store)  # lockunspent
 
     # -- indexes rebuilt from the file --------------------------------------
 
@@ -169,10 +171,12 @@ class Wallet:
         info = self.descs[desc_id]
         self._derive(info, info.range_start if desc.is_range() else 0,
                      info.range_end if desc.is_range() else 1)
-        if label is not None and not desc.is_range():
+        if not desc.is_range() and not internal:
+            # Core labels every address of a non-ranged, non-internal descriptor; with no label
+            # given the label is "" (LabelFromValue(null)), which makes its receives non-change.
             address = encode_destination(desc.script(0), self.chain_name)
             if address is not None:
-                self.set_label(address, label)
+                self.set_label(address, label or "")
         return info
 
     def _derive(self, info, start, end):

@@ -1,0 +1,163 @@
+"""Node-level RPCs that desktop wallets and Electrum servers ask at start-up (Core's
+rpc/blockchain.cpp, rpc/net.cpp, rpc/fees.cpp, rpc/mempool.cpp): getdifficulty,
+getconnectioncount, estimatesmartfee, getmempoolinfo, getnetworkinfo.
+
+Quill has no peers and no fee estimator of its own. On the built-in chain it answers as a
+Core node without peers or fee data does; following a node (-chainsource), the questions
+only that node can answer (its connections, its fee estimates) go to it (see README).
+"""
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from quill import __version__
+from quill.amount import Amount
+from quill.chain import pow as chain_pow
+from quill.chain.errors import ChainSourceUnavailable, UpstreamRejected
+from quill.chain.policy import MIN_RELAY_FEE
+from quill.handlers.blockchain import chain_of, number
+from quill.handlers.core_help import core_help
+from quill.rpc import univalue
+from quill.rpc.args import get_int, get_str
+from quill.rpc.errors import RPC_INVALID_PARAMETER, RPCError
+from quill.rpc.registry import NUM, STR, Method, Param
+
+MAX_CONF_TARGET = 1008  # Core's fee estimator tracks targets up to 1008 blocks (long horizon)
+FEE_MODES = ("UNSET", "ECONOMICAL", "CONSERVATIVE")
+DEFAULT_MAX_MEMPOOL_SIZE_MB = 300
+DEFAULT_INCREMENTAL_RELAY_FEE = 100  # sat/kvB
+MAX_OP_RETURN_RELAY = 100_000
+DEFAULT_CLUSTER_LIMIT = 64
+DEFAULT_CLUSTER_SIZE_LIMIT_KVB = 101
+
+
+def following(ctx: Any) -> bool:
+    """True when this node follows another (-chainsource) rather than running its own chain."""
+    return not chain_of(ctx).builtin
+
+
+def forward(ctx: Any, method: str, *params: Any) -> Any:
+    """The followed node's own answer to `method`, numbers exactly as it wrote them.
+    (The one place that knows how the follower reaches its node.)"""
+    rpc = chain_of(ctx).follower.rpc
+    body = json.dumps({"jsonrpc": "1.0", "id": "quill", "method": method, "params": list(params)}).encode()
+    endpoint = f"http://{rpc.host}:{rpc.port}{rpc.path}"
+    request = urllib.request.Request(endpoint, data=body, method="POST",
+                                     headers={"Authorization": rpc.auth, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=rpc.timeout) as reply:
+            raw = reply.read()
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+    except (OSError, ValueError) as e:
+        raise ChainSourceUnavailable(f"cannot reach {rpc.display}: {e}") from None
+    try:
+        answer = univalue.loads(raw)
+    except univalue.JSONParseError:
+        raise ChainSourceUnavailable(f"{rpc.display} sent a reply that is not JSON") from None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if error:
+        raise UpstreamRejected(error.get("code", -1), error.get("message", ""))
+    return answer.get("result") if isinstance(answer, dict) else None
+
+
+def getdifficulty(ctx: Any, args: list[Any]) -> Any:
+    chain = chain_of(ctx)
+    with chain.lock:
+        _, tip_hash = chain.tip()
+        info = chain.header_info(tip_hash)
+    return number(chain_pow.difficulty(info.bits))
+
+
+def getconnectioncount(ctx: Any, args: list[Any]) -> Any:
+    return forward(ctx, "getconnectioncount") if following(ctx) else 0
+
+
+def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
+    conf_target_v, estimate_mode_v = args
+    target = get_int(conf_target_v)
+    if target < 1 or target > MAX_CONF_TARGET:
+        raise RPCError(RPC_INVALID_PARAMETER, f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    mode = "unset" if estimate_mode_v is None else get_str(estimate_mode_v)
+    if mode.upper() not in FEE_MODES:
+        raise RPCError(RPC_INVALID_PARAMETER,
+                       'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
+    if following(ctx):
+        return forward(ctx, "estimatesmartfee", target, mode)
+    # The built-in chain has no fee estimator: Core's answer before it has any data.
+    return {"errors": ["Insufficient data or no feerate found"], "blocks": 0}
+
+
+PROTOCOL_VERSION = 70017  # the P2P protocol version of the Core whose RPC Quill answers as
+NETWORKS = ("ipv4", "ipv6", "onion", "i2p", "cjdns")
+
+
+def client_version() -> int:
+    """Quill's version in Core's CLIENT_VERSION form: 0.1.0 -> 100."""
+    major, minor, patch = (int(part) for part in __version__.split(".")[:3])
+    return major * 10000 + minor * 100 + patch
+
+
+def getnetworkinfo(ctx: Any, args: list[Any]) -> Any:
+    """Quill's own version and services; it makes no P2P connection itself, so on the built-in
+    chain it has none and reaches no network, and following a node it reports that node's
+    connection counts."""
+    connections = {"connections": 0, "connections_in": 0, "connections_out": 0}
+    if getattr(ctx.node, "chain", None) is not None and following(ctx):
+        upstream_info = forward(ctx, "getnetworkinfo")
+        connections = {key: upstream_info.get(key, 0) for key in connections}
+    return {
+        "version": client_version(),
+        "subversion": f"/Quill:{__version__}/",
+        "protocolversion": PROTOCOL_VERSION,
+        "localservices": "%016x" % 0,
+        "localservicesnames": [],
+        "localrelay": False,
+        "timeoffset": 0,
+        "networkactive": True,
+        **connections,
+        "networks": [{"name": name, "limited": True, "reachable": False, "proxy": "",
+                      "proxy_randomize_credentials": False} for name in NETWORKS],
+        "relayfee": Amount(MIN_RELAY_FEE),
+        "incrementalfee": Amount(DEFAULT_INCREMENTAL_RELAY_FEE),
+        "localaddresses": [],
+        "warnings": "" if "warnings" in ctx.node.deprecated_rpc else [],
+    }
+
+
+def getmempoolinfo(ctx: Any, args: list[Any]) -> Any:
+    chain = chain_of(ctx)
+    with chain.lock:
+        entries = list(chain.mempool().entries.values())
+    return {
+        "loaded": True,
+        "size": len(entries),
+        "bytes": sum(e.vsize for e in entries),
+        # Core reports its allocator's view of the pool; Quill counts the serialized bytes.
+        "usage": sum(e.weight for e in entries),
+        "total_fee": Amount(sum(e.fee for e in entries)),
+        "maxmempool": DEFAULT_MAX_MEMPOOL_SIZE_MB * 1_000_000,
+        "mempoolminfee": Amount(MIN_RELAY_FEE),
+        "minrelaytxfee": Amount(MIN_RELAY_FEE),
+        "incrementalrelayfee": Amount(DEFAULT_INCREMENTAL_RELAY_FEE),
+        "unbroadcastcount": sum(1 for e in entries if e.unbroadcast),
+        "permitbaremultisig": True,
+        "maxdatacarriersize": MAX_OP_RETURN_RELAY,
+        "limitclustercount": DEFAULT_CLUSTER_LIMIT,
+        "limitclustersize": DEFAULT_CLUSTER_SIZE_LIMIT_KVB * 1000,
+        "optimal": True,
+    }
+
+
+METHODS = [
+    Method("getdifficulty", "blockchain", getdifficulty, core_help=core_help("getdifficulty")),
+    Method("getconnectioncount", "network", getconnectioncount, core_help=core_help("getconnectioncount")),
+    Method("estimatesmartfee", "util", estimatesmartfee,
+           [Param("conf_target", NUM, required=True), Param("estimate_mode", STR)],
+           core_help=core_help("estimatesmartfee")),
+    Method("getmempoolinfo", "blockchain", getmempoolinfo, core_help=core_help("getmempoolinfo")),
+    Method("getnetworkinfo", "network", getnetworkinfo, core_help=core_help("getnetworkinfo")),
+]

@@ -1,0 +1,448 @@
+"""PSBT roles that sign nothing (BIP174): the Finalizer and Extractor (Core's FinalizePSBT /
+FinalizeAndExtractPSBT) and the analysis of what a PSBT still needs (Core's AnalyzePSBT).
+
+Finalizing signs nothing: Core runs its signer with a provider that holds no key, so only
+the signatures already in the PSBT build each input's final scriptSig and witness, and the
+result must pass script verification with the standard flags.
+
+    complete = finalize_psbt(psbt)             # fills final_script_sig/witness where complete
+    tx = extract_transaction(psbt)             # the signed transaction, or None if incomplete
+    analysis = analyze_psbt(psbt)              # per input: has a UTXO, final, next role, missing
+
+Taproot script paths are finalized for pk(K) leaves; other tapscripts (Core satisfies any
+miniscript) are left unfinalized, and so are inputs whose key-path signature would be the
+aggregate of MuSig2 partial signatures (Core aggregates them).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from quill.consensus import MAX_MONEY
+from quill.signing.solver import PlanningCreator, SignatureData, produce_signature
+from quill.tx import script as S
+from quill.tx.hashes import hash160
+from quill.tx.interpreter import BaseSignatureChecker, tapleaf_hash, verify_script
+from quill.tx.psbt import PSBT, PSBTInput
+from quill.tx.script_error import ScriptError
+from quill.tx.script_flags import STANDARD_SCRIPT_VERIFY_FLAGS
+from quill.tx.serialize import compact_size
+from quill.tx.transaction import Transaction, TxOut
+from quill.tx.verify import PrecomputedTransactionData, TransactionSignatureChecker
+
+TAPROOT_LEAF_TAPSCRIPT = 0xC0
+OP_CHECKSIG = 0xAC
+SIGHASH_DEFAULT = 0x00
+SIGHASH_ALL = 0x01
+
+
+class _NoKeys:
+    """Core's DUMMY_SIGNING_PROVIDER: knows no key and no script."""
+
+    def get_key(self, keyid: bytes) -> None:
+        return None
+
+    def get_pubkey(self, keyid: bytes) -> None:
+        return None
+
+    def get_script(self, scriptid: bytes) -> None:
+        return None
+
+    def get_key_by_xonly(self, xonly: bytes) -> None:
+        return None
+
+
+class _MissingSpentOutputs(TransactionSignatureChecker):
+    """Core's checker when a spent output is unknown: BIP341 hashing fails (MissingDataBehavior::FAIL)."""
+
+    def check_schnorr_signature(self, sig: bytes, pubkey: bytes, sigversion: Any, execdata: Any) -> Any:
+        return ScriptError.SCHNORR_SIG_HASHTYPE
+
+
+def checked_utxo(txin: PSBTInput) -> tuple[TxOut | None, bool]:
+    """Core's UTXO choice in SignPSBTInput: (the spent output or None, whether it came from a
+    witness UTXO, which then requires a witness signature)."""
+    if txin.non_witness_utxo is not None:
+        prev = txin.non_witness_utxo
+        if txin.prev_out >= len(prev.vout) or prev.txid() != txin.prev_txid:
+            return None, False
+        return prev.vout[txin.prev_out], False
+    if txin.has_witness_utxo():
+        return txin.witness_utxo, True
+    return None, False
+
+
+def _is_taproot(script: bytes) -> bool:
+    return S.solver(script)[0] == S.WITNESS_V1_TAPROOT
+
+
+class _Context:
+    """The unsigned transaction and its precomputed hashes, shared by every input."""
+
+    def __init__(self, psbt: PSBT, tx: Transaction, placeholders: bool = False) -> None:
+        self.tx = tx
+        # Placeholder signing runs without precomputed data (Core's txdata=nullptr): taproot
+        # signatures cannot be checked then.
+        self.placeholders = placeholders
+        spent = [checked_utxo(i)[0] for i in psbt.inputs]
+        self.have_all = all(o is not None for o in spent) and not placeholders
+        self.precomputed = PrecomputedTransactionData(tx, [o if o is not None else TxOut(0, b"") for o in spent])
+
+    def checker(self, index: int, amount: int) -> TransactionSignatureChecker:
+        cls = TransactionSignatureChecker if self.have_all else _MissingSpentOutputs
+        return cls(self.tx, index, amount, self.precomputed)
+
+
+def _signed_and_verified(txin: PSBTInput, index: int, ctx: _Context) -> bool:
+    """Core's PSBTInputSignedAndVerified."""
+    utxo, _ = checked_utxo(txin)
+    if utxo is None:
+        return False
+    ok, _ = verify_script(txin.final_script_sig, utxo.script_pubkey, txin.final_script_witness,
+                          STANDARD_SCRIPT_VERIFY_FLAGS, ctx.checker(index, utxo.value))
+    return bool(ok)
+
+
+def _sighash_mismatch(txin: PSBTInput, sighash: int) -> bool:
+    """Every signature already present must use the sighash type being finalized."""
+    script_sigs = list(txin.tap_script_sigs.values())
+    if sighash == SIGHASH_DEFAULT:
+        return (bool(txin.tap_key_sig) and len(txin.tap_key_sig) != 64) or any(len(s) != 64 for s in script_sigs)
+    if txin.tap_key_sig and (len(txin.tap_key_sig) != 65 or txin.tap_key_sig[-1] != sighash):
+        return True
+    if any(len(s) != 65 or s[-1] != sighash for s in script_sigs):
+        return True
+    return any(sig[-1] != sighash for _, sig in txin.partial_sigs.values())
+
+
+def _leaf_stack(txin: PSBTInput, script: bytes, leaf_ver: int) -> list[bytes] | None:
+    """The satisfaction of one tapscript leaf from the signatures present: a pk(K) leaf
+    (<K> OP_CHECKSIG) only, as Core's miniscript satisfier answers it."""
+    if leaf_ver != TAPROOT_LEAF_TAPSCRIPT or len(script) != 34 or script[0] != 0x20 or script[33] != OP_CHECKSIG:
+        return None
+    sig = txin.tap_script_sigs.get((script[1:33], tapleaf_hash(leaf_ver, script)))
+    return None if sig is None else [sig]
+
+
+def _stack_size(stack: list[bytes]) -> int:
+    return len(compact_size(len(stack))) + sum(len(compact_size(len(w))) + len(w) for w in stack)
+
+
+def _finalize_script_path(txin: PSBTInput, script_pubkey: bytes, sigdata: SignatureData,
+                          checker: TransactionSignatureChecker) -> bool:
+    """Core's SignTaproot script-path branch: the smallest satisfied leaf, with its shortest
+    control block, then script verification."""
+    sigdata.witness_stage = True
+    best: list[bytes] | None = None
+    for script, leaf_ver in sorted(txin.tap_scripts):
+        stack = _leaf_stack(txin, script, leaf_ver)
+        if stack is None:
+            continue
+        control = min(txin.tap_scripts[(script, leaf_ver)], key=lambda c: (len(c), c))
+        stack = stack + [script, control]
+        if best is None or _stack_size(best) > _stack_size(stack):
+            best = stack
+    if best is None:
+        return False
+    ok, _ = verify_script(b"", script_pubkey, best, STANDARD_SCRIPT_VERIFY_FLAGS, checker)
+    if ok:
+        sigdata.script_sig, sigdata.witness, sigdata.complete = b"", best, True
+    return bool(ok)
+
+
+class _DummyCreator:
+    """Core's DUMMY_SIGNATURE_CREATOR: a well-formed placeholder for any key (size estimation)."""
+
+    def create_sig(self, keystore: Any, keyid: bytes, script_code: bytes, sigversion: Any) -> bytes:
+        # 0x30 len 0x02 r 0x02 s, then SIGHASH_ALL: 71 bytes (Core's DummySignatureCreator(32, 32)).
+        r_len, s_len = 32, 32
+        sig = bytearray(r_len + s_len + 7)
+        sig[0], sig[1], sig[2], sig[3], sig[4] = 0x30, r_len + s_len + 4, 0x02, r_len, 0x01
+        sig[4 + r_len], sig[5 + r_len], sig[6 + r_len] = 0x02, s_len, 0x01
+        sig[6 + r_len + s_len] = SIGHASH_ALL
+        return bytes(sig)
+
+    def create_taproot_key_path_sig(self, keystore: Any, output_key: bytes) -> bytes:
+        return bytes(64)
+
+
+class _AcceptAll(BaseSignatureChecker):
+    """Core's DUMMY_CHECKER: every signature and lock passes."""
+
+    def check_ecdsa_signature(self, sig: Any, pubkey: Any, script_code: Any, sigversion: Any) -> bool:
+        return True
+
+    def check_schnorr_signature(self, sig: Any, pubkey: Any, sigversion: Any, execdata: Any) -> Any:
+        return None
+
+    def check_lock_time(self, lock_time: Any) -> bool:
+        return True
+
+    def check_sequence(self, sequence: Any) -> bool:
+        return True
+
+
+def _sigdata_of(txin: PSBTInput) -> SignatureData:
+    """Core's PSBTInput::FillSignatureData."""
+    sigdata = SignatureData(txin.final_script_sig, txin.final_script_witness)
+    if txin.final_script_sig or txin.final_script_witness:
+        sigdata.complete = True
+        return sigdata
+    sigdata.signatures = dict(txin.partial_sigs)
+    sigdata.redeem_script = txin.redeem_script or None
+    sigdata.witness_script = txin.witness_script or None
+    sigdata.taproot_key_path_sig = txin.tap_key_sig
+    sigdata.misc_pubkeys = {hash160(pubkey): pubkey for pubkey in txin.hd_keypaths}
+    return sigdata
+
+
+def _store_sigdata(txin: PSBTInput, sigdata: SignatureData) -> None:
+    """Core's PSBTInput::FromSignatureData."""
+    if sigdata.complete:
+        txin.partial_sigs = {}
+        txin.hd_keypaths = {}
+        txin.redeem_script = b""
+        txin.witness_script = b""
+        if sigdata.script_sig:
+            txin.final_script_sig = sigdata.script_sig
+        if sigdata.witness:
+            txin.final_script_witness = list(sigdata.witness)
+        return
+    for keyid, pair in sigdata.signatures.items():
+        txin.partial_sigs.setdefault(keyid, pair)
+    if not txin.redeem_script and sigdata.redeem_script:
+        txin.redeem_script = sigdata.redeem_script
+    if not txin.witness_script and sigdata.witness_script:
+        txin.witness_script = sigdata.witness_script
+
+
+OK, INCOMPLETE, FAILED, SIGHASH_MISMATCH = "ok", "incomplete", "failed", "sighash mismatch"
+
+
+def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None,
+               out: SignatureData | None = None, finalize: bool = True) -> str:  # noqa: C901 - SignPSBTInput
+    """Core's SignPSBTInput with no keys and finalize=true. A `ctx.placeholders` context is
+    Core's txdata=nullptr: placeholder signatures for every key (size estimation). Returns OK,
+    INCOMPLETE or FAILED (a missing input, a sighash mismatch); `out` receives what was missing."""
+    txin = psbt.inputs[index]
+    if _signed_and_verified(txin, index, ctx):
+        return OK
+    sigdata = _sigdata_of(txin)
+    utxo, require_witness_sig = checked_utxo(txin)
+    if utxo is None:
+        return FAILED
+    taproot = _is_taproot(utxo.script_pubkey)
+    sighash = sighash_option if sighash_option is not None else (SIGHASH_DEFAULT if taproot else SIGHASH_ALL)
+    if txin.sighash_type is not None and txin.sighash_type != sighash:
+        return SIGHASH_MISMATCH
+    if taproot and sighash != SIGHASH_DEFAULT or not taproot and sighash not in (SIGHASH_DEFAULT, SIGHASH_ALL):
+        txin.sighash_type = sighash
+    if _sighash_mismatch(txin, sighash):
+        return SIGHASH_MISMATCH
+    if ctx.placeholders:
+        complete = produce_signature(_NoKeys(), _DummyCreator(), utxo.script_pubkey, sigdata, _AcceptAll())
+    elif taproot and not sigdata.complete and not txin.tap_key_sig:
+        complete = _finalize_script_path(txin, utxo.script_pubkey, sigdata, ctx.checker(index, utxo.value))
+    else:
+        creator = PlanningCreator(index, utxo.value, sighash, ctx.have_all, {})
+        complete = produce_signature(_NoKeys(), creator, utxo.script_pubkey, sigdata,
+                                     ctx.checker(index, utxo.value))
+    if require_witness_sig and not sigdata.witness_stage:
+        return INCOMPLETE
+    if not finalize and sigdata.complete:
+        sigdata.complete = False  # keep the signatures, write no final scriptSig/witness
+    _store_sigdata(txin, sigdata)
+    if sigdata.witness_stage:
+        txin.witness_utxo = utxo
+    if out is not None:
+        out.missing_pubkeys = sigdata.missing_pubkeys
+        out.missing_sigs = sigdata.missing_sigs
+        out.missing_redeem_script = sigdata.missing_redeem_script
+        out.missing_witness_script = sigdata.missing_witness_script
+    return OK if complete else INCOMPLETE
+
+
+def finalize_psbt(psbt: PSBT) -> bool:
+    """Core's FinalizePSBT: finalize every input that can be; True when all are."""
+    tx = psbt.unsigned_tx()
+    if tx is None:
+        return False
+    ctx = _Context(psbt, tx)
+    complete = True
+    for index, txin in enumerate(psbt.inputs):
+        complete &= sign_input(psbt, index, ctx, txin.sighash_type) == OK
+    return complete
+
+
+def extract_transaction(psbt: PSBT) -> Transaction | None:
+    """Core's FinalizeAndExtractPSBT: the network transaction, or None when not complete."""
+    if not finalize_psbt(psbt):
+        return None
+    tx = psbt.unsigned_tx()
+    if tx is None:
+        return None
+    for txin, psbt_in in zip(tx.vin, psbt.inputs, strict=True):
+        txin.script_sig = psbt_in.final_script_sig
+        txin.witness = list(psbt_in.final_script_witness)
+    return tx
+
+
+# -- the analysis (Core's node/psbt.cpp AnalyzePSBT) --------------------------------------------
+
+CREATOR, UPDATER, SIGNER, FINALIZER, EXTRACTOR = "creator", "updater", "signer", "finalizer", "extractor"
+_ROLE_ORDER = (CREATOR, UPDATER, SIGNER, FINALIZER, EXTRACTOR)
+
+
+@dataclass
+class InputAnalysis:
+    has_utxo: bool = True
+    is_final: bool = True
+    next: str = EXTRACTOR
+    missing_pubkeys: list[bytes] = field(default_factory=list)
+    missing_sigs: list[bytes] = field(default_factory=list)
+    missing_redeem_script: bytes | None = None
+    missing_witness_script: bytes | None = None
+
+
+@dataclass
+class Analysis:
+    inputs: list[InputAnalysis] = field(default_factory=list)
+    estimated_vsize: int | None = None
+    estimated_feerate: int | None = None   # sat/kvB
+    fee: int | None = None
+    next: str = EXTRACTOR
+    error: str = ""
+
+
+def _invalid(message: str) -> Analysis:
+    return Analysis(next=CREATOR, error=message)
+
+
+def _analyze_input(psbt: PSBT, index: int, ctx: _Context, item: InputAnalysis) -> tuple[TxOut | None, str]:
+    """One input's state; (its UTXO, an error that makes the whole PSBT invalid or "")."""
+    txin = psbt.inputs[index]
+    utxo, _ = checked_utxo(txin)
+    if utxo is None:
+        if txin.non_witness_utxo is not None and txin.prev_out >= len(txin.non_witness_utxo.vout):
+            return None, f"PSBT is not valid. Input {index} specifies invalid prevout"
+        item.has_utxo = item.is_final = False
+        item.next = UPDATER
+    elif S.is_unspendable(utxo.script_pubkey):
+        return utxo, f"PSBT is not valid. Input {index} spends unspendable output"
+    if not _signed_and_verified(txin, index, ctx):
+        item.is_final = False
+        missing = SignatureData()
+        if sign_input(psbt, index, ctx, None, missing) == OK:
+            item.next = FINALIZER
+        else:
+            item.missing_pubkeys = missing.missing_pubkeys
+            item.missing_sigs = missing.missing_sigs
+            item.missing_redeem_script = missing.missing_redeem_script
+            item.missing_witness_script = missing.missing_witness_script
+            only_sigs = (not item.missing_pubkeys and item.missing_redeem_script is None
+                         and item.missing_witness_script is None and item.missing_sigs)
+            item.next = SIGNER if only_sigs else UPDATER
+    elif utxo is None:
+        item.is_final = False
+    return utxo, ""
+
+
+def analyze_psbt(original: PSBT) -> Analysis:
+    """Core's AnalyzePSBT: what each input has and lacks, the next role, and (with every UTXO
+    known) the fee and the size and fee rate once signed. `original` is left unchanged."""
+    psbt = copy.deepcopy(original)
+    tx = psbt.unsigned_tx()
+    if tx is None:
+        return _invalid("PSBT cannot be made into a valid transaction")
+    ctx = _Context(psbt, tx)
+    result = Analysis()
+    calc_fee, in_amt = True, 0
+    for index in range(len(psbt.inputs)):
+        item = InputAnalysis()
+        result.inputs.append(item)
+        utxo, error = _analyze_input(psbt, index, ctx, item)
+        if error:
+            return _invalid(error)
+        if utxo is None:
+            calc_fee = False
+        elif not (0 <= utxo.value <= MAX_MONEY and 0 <= in_amt + utxo.value <= MAX_MONEY):
+            return _invalid(f"PSBT is not valid. Input {index} has invalid value")
+        else:
+            in_amt += utxo.value
+    result.next = min((i.next for i in result.inputs), key=_ROLE_ORDER.index, default=EXTRACTOR)
+    if not calc_fee:
+        return result
+    out_amt = 0
+    for out in psbt.outputs:
+        if not (0 <= out_amt <= MAX_MONEY and 0 <= out.amount <= MAX_MONEY and out_amt + out.amount <= MAX_MONEY):
+            return _invalid("PSBT is not valid. Output amount invalid")
+        out_amt += out.amount
+    result.fee = in_amt - out_amt
+    signed = _placeholder_signed(psbt, tx)
+    if signed is not None:
+        result.estimated_vsize = signed.vsize()
+        result.estimated_feerate = result.fee * 1000 // result.estimated_vsize
+    return result
+
+
+def _placeholder_signed(psbt: PSBT, tx: Transaction) -> Transaction | None:
+    """The transaction with every input signed by placeholders, or None if one cannot be."""
+    ctx = _Context(psbt, tx, placeholders=True)
+    for index, (txin, psbt_in) in enumerate(zip(tx.vin, psbt.inputs, strict=True)):
+        if sign_input(psbt, index, ctx, None) != OK or checked_utxo(psbt_in)[0] is None:
+            return None
+        txin.script_sig = psbt_in.final_script_sig
+        txin.witness = list(psbt_in.final_script_witness)
+    return tx
+
+
+# -- the Updater without keys (Core's ProcessPSBT for utxoupdatepsbt) ---------------------------
+
+
+class SighashMismatch(Exception):
+    """A PSBT input asks for a sighash type other than the one being used."""
+
+
+def update_from_chain(psbt: PSBT, find_tx: Any, find_coin: Any) -> None:
+    """Core's ProcessPSBT with no descriptors: each input's previous transaction (txindex or
+    mempool, `find_tx(txid)`), else its coin (`find_coin(outpoint)`) for a segwit output; then
+    the witness UTXO wherever a witness spend is known, and previous transactions dropped when
+    every input is segwit v1. Raises SighashMismatch."""
+    missing = []
+    for txin in psbt.inputs:
+        if txin.non_witness_utxo is not None:
+            continue
+        prev = find_tx(txin.prev_txid)
+        if prev is not None:
+            txin.non_witness_utxo = prev
+        else:
+            missing.append(txin)
+    for txin in missing:
+        coin = find_coin(txin.outpoint)
+        if coin is not None and S.witness_program(coin.script_pubkey) is not None:
+            txin.witness_utxo = coin
+    tx = psbt.unsigned_tx()
+    if tx is None:
+        return
+    ctx = _Context(psbt, tx)
+    for index, txin in enumerate(psbt.inputs):
+        if txin.final_script_sig or txin.final_script_witness:
+            continue
+        if sign_input(psbt, index, ctx, None, finalize=False) == SIGHASH_MISMATCH:
+            raise SighashMismatch("Specified sighash value does not match value stored in PSBT")
+    _remove_unnecessary_transactions(psbt)
+
+
+def _remove_unnecessary_transactions(psbt: PSBT) -> None:
+    """Core's RemoveUnnecessaryTransactions: full previous transactions go when every input
+    is a segwit v1 output signed without ANYONECANPAY (BIP341 signs every spent output)."""
+    for txin in psbt.inputs:
+        utxo = txin.witness_utxo if txin.has_witness_utxo() else None
+        program = None if utxo is None else S.witness_program(utxo.script_pubkey)
+        if program is None or program[0] == 0:
+            return
+        if txin.sighash_type is not None and txin.sighash_type & 0x80:
+            return
+    for txin in psbt.inputs:
+        txin.non_witness_utxo = None

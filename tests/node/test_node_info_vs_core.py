@@ -1,0 +1,143 @@
+"""Node-level RPCs against the real Bitcoin Core: a quilld on its built-in chain answers as a
+Core node without peers or fee data, and a quilld following Core (-chainsource) passes Core's
+own answers on for what only Core knows (connections, fee estimates)."""
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+
+from tests.kit.bitcoind import BitcoinD, CoreRPCError
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+
+METHODS = ["getdifficulty", "getconnectioncount", "estimatesmartfee", "getmempoolinfo", "getnetworkinfo"]
+ESTIMATE_CASES = [[6], [1], [1008], [2, "ECONOMICAL"], [3, "conservative"], [0], [1009], [6, "foo"], [-1],
+                  ["x"], [6, 7], []]
+
+
+def answer(node: Any, method: str, *params: Any) -> Any:
+    try:
+        return ("ok", node.rpc(method, *params))
+    except (CoreRPCError, RPCFailure) as e:
+        return ("error", e.code, e.message)
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+        builtin = QuillDaemon(tmp_path_factory.mktemp("builtin")).start()
+        follower = QuillDaemon(tmp_path_factory.mktemp("follower"), f"-chainsource={core.url_for_follower}",
+                               "-chainpollinterval=100").start()
+        try:
+            deadline = time.monotonic() + 30
+            while answer(follower, "getbestblockhash") != ("ok", core.rpc("getbestblockhash")):
+                assert time.monotonic() < deadline, "the follower did not reach Core's tip"
+                time.sleep(0.1)
+            yield core, builtin, follower
+        finally:
+            follower.stop()
+            builtin.stop()
+
+
+def test_help_is_cores_text(nodes: Any) -> None:
+    core, builtin, _ = nodes
+    for method in METHODS:
+        assert builtin.rpc("help", method) == core.rpc("help", method), method
+
+
+def test_builtin_chain_answers_as_core_without_peers_or_fee_data(nodes: Any) -> None:
+    core, builtin, _ = nodes
+    # Both sit at the regtest genesis block with empty mempools.
+    assert core.rpc("getblockcount") == builtin.rpc("getblockcount") == 0
+    for method in ("getdifficulty", "getconnectioncount", "getmempoolinfo"):
+        assert answer(builtin, method) == answer(core, method), method
+    for params in ESTIMATE_CASES:
+        assert answer(builtin, "estimatesmartfee", *params) == answer(core, "estimatesmartfee", *params), params
+    assert answer(builtin, "getdifficulty", 1) == answer(core, "getdifficulty", 1)
+
+
+def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> None:
+    core, _, follower = nodes
+    for method in ("getdifficulty", "getconnectioncount"):
+        assert answer(follower, method) == answer(core, method), method
+    for params in ESTIMATE_CASES:
+        assert answer(follower, "estimatesmartfee", *params) == answer(core, "estimatesmartfee", *params), params
+    # What the follower keeps no copy of comes from Core, amounts exactly as Core writes them.
+    core.rpc("generatetoaddress", 3, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080")
+    deadline = time.monotonic() + 30
+    while answer(follower, "getbestblockhash") != ("ok", core.rpc("getbestblockhash")):
+        assert time.monotonic() < deadline, "the follower did not reach Core's tip"
+        time.sleep(0.1)
+    coinbase = core.rpc("getblock", core.rpc("getblockhash", 2))["tx"][0]
+    for params in ([coinbase, 0], [coinbase, 0, False], [coinbase, 7], ["00" * 32, 0], ["xyz", 0]):
+        assert answer(follower, "gettxout", *params) == answer(core, "gettxout", *params), params
+    assert answer(follower, "getmininginfo") == answer(core, "getmininginfo")
+    psbt = core.rpc("createpsbt", [{"txid": coinbase, "vout": 0}], [{"data": "00"}])
+    for params in ([psbt], [psbt, []], ["junk"]):
+        assert answer(follower, "utxoupdatepsbt", *params) == answer(core, "utxoupdatepsbt", *params)
+    scan = ["start", ["addr(bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080)"]]
+    assert answer(follower, "scantxoutset", *scan) == answer(core, "scantxoutset", *scan)
+    assert len(core.rpc("scantxoutset", *scan)["unspents"]) == 3
+    with urllib.request.urlopen(urllib.request.Request(
+            f"http://127.0.0.1:{follower.port}/", method="POST",
+            data=json.dumps({"method": "gettxout", "params": [coinbase, 0], "id": 1}).encode(),
+            headers={"Authorization": follower.auth_header()}), timeout=30) as reply:
+        assert b'"value":50.00000000' in reply.read()
+
+
+def test_client_libraries_get_cores_answers(nodes: Any, tmp_path: Any) -> None:
+    """python-bitcoinlib's RawProxy and python-bitcoinrpc's AuthServiceProxy against a real quilld
+    and the real Core: the same calls, the same answers."""
+    import bitcoin.rpc
+    from bitcoinrpc.authproxy import AuthServiceProxy, JSONRPCException
+
+    core, builtin, _ = nodes
+    core_url = core.url_for_follower
+    quill_url = f"http://{builtin.user}:{builtin.password}@127.0.0.1:{builtin.port}"
+    address = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+    created = core.rpc("createpsbt", [{"txid": "ab" * 32, "vout": 1}], [{address: "0.5"}], 0, True, 2, 0)
+    calls: list[tuple[str, list[Any]]] = [
+        ("getdifficulty", []), ("getconnectioncount", []), ("estimatesmartfee", [6]), ("getmempoolinfo", []),
+        ("createpsbt", [[{"txid": "ab" * 32, "vout": 1}], [{address: "0.5"}]]),
+        ("createrawtransaction", [[{"txid": "ab" * 32, "vout": 1}], {address: 1, "data": "00"}]),
+        ("decodepsbt", [created]), ("combinepsbt", [[created, created]]), ("decodepsbt", ["junk"]),
+    ]
+
+    def via_bitcoinlib(url: str, method: str, params: list[Any]) -> Any:
+        try:
+            return bitcoin.rpc.RawProxy(service_url=url)._call(method, *params)
+        except bitcoin.rpc.JSONRPCError as e:
+            return ("error", e.error["code"], e.error["message"])
+
+    def via_bitcoinrpc(url: str, method: str, params: list[Any]) -> Any:
+        try:
+            return getattr(AuthServiceProxy(url, timeout=60), method)(*params)
+        except JSONRPCException as e:
+            return ("error", e.error["code"], e.error["message"])
+
+    if builtin.user is None:  # the daemon authenticates with its cookie
+        user, password = (builtin.datadir / "regtest" / ".cookie").read_text().split(":", 1)
+        quill_url = f"http://{user}:{password}@127.0.0.1:{builtin.port}"
+    for method, params in calls:
+        expected = via_bitcoinlib(core_url, method, params)
+        assert via_bitcoinlib(quill_url, method, params) == expected, method
+        assert via_bitcoinrpc(quill_url, method, params) == via_bitcoinrpc(core_url, method, params), method
+
+
+def test_getnetworkinfo_has_cores_shape_and_quills_identity(nodes: Any) -> None:
+    core, builtin, follower = nodes
+    theirs = core.rpc("getnetworkinfo")
+    for ours in (builtin.rpc("getnetworkinfo"), follower.rpc("getnetworkinfo")):
+        assert list(ours) == list(theirs)
+        assert [list(n) for n in ours["networks"]] == [list(n) for n in theirs["networks"]]
+        assert [n["name"] for n in ours["networks"]] == [n["name"] for n in theirs["networks"]]
+        assert ours["subversion"] == "/Quill:0.1.0/" and ours["version"] == 100
+        for key in ("protocolversion", "relayfee", "incrementalfee", "timeoffset", "networkactive"):
+            assert ours[key] == theirs[key], key
+        assert ours["warnings"] == []
+    assert builtin.rpc("getnetworkinfo")["connections"] == 0
+    for key in ("connections", "connections_in", "connections_out"):
+        assert follower.rpc("getnetworkinfo")[key] == theirs[key]
