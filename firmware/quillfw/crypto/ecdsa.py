@@ -149,5 +149,5 @@ def verify(pubkey, msg32, der_sig):
         return False
     z = int.from_bytes(msg32, "big") % N
     w = ec.inverse(s, N)
-    R = ec.point_add(ec.point_mul_g(z * w % N), ec.point_mul(point, r * w % N))
+    R = ec.point_mul_add_g(z * w % N, point, r * w % N)
     return R is not None and R[0] % N == r

@@ -55,7 +55,7 @@ def verify(xonly32, msg, sig64):
     if r >= ec.P or s >= N:
         return False
     e = _int(tagged_hash("BIP0340/challenge", bytes(sig64[:32]) + bytes(xonly32) + bytes(msg))) % N
-    R = ec.point_add(ec.point_mul_g(s), ec.point_neg(ec.point_mul(point, e)))
+    R = ec.point_mul_add_g(s, point, N - e)
     return R is not None and R[1] & 1 == 0 and R[0] == r
 
 

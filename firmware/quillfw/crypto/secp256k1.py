@@ -10,6 +10,7 @@ API:
     scalar_from_secret(secret32)    int in 1..N-1, or ValueError (the secret is never echoed)
     point_mul_g(k) -> point         k*G with the precomputed comb table
     point_mul(point, k) -> point    k*point for any point (verification, tests)
+    point_mul_add_g(a, point, b)    a*G + b*point (verification: one inversion)
     point_add(a, b) -> point        a + b
     point_neg(a) -> point           -a
     is_on_curve(point) -> bool
@@ -52,7 +53,6 @@ GY = 0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8
 G = (GX, GY)
 
 _GTABLE = memoryview(_GTABLE_BYTES)  # slicing a memoryview copies nothing
-_SQRT_EXP = (P + 1) // 4  # P = 3 mod 4, so a^((P+1)/4) is a square root of a
 
 
 def inverse(a, m):
@@ -78,10 +78,69 @@ def scalar_from_secret(secret32):
     return d
 
 
-# --- Jacobian arithmetic (a = 0; "dbl-2009-l" and "madd-2007-bl" style) --------
+# --- field arithmetic mod P by folding (no big-int division) -----------------
+#
+# 2^256 = C (mod P) with C = 2^32 + 977, so x = hi*2^256 + lo = hi*C + lo.
+# One fold ("f1") takes |x| < 2^b to below 2^(b-223) + 2^256; two ("f2") take
+# any |x| < 2^700 to (-2^256, 2^257): a "loose" element, congruent to the true
+# value, not necessarily canonical. The point formulas keep X, Y, Z loose and
+# fold a product once where its only use is inside a product that is folded
+# twice (bounds in bits beside each line), so only values leaving this module
+# are made canonical, with one % P.
+# Why: % P is a long division; on a Cortex-M0+ each of its 16-bit quotient
+# digits costs a software 64/32-bit division. A fold is a shift, a mask, a
+# multiplication by a 33-bit constant and an addition. >> and & on negative
+# ints are floor and two's complement on MicroPython as on CPython, so a
+# negative x folds exactly too.
+# The hot loops (_comb_g, _window_mul) inline the two folds: a call costs
+# about as much as the fold itself there.
+
+_C = 0x1000003D1
+_M256 = (1 << 256) - 1
+
+
+def _red(x):
+    """A loose element congruent to x mod P, for |x| < 2^700."""
+    x = (x >> 256) * _C + (x & _M256)
+    return (x >> 256) * _C + (x & _M256)
+
+
+def _sqr_n(x, n):
+    """x^(2^n), loose."""
+    c, m = _C, _M256
+    for _ in range(n):
+        x = x * x
+        x = (x >> 256) * c + (x & m)
+        x = (x >> 256) * c + (x & m)
+    return x
+
+
+def _sqrt_candidate(a):
+    """a^((P+1)/4) mod P, canonical: libsecp256k1's addition chain (253
+    squarings, 13 multiplications) instead of pow(), which divides by P at
+    every step."""
+    x2 = _red(_sqr_n(a, 1) * a)
+    x3 = _red(_sqr_n(x2, 1) * a)
+    x6 = _red(_sqr_n(x3, 3) * x3)
+    x9 = _red(_sqr_n(x6, 3) * x3)
+    x11 = _red(_sqr_n(x9, 2) * x2)
+    x22 = _red(_sqr_n(x11, 11) * x11)
+    x44 = _red(_sqr_n(x22, 22) * x22)
+    x88 = _red(_sqr_n(x44, 44) * x44)
+    x176 = _red(_sqr_n(x88, 88) * x88)
+    x220 = _red(_sqr_n(x176, 44) * x44)
+    x223 = _red(_sqr_n(x220, 3) * x3)
+    t = _red(_sqr_n(x223, 23) * x22)
+    t = _red(_sqr_n(t, 6) * x2)
+    return _sqr_n(t, 2) % P
+
+
+# --- Jacobian arithmetic (a = 0; "dbl-2009-l" and "add-2007-bl" style) -------
+# General-purpose, canonical (% P) versions for the rare paths: table
+# construction, adding two results, tests. Inputs may be loose.
 
 def _jac_double(X, Y, Z):
-    if Y == 0:
+    if Y % P == 0:
         return None
     YY = Y * Y % P
     S = 4 * X * YY % P
@@ -126,10 +185,30 @@ def _to_affine(jp):
     return X * zi2 % P, Y * zi2 * zi % P
 
 
+def _batch_to_affine(points):
+    """Affine forms of non-infinite Jacobian points with one inversion
+    (Montgomery's trick: invert the product, peel off each factor)."""
+    n = len(points)
+    prefix = [1] * n
+    acc = 1
+    for i in range(n):
+        prefix[i] = acc
+        acc = acc * points[i][2] % P
+    inv = inverse(acc, P)
+    out = [None] * n
+    for i in range(n - 1, -1, -1):
+        X, Y, Z = points[i]
+        zi = inv * prefix[i] % P
+        inv = inv * Z % P
+        zi2 = zi * zi % P
+        out[i] = (X * zi2 % P, Y * zi2 * zi % P)
+    return out
+
+
 # --- fixed-base multiplication: comb over the precomputed table -------------
 
 def _comb_g(k):
-    """k*G in Jacobian coordinates for 0 < k < N.
+    """k*G in loose Jacobian coordinates for 0 < k < N.
 
     The comb (Lim-Lee, one table): write k as TEETH rows of COLS bits; column c
     (bit c of every row) selects the table entry sum(2^(COLS*row) * G over the
@@ -137,9 +216,9 @@ def _comb_g(k):
     doubling each: COLS-1 doublings and at most COLS mixed additions.
     """
     tab, teeth, cols = _GTABLE, _TEETH, _COLS
-    p = P
+    c_, m_ = _C, _M256
     # Transpose: idx[c] collects bit c of row j as its bit j.
-    idx = [0] * cols
+    idx = bytearray(cols)
     mask = (1 << cols) - 1
     for j in range(teeth):
         row = (k >> (cols * j)) & mask
@@ -154,13 +233,23 @@ def _comb_g(k):
     inf = True  # k > 0, so some column is non-zero and sets the accumulator
     for c in range(cols - 1, -1, -1):
         if not inf:
-            # doubling, a = 0
-            YY = Y * Y % p
-            S = (X * YY << 2) % p
-            M = 3 * X * X % p
-            X = (M * M - 2 * S) % p
-            Z = 2 * Y * Z % p
-            Y = (M * (S - X) - 8 * YY * YY) % p
+            # doubling (dbl-2009-l, a = 0). f1 = one fold, f2 = two; bounds in
+            # bits for loose X, Y, Z (< 2^257), see the note on loose elements.
+            t = Y * Y
+            YY = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
+            t = X * YY << 2
+            S = (t >> 256) * c_ + (t & m_)  # 2^550 -> f1: < 2^327
+            t = X * X
+            M = ((t >> 256) * c_ + (t & m_)) * 3  # < 2^293
+            t = Y * Z << 1
+            t = (t >> 256) * c_ + (t & m_)
+            Z = (t >> 256) * c_ + (t & m_)  # f2: loose
+            t = M * M - (S << 1)
+            t = (t >> 256) * c_ + (t & m_)
+            X = (t >> 256) * c_ + (t & m_)  # 2^587 -> f2: loose
+            t = M * (S - X) - (YY * YY << 3)
+            t = (t >> 256) * c_ + (t & m_)
+            Y = (t >> 256) * c_ + (t & m_)  # 2^622 -> f2: loose
         i = idx[c]
         if i:
             o = (i - 1) << 6
@@ -169,22 +258,36 @@ def _comb_g(k):
             if inf:
                 X, Y, Z, inf = tx, ty, 1, False
                 continue
-            # mixed addition, Jacobian + affine
-            Z1Z1 = Z * Z % p
-            H = (tx * Z1Z1 - X) % p
-            r = (ty * Z % p * Z1Z1 - Y) % p
+            # mixed addition (madd-2007-bl), Jacobian + affine table point.
             # H = 0 (accumulator A = +-T, the table point, mod N) cannot
             # happen for 0 < k < N: A (k with the low c+1 bits of each row
             # cleared) and T (bit c of each row) have disjoint bits, T < N, and
             # for c > 0 both A and A + T are even while N is odd; for c = 0,
             # A + T = k < N. So no doubling/infinity special case is needed.
-            HH = H * H % p
-            HHH = H * HH % p
-            V = X * HH % p
-            X3 = (r * r - HHH - 2 * V) % p
-            Y = (r * (V - X3) - Y * HHH) % p
-            X = X3
-            Z = Z * H % p
+            t = Z * Z
+            ZZ = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
+            t = tx * ZZ
+            H = (t >> 256) * c_ + (t & m_) - X  # 2^547 -> f1: < 2^325
+            t = ty * Z
+            t = ((t >> 256) * c_ + (t & m_)) * ZZ  # f1 (2^290), times ZZ: 2^581
+            t = (t >> 256) * c_ + (t & m_)
+            r = (t >> 256) * c_ + (t & m_) - Y  # f2: < 2^258
+            t = H * H
+            t = (t >> 256) * c_ + (t & m_)
+            HH = (t >> 256) * c_ + (t & m_)  # 2^650 -> f2: loose
+            t = H * HH
+            HHH = (t >> 256) * c_ + (t & m_)  # 2^582 -> f1: < 2^359
+            t = X * HH
+            V = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
+            t = Z * H
+            t = (t >> 256) * c_ + (t & m_)
+            Z = (t >> 256) * c_ + (t & m_)  # 2^582 -> f2: loose
+            t = r * r - HHH - (V << 1)
+            t = (t >> 256) * c_ + (t & m_)
+            X = (t >> 256) * c_ + (t & m_)  # 2^517 -> f2: loose
+            t = r * (V - X) - Y * HHH
+            t = (t >> 256) * c_ + (t & m_)
+            Y = (t >> 256) * c_ + (t & m_)  # 2^617 -> f2: loose
     return X, Y, Z
 
 
@@ -196,25 +299,95 @@ def point_mul_g(k):
     return _to_affine(_comb_g(k))
 
 
+# --- variable-base multiplication: 4-bit fixed window over affine multiples --
+
+def _window_mul(point, k):
+    """k*point in loose Jacobian coordinates, for an affine point and 0 < k < N.
+
+    1..15 times the point are made affine with one inversion, then 63 rounds
+    of four doublings and at most one mixed addition. The accumulator A before
+    an addition of T = d*point (1 <= d <= 15) is a multiple of 16 of the point
+    with 16 <= A <= k - d < N - d, so A = +-T mod N never happens.
+    """
+    c_, m_ = _C, _M256
+    jac = [(point[0], point[1], 1)]
+    for _ in range(14):
+        jac.append(_jac_add(jac[-1], jac[0]))
+    table = _batch_to_affine(jac)
+    X = Y = Z = 0
+    inf = True
+    shift = 252
+    while shift >= 0:
+        if not inf:
+            for _ in range(4):
+                # doubling (dbl-2009-l, a = 0). f1 = one fold, f2 = two; bounds in
+                # bits for loose X, Y, Z (< 2^257), see the note on loose elements.
+                t = Y * Y
+                YY = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
+                t = X * YY << 2
+                S = (t >> 256) * c_ + (t & m_)  # 2^550 -> f1: < 2^327
+                t = X * X
+                M = ((t >> 256) * c_ + (t & m_)) * 3  # < 2^293
+                t = Y * Z << 1
+                t = (t >> 256) * c_ + (t & m_)
+                Z = (t >> 256) * c_ + (t & m_)  # f2: loose
+                t = M * M - (S << 1)
+                t = (t >> 256) * c_ + (t & m_)
+                X = (t >> 256) * c_ + (t & m_)  # 2^587 -> f2: loose
+                t = M * (S - X) - (YY * YY << 3)
+                t = (t >> 256) * c_ + (t & m_)
+                Y = (t >> 256) * c_ + (t & m_)  # 2^622 -> f2: loose
+        d = (k >> shift) & 15
+        shift -= 4
+        if not d:
+            continue
+        tx, ty = table[d - 1]
+        if inf:
+            X, Y, Z, inf = tx, ty, 1, False
+            continue
+        t = Z * Z
+        ZZ = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
+        t = tx * ZZ
+        H = (t >> 256) * c_ + (t & m_) - X  # 2^547 -> f1: < 2^325
+        t = ty * Z
+        t = ((t >> 256) * c_ + (t & m_)) * ZZ  # f1 (2^290), times ZZ: 2^581
+        t = (t >> 256) * c_ + (t & m_)
+        r = (t >> 256) * c_ + (t & m_) - Y  # f2: < 2^258
+        t = H * H
+        t = (t >> 256) * c_ + (t & m_)
+        HH = (t >> 256) * c_ + (t & m_)  # 2^650 -> f2: loose
+        t = H * HH
+        HHH = (t >> 256) * c_ + (t & m_)  # 2^582 -> f1: < 2^359
+        t = X * HH
+        V = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
+        t = Z * H
+        t = (t >> 256) * c_ + (t & m_)
+        Z = (t >> 256) * c_ + (t & m_)  # 2^582 -> f2: loose
+        t = r * r - HHH - (V << 1)
+        t = (t >> 256) * c_ + (t & m_)
+        X = (t >> 256) * c_ + (t & m_)  # 2^517 -> f2: loose
+        t = r * (V - X) - Y * HHH
+        t = (t >> 256) * c_ + (t & m_)
+        Y = (t >> 256) * c_ + (t & m_)  # 2^617 -> f2: loose
+    return X, Y, Z
+
+
 def point_mul(point, k):
-    """k*point for any affine point, with a 4-bit fixed window."""
+    """k*point for any affine point."""
     k %= N
     if point is None or k == 0:
         return None
-    base = (point[0], point[1], 1)
-    multiples = [None, base]
-    for _ in range(14):
-        multiples.append(_jac_add(multiples[-1], base))
-    acc = None
-    shift = 252
-    while shift >= 0:
-        if acc is not None:
-            for _ in range(4):
-                acc = _jac_double(*acc)
-                if acc is None:
-                    break
-        acc = _jac_add(acc, multiples[(k >> shift) & 15])
-        shift -= 4
+    return _to_affine(_window_mul(point, k))
+
+
+def point_mul_add_g(a, point, b):
+    """a*G + b*point as an affine point (None for infinity), with one
+    inversion: what ECDSA and BIP340 verification need."""
+    a %= N
+    b %= N
+    acc = _comb_g(a) if a else None
+    if point is not None and b:
+        acc = _jac_add(acc, _window_mul(point, b))
     return _to_affine(acc)
 
 
@@ -244,7 +417,7 @@ def lift_x(x):
     if not 0 <= x < P:
         return None
     c = (x * x * x + 7) % P
-    y = pow(c, _SQRT_EXP, P)
+    y = _sqrt_candidate(c)
     if y * y % P != c:
         return None
     return x, (y if y & 1 == 0 else P - y)
