@@ -42,9 +42,7 @@ Not constant-time: timing depends on the scalar. See the research note.
 # the 16 KB blob needs one contiguous heap block, which a fragmented heap may
 # no longer have later (measured: lazy loading failed at -X heapsize=64K).
 from quillfw.crypto.hashes import tagged_hash
-from quillfw.crypto.secp256k1_gtable import COLS as _COLS
 from quillfw.crypto.secp256k1_gtable import GTABLE as _GTABLE_BYTES
-from quillfw.crypto.secp256k1_gtable import TEETH as _TEETH
 
 P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
 N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
@@ -205,34 +203,42 @@ def _batch_to_affine(points):
     return out
 
 
-# --- fixed-base multiplication: comb over the precomputed table -------------
+# --- fixed-base multiplication: signed comb over the precomputed table -------
 
 def _comb_g(k):
-    """k*G in loose Jacobian coordinates for 0 < k < N.
+    """k*G in loose Jacobian coordinates, for 0 < k < N.
 
-    The comb (Lim-Lee, one table): write k as TEETH rows of COLS bits; column c
-    (bit c of every row) selects the table entry sum(2^(COLS*row) * G over the
-    rows whose bit is set), and columns are processed from the top with one
-    doubling each: COLS-1 doublings and at most COLS mixed additions.
+    The signed multi-comb of libsecp256k1's ecmult_gen: for odd k the bits b_i
+    of (k + 2^256 - 1) / 2 give k = sum((2*b_i - 1) * 2^i), every digit +-1.
+    Bit i = block*128 + tooth*16 + column; the 16 columns are processed from
+    the top with one doubling each, and in each column each of the 2 blocks
+    adds its table entry for the column's 8 digits (negated when the top tooth
+    is -1, as the complement of every digit is the negated point): 15
+    doublings and 32 mixed additions, no column ever empty. An even k is
+    computed as N - k and negated.
     """
-    tab, teeth, cols = _GTABLE, _TEETH, _COLS
+    tab = _GTABLE
     c_, m_ = _C, _M256
-    # Transpose: idx[c] collects bit c of row j as its bit j.
-    idx = bytearray(cols)
-    mask = (1 << cols) - 1
-    for j in range(teeth):
-        row = (k >> (cols * j)) & mask
-        bit = 1 << j
-        c = 0
+    k0 = k
+    negate = not k & 1
+    if negate:
+        k = N - k
+    b = ((k + m_) >> 1).to_bytes(32, "little")
+    # idx[block*16 + column]: the column's digits, tooth j as bit j (1 = +1)
+    idx = bytearray(32)
+    for o in range(0, 32, 2):  # o = block*16 + tooth*2: one 16-bit row
+        row = b[o] | b[o + 1] << 8
+        bit = 1 << ((o >> 1) & 7)
+        c = o & 16
         while row:
             if row & 1:
                 idx[c] |= bit
             row >>= 1
             c += 1
     X = Y = Z = 0
-    inf = True  # k > 0, so some column is non-zero and sets the accumulator
-    for c in range(cols - 1, -1, -1):
-        if not inf:
+    first = True
+    for c in range(15, -1, -1):
+        if not first:
             # doubling (dbl-2009-l, a = 0). f1 = one fold, f2 = two; bounds in
             # bits for loose X, Y, Z (< 2^257), see the note on loose elements.
             t = Y * Y
@@ -250,20 +256,22 @@ def _comb_g(k):
             t = M * (S - X) - (YY * YY << 3)
             t = (t >> 256) * c_ + (t & m_)
             Y = (t >> 256) * c_ + (t & m_)  # 2^622 -> f2: loose
-        i = idx[c]
-        if i:
-            o = (i - 1) << 6
-            tx = int.from_bytes(tab[o:o + 32], "big")
-            ty = int.from_bytes(tab[o + 32:o + 64], "big")
-            if inf:
-                X, Y, Z, inf = tx, ty, 1, False
+        for blk in (0, 16):
+            i = idx[blk + c]
+            if i & 128:
+                o = ((blk << 3) + (i & 127)) << 6
+                tx = int.from_bytes(tab[o:o + 32], "big")
+                ty = int.from_bytes(tab[o + 32:o + 64], "big")
+            else:
+                o = ((blk << 3) + 127 - i) << 6
+                tx = int.from_bytes(tab[o:o + 32], "big")
+                ty = P - int.from_bytes(tab[o + 32:o + 64], "big")
+            if first:
+                X, Y, Z, first = tx, ty, 1, False
                 continue
             # mixed addition (madd-2007-bl), Jacobian + affine table point.
-            # H = 0 (accumulator A = +-T, the table point, mod N) cannot
-            # happen for 0 < k < N: A (k with the low c+1 bits of each row
-            # cleared) and T (bit c of each row) have disjoint bits, T < N, and
-            # for c > 0 both A and A + T are even while N is odd; for c = 0,
-            # A + T = k < N. So no doubling/infinity special case is needed.
+            # Should the accumulator ever equal +-T (H = 0 mod P), the sum is
+            # wrong but Z becomes 0 mod P and stays so: checked once below.
             t = Z * Z
             ZZ = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
             t = tx * ZZ
@@ -288,7 +296,24 @@ def _comb_g(k):
             t = r * (V - X) - Y * HHH
             t = (t >> 256) * c_ + (t & m_)
             Y = (t >> 256) * c_ + (t & m_)  # 2^617 -> f2: loose
+    if negate:
+        Y = -Y
+    if Z % P == 0:
+        return _ladder(G, k0)
     return X, Y, Z
+
+
+def _ladder(point, k):
+    """k*point by double-and-add with the complete formulas: only for the
+    scalars whose fast path met an exceptional addition."""
+    acc = None
+    base = (point[0], point[1], 1)
+    for i in range(255, -1, -1):
+        if acc is not None:
+            acc = _jac_double(*acc)
+        if k >> i & 1:
+            acc = _jac_add(acc, base)
+    return acc
 
 
 def point_mul_g(k):
@@ -299,26 +324,39 @@ def point_mul_g(k):
     return _to_affine(_comb_g(k))
 
 
-# --- variable-base multiplication: 4-bit fixed window over affine multiples --
+# --- variable-base multiplication: signed 4-bit window over affine multiples -
 
 def _window_mul(point, k):
     """k*point in loose Jacobian coordinates, for an affine point and 0 < k < N.
 
-    1..15 times the point are made affine with one inversion, then 63 rounds
-    of four doublings and at most one mixed addition. The accumulator A before
-    an addition of T = d*point (1 <= d <= 15) is a multiple of 16 of the point
-    with 16 <= A <= k - d < N - d, so A = +-T mod N never happens.
+    An odd k is recoded into 64 odd digits d in -15..15 (k = sum(d_i * 16^i),
+    Joye-Tunstall), so 1, 3, .., 15 times the point (made affine with one
+    inversion) and their negations cover every digit: 63 rounds of four
+    doublings and one mixed addition. An even k is computed as N - k, negated.
+    An exceptional addition (only possible for k within 30 of N) leaves Z = 0
+    mod P, and that scalar is redone by _ladder.
     """
     c_, m_ = _C, _M256
+    k0 = k
+    negate = not k & 1
+    if negate:
+        k = N - k
+    digits = bytearray(64)  # d + 16
+    for i in range(63):
+        d = (k & 31) - 16
+        digits[i] = d + 16
+        k = (k - d) >> 4
+    digits[63] = k + 16
     jac = [(point[0], point[1], 1)]
-    for _ in range(14):
-        jac.append(_jac_add(jac[-1], jac[0]))
+    two = _jac_double(point[0], point[1], 1)
+    for _ in range(7):
+        jac.append(_jac_add(jac[-1], two))
     table = _batch_to_affine(jac)
+    jac = two = None
     X = Y = Z = 0
-    inf = True
-    shift = 252
-    while shift >= 0:
-        if not inf:
+    first = True
+    for i in range(63, -1, -1):
+        if not first:
             for _ in range(4):
                 # doubling (dbl-2009-l, a = 0). f1 = one fold, f2 = two; bounds in
                 # bits for loose X, Y, Z (< 2^257), see the note on loose elements.
@@ -337,13 +375,14 @@ def _window_mul(point, k):
                 t = M * (S - X) - (YY * YY << 3)
                 t = (t >> 256) * c_ + (t & m_)
                 Y = (t >> 256) * c_ + (t & m_)  # 2^622 -> f2: loose
-        d = (k >> shift) & 15
-        shift -= 4
-        if not d:
-            continue
-        tx, ty = table[d - 1]
-        if inf:
-            X, Y, Z, inf = tx, ty, 1, False
+        d = digits[i] - 16
+        if d > 0:
+            tx, ty = table[d >> 1]
+        else:
+            tx, ty = table[(-d) >> 1]
+            ty = P - ty
+        if first:
+            X, Y, Z, first = tx, ty, 1, False
             continue
         t = Z * Z
         ZZ = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
@@ -369,6 +408,10 @@ def _window_mul(point, k):
         t = r * (V - X) - Y * HHH
         t = (t >> 256) * c_ + (t & m_)
         Y = (t >> 256) * c_ + (t & m_)  # 2^617 -> f2: loose
+    if negate:
+        Y = -Y
+    if Z % P == 0:
+        return _ladder(point, k0)
     return X, Y, Z
 
 
