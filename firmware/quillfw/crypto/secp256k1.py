@@ -21,6 +21,7 @@ API:
     pubkey_from_secret(secret32, compressed=True) -> 33/65-byte SEC encoding
     xonly_from_secret(secret32) -> (x32 bytes, y_is_odd)
     clear_key_cache()               forget the cached public points (session end)
+    NATIVE, BACKEND                 the optional libsecp256k1 module (or None), "native"/"python"
 
 Why these choices (measured in shared/research/micropython-probe.md):
   * pow(x, -1, m) silently returns 0 on MicroPython, and pow(x, m-2, m) is 6x
@@ -45,6 +46,32 @@ from quillfw.crypto.hashes import tagged_hash
 from quillfw.crypto.secp256k1_gtable import GTABLE as _GTABLE_BYTES
 
 P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
+
+
+def _native_backend():
+    """quill_secp256k1, libsecp256k1 as a native .mpy (firmware/natmod), when it
+    is on the path, unless $QUILL_CRYPTO (emulator: quill-emu --crypto) is
+    "python"; "native" makes its absence an error. Boards have no environment:
+    they use the module when it was deployed."""
+    try:
+        from os import getenv
+        choice = getenv("QUILL_CRYPTO") or "auto"
+    except ImportError:  # boards
+        choice = "auto"
+    if choice == "python":
+        return None
+    try:
+        import quill_secp256k1
+    except ImportError:
+        if choice == "native":
+            raise
+        return None
+    return quill_secp256k1
+
+
+# ecdsa and schnorr sign and verify with NATIVE when it is set; get_info reports BACKEND.
+NATIVE = _native_backend()
+BACKEND = "python" if NATIVE is None else "native"
 N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 GX = 0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798
 GY = 0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8
@@ -506,7 +533,11 @@ def keypair(secret32):
     fingerprint = tagged_hash("QuillKeyCache", secret32)
     point = _key_cache.get(fingerprint)
     if point is None:
-        point = point_mul_g(d)
+        if NATIVE is not None:
+            xy = NATIVE.pubkey(secret32)
+            point = (int.from_bytes(xy[:32], "big"), int.from_bytes(xy[32:], "big"))
+        else:
+            point = point_mul_g(d)
         if len(_key_cache) >= _KEY_CACHE_SIZE:
             _key_cache.clear()  # dicts are unordered on MicroPython: no LRU
         _key_cache[fingerprint] = point
