@@ -27,7 +27,7 @@ FIRMWARE_TESTS = ROOT / "tests" / "firmware"
 CROSSCHECK = r"""
 import sys
 from hashlib import sha256
-from quillfw import ecdsa, schnorr, secp256k1 as ec
+from quillfw.crypto import ecdsa, schnorr, secp256k1 as ec
 assert ec.BACKEND == "native", ec.BACKEND
 native = ec.NATIVE
 count = int(sys.argv[1])
@@ -102,13 +102,13 @@ def test_thousand_random_crosschecks(native_dir, tmp_path):
 @pytest.mark.parametrize("crypto, expected", [("native", "native"), ("python", "python"),
                                               ("auto", "native")])
 def test_backend_follows_the_choice(native_dir, crypto, expected):
-    proc = _micropython(["-c", "from quillfw import secp256k1, selftest; "
+    proc = _micropython(["-c", "from quillfw.crypto import secp256k1; from quillfw.board import selftest; "
                                "print(secp256k1.BACKEND, selftest.run())"], native_dir, crypto)
     assert proc.stdout.split() == [expected, "ok"], proc.stdout + proc.stderr
 
 
 def test_native_choice_without_the_module_fails(tmp_path):
-    proc = _micropython(["-c", "from quillfw import secp256k1"], tmp_path, "native")
+    proc = _micropython(["-c", "from quillfw.crypto import secp256k1"], tmp_path, "native")
     assert proc.returncode != 0 and "quill_secp256k1" in proc.stdout + proc.stderr
 
 
