@@ -149,7 +149,8 @@ def _run_timing_once(interpreter, count, env):
 
 
 def smallest_heap_kib(workdir):
-    compile_firmware(Path(workdir), ["quillfw.compat", "quillfw.crypto.hashes", "quillfw.crypto.secp256k1",
+    compile_firmware(Path(workdir), ["quillfw.compat", "quillfw.crypto.hashes",
+                                     "quillfw.crypto.secp256k1",
                                      "quillfw.crypto.secp256k1_gtable", "quillfw.crypto.ecdsa",
                                      "quillfw.crypto.schnorr"])
     script = Path(workdir) / "heap.py"

@@ -17,7 +17,7 @@ def native_built():
 
 
 @pytest.mark.parametrize("crypto, expected", [("python", "python"), ("native", "native"),
-                                              ("auto", "native")])
+                                              ("auto", "python")])
 def test_get_info_names_the_backend(native_built, crypto, expected):
     with Emulator(heapsize="97K", crypto=crypto) as emu, DeviceClient(emu.port) as client:
         info = client.get_info()

@@ -40,8 +40,9 @@ void free(void *p) {
     (void)p;
 }
 
-// Not static: mpy_ld cannot relocate static variables in .bss.
-unsigned char quill_ctx_buf[512] __attribute__((aligned(16)));
+// Not static: mpy_ld cannot relocate static variables in .bss. The context is
+// 216 bytes on x64 (libsecp256k1 0.7); mpy_init checks that it fits.
+unsigned char quill_ctx_buf[256] __attribute__((aligned(16)));
 secp256k1_context *quill_ctx;
 
 static const unsigned char *buffer_of(mp_obj_t obj, size_t *len) {

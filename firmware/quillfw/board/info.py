@@ -10,7 +10,6 @@ import sys
 from quillfw import limits
 from quillfw.board.version import FIRMWARE_VERSION, PROTOCOL_VERSION
 from quillfw.compat import forget
-from quillfw.crypto import secp256k1
 from quillfw.wire.dispatcher import Method
 
 
@@ -35,6 +34,9 @@ class DeviceInfo:
         self.emulator = emulator
 
     def get_info(self, ctx, params):
+        # resident since the self-test signed (imported here, not at boot, so that
+        # the signing table keeps its place in the heap)
+        from quillfw.crypto.secp256k1 import NATIVE
         gc.collect()
         info = {
             "firmware_version": FIRMWARE_VERSION,
@@ -55,7 +57,7 @@ class DeviceInfo:
             "script_types": list(self.dispatcher.script_types),
             "sighash_types": list(self.dispatcher.sighash_types),
             "selftest": self.dispatcher.selftest,
-            "crypto_backend": secp256k1.BACKEND,
+            "crypto_backend": "python" if NATIVE is None else "native",
         }
         for hook in self.dispatcher.info_hooks:
             info.update(hook())

