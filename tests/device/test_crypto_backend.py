@@ -1,5 +1,5 @@
-"""quill-emu --crypto: get_info's crypto_backend names who signs, and the bytes do not
-depend on it (the same BIP143 signature through the protocol on both backends)."""
+"""quill-emu --crypto: get_info's crypto_backend names who signs, and the self-test's known
+answers (BIP143 ECDSA with Core's grinding, BIP340) hold on each backend."""
 import pytest
 
 from quill.device.client import DeviceClient
@@ -9,16 +9,17 @@ from tests.kit.toolchains import unavailable
 
 
 @pytest.fixture(scope="module")
-def native_built():
+def native_module():
     try:
-        natmod.build("x64")
+        return natmod.build("x64")
     except natmod.NatmodUnavailable as exc:
         unavailable(f"cannot build the native crypto module: {exc}")
 
 
 @pytest.mark.parametrize("crypto, expected", [("python", "python"), ("native", "native"),
                                               ("auto", "python")])
-def test_get_info_names_the_backend(native_built, crypto, expected):
+def test_get_info_names_the_backend(native_module, crypto, expected):
+    assert native_module.name == "quill_secp256k1.mpy"
     with Emulator(heapsize="97K", crypto=crypto) as emu, DeviceClient(emu.port) as client:
         info = client.get_info()
     assert info["crypto_backend"] == expected
