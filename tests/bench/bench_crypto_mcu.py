@@ -1,6 +1,6 @@
 """Signing arithmetic before and after issue 14, side by side in one run.
 
-    .venv/bin/python tests/bench/bench_crypto_mcu.py [--count 24] [--runs 3]
+    .venv/bin/python -m tests.bench.bench_crypto_mcu [--count 24] [--runs 3]
 
 "before" is the firmware's crypto as it was at BASELINE (extracted with
 `git archive`, so it needs the repository's history); "after" is the working
@@ -22,16 +22,15 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
 
+from quill.emulator import natmod
+from quill.emulator.launcher import micropython_binary
+
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = "5510332"  # main before issue 14: comb with % P reductions
-sys.path.insert(0, str(ROOT / "host"))
-from quill.emulator import natmod  # noqa: E402
-from quill.emulator.launcher import micropython_binary  # noqa: E402
 
 # Plain MicroPython; prints one JSON object. COUNT is substituted.
 SCRIPT = r"""
