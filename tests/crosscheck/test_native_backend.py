@@ -102,8 +102,9 @@ def test_thousand_random_crosschecks(native_dir, tmp_path):
 @pytest.mark.parametrize("crypto, expected", [("native", "native"), ("python", "python"),
                                               ("auto", "native")])
 def test_backend_follows_the_choice(native_dir, crypto, expected):
-    proc = _micropython(["-c", "from quillfw.crypto import secp256k1; from quillfw.board import selftest; "
-                               "print('python' if secp256k1.NATIVE is None else 'native', selftest.run())"], native_dir, crypto)
+    code = ("from quillfw.crypto import secp256k1; from quillfw.board import selftest; "
+            "print('python' if secp256k1.NATIVE is None else 'native', selftest.run())")
+    proc = _micropython(["-c", code], native_dir, crypto)
     assert proc.stdout.split() == [expected, "ok"], proc.stdout + proc.stderr
 
 

@@ -129,7 +129,8 @@ _M256 = const((1 << 256) - 1)
 # the previous result, then which earlier result multiplies it (255: none);
 # results 0.. are a, a^(2^2-1), a^(2^3-1), a^(2^6-1), .., 2^9, 2^11, 2^22, 2^44, 2^88,
 # 2^176, 2^220, 2^223 - 1, then the tail.
-_SQRT_CHAIN = const(b"\x01\x00\x01\x00\x03\x02\x03\x02\x02\x01\x0b\x05\x16\x06\x2c\x07\x58\x08\x2c\x07\x03\x02\x17\x06\x06\x01\x02\xff")
+_SQRT_CHAIN = const(b"\x01\x00\x01\x00\x03\x02\x03\x02\x02\x01\x0b\x05\x16\x06"
+                    b"\x2c\x07\x58\x08\x2c\x07\x03\x02\x17\x06\x06\x01\x02\xff")
 
 
 # --- Jacobian arithmetic (a = 0; "dbl-2009-l" and "add-2007-bl" style) -------
