@@ -115,7 +115,7 @@ def test_native_choice_without_the_module_fails(tmp_path):
 
 @pytest.mark.parametrize("module", ["test_ecdsa", "test_schnorr", "test_secp256k1", "test_session"])
 def test_firmware_signing_tests_on_the_native_backend(native_dir, module):
-    proc = _micropython([str(FIRMWARE_TESTS / "mp_runner.py"), str(FIRMWARE), str(FIRMWARE_TESTS), module],
+    proc = _micropython([str(FIRMWARE_TESTS / "mp_runner.py"), str(FIRMWARE), str(ROOT), "tests.firmware." + module],
                         native_dir)
     summary = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped$", proc.stdout, re.M)
     assert summary and proc.returncode == 0 and summary.group(2) == "0", proc.stdout[-4000:] + proc.stderr
