@@ -11,8 +11,7 @@ median of the per-process medians, with the mean of the means in brackets:
   schnorr.sign        BIP340 with a new key each time (d*G not cached)
   schnorr.sign/same   BIP340, one key for all messages (a signing session:
                       d*G comes from secp256k1.keypair's cache)
-  k*G comb w=8        the shipped 255-point table
-  k*G comb w=6        a 63-point table built for this comparison only
+  k*G                 the shipped signed comb (256-point table)
   ecdsa.verify        strict DER + low S
 coincurve's ECDSA row runs the same grinding loop over secp256k1_ecdsa_sign.
 Also prints the smallest -X heapsize (KiB) at which .mpy modules sign.
@@ -34,7 +33,6 @@ from coincurve._libsecp256k1 import ffi
 
 from quillfw.crypto import secp256k1 as ec
 from tests.kit.firmware import compile_firmware
-from tools import gen_gtable
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
@@ -54,7 +52,6 @@ except ImportError:
 from quillfw.crypto import ecdsa, schnorr, secp256k1 as ec
 
 count = int(sys.argv[1])
-w6_path = sys.argv[2]
 
 def secret():
     while True:
@@ -79,12 +76,7 @@ one = secret()
 schnorr.sign(one, bytes(32))
 res["schnorr.sign/same"] = timed(lambda m: schnorr.sign(one, m, bytes(32)), [(m,) for _, m in pairs])
 scalars = [(int.from_bytes(s, "big"),) for s, _ in pairs]
-res["k*G comb w=8"] = timed(ec.point_mul_g, scalars)
-with open(w6_path, "rb") as f:
-    blob6 = f.read()
-ec._GTABLE, ec._TEETH, ec._COLS = memoryview(blob6), 6, 43
-res["k*G comb w=6"] = timed(ec.point_mul_g, scalars)
-ec._GTABLE, ec._TEETH, ec._COLS = memoryview(ec._GTABLE_BYTES), 8, 32
+res["k*G"] = timed(ec.point_mul_g, scalars)
 few = pairs[:max(10, count // 10)]
 sigs = [(ec.pubkey_from_secret(s), m, ecdsa.sign(s, m)) for s, m in few]
 res["ecdsa.verify"] = timed(ecdsa.verify, sigs)
@@ -100,7 +92,7 @@ for i in range(3):
 print("ok")
 """
 
-ROWS = ["ecdsa.sign", "schnorr.sign", "schnorr.sign/same", "k*G comb w=8", "k*G comb w=6", "ecdsa.verify"]
+ROWS = ["ecdsa.sign", "schnorr.sign", "schnorr.sign/same", "k*G", "ecdsa.verify"]
 
 
 def coincurve_rows(count):
@@ -132,24 +124,24 @@ def coincurve_rows(count):
         "schnorr.sign": timed(lambda k, m: coincurve.PrivateKey(k.secret).sign_schnorr(m, bytes(32)),
                               list(zip(keys, msgs, strict=True))),
         "schnorr.sign/same": timed(lambda m: one.sign_schnorr(m, bytes(32)), [(m,) for m in msgs]),
-        "k*G comb w=8": timed(lambda k: coincurve.PublicKey.from_secret(k.secret), [(k,) for k in keys]),
+        "k*G": timed(lambda k: coincurve.PublicKey.from_secret(k.secret), [(k,) for k in keys]),
         "ecdsa.verify": timed(lambda p, m, s: p.verify(s, m, hasher=None), sigs),
     }
 
 
-def run_timing(interpreter, count, w6_path, env, runs):
+def run_timing(interpreter, count, env, runs):
     """Median of per-process medians and mean of means, per row."""
-    results = [_run_timing_once(interpreter, count, w6_path, env) for _ in range(runs)]
+    results = [_run_timing_once(interpreter, count, env) for _ in range(runs)]
     return {row: [statistics.median(r[row][0] for r in results),
                   statistics.fmean(r[row][1] for r in results)] for row in results[0]}
 
 
-def _run_timing_once(interpreter, count, w6_path, env):
+def _run_timing_once(interpreter, count, env):
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(TIMING_SCRIPT)
         script = f.name
     try:
-        out = subprocess.run(interpreter + [script, str(count), w6_path], capture_output=True,
+        out = subprocess.run(interpreter + [script, str(count)], capture_output=True,
                              text=True, env=env, check=True, timeout=900).stdout
     finally:
         os.unlink(script)
@@ -157,7 +149,8 @@ def _run_timing_once(interpreter, count, w6_path, env):
 
 
 def smallest_heap_kib(workdir):
-    compile_firmware(Path(workdir), ["quillfw.compat", "quillfw.crypto.hashes", "quillfw.crypto.secp256k1",
+    compile_firmware(Path(workdir), ["quillfw.compat", "quillfw.crypto.hashes",
+                                     "quillfw.crypto.secp256k1",
                                      "quillfw.crypto.secp256k1_gtable", "quillfw.crypto.ecdsa",
                                      "quillfw.crypto.schnorr"])
     script = Path(workdir) / "heap.py"
@@ -186,11 +179,9 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="processes per interpreter")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        w6 = Path(tmp) / "gtable_w6.bin"
-        w6.write_bytes(gen_gtable.build_table(6))
         env = dict(os.environ, MICROPYPATH=str(FIRMWARE), PYTHONPATH=str(FIRMWARE))
-        mp = run_timing([str(BIN / "micropython"), "-X", "heapsize=2M"], args.count, str(w6), env, args.runs)
-        cpy = run_timing([sys.executable], args.count, str(w6), env, args.runs)
+        mp = run_timing([str(BIN / "micropython"), "-X", "heapsize=2M"], args.count, env, args.runs)
+        cpy = run_timing([sys.executable], args.count, env, args.runs)
         heap = smallest_heap_kib(Path(tmp) / "heap")
     ref = coincurve_rows(args.count)
 

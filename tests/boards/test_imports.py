@@ -48,6 +48,9 @@ def _imported_names(path):
 # quillfw.board.hal is the one firmware module that touches board hardware: its port
 # modules (and the esp32 port's neopixel) are imported only on the boards.
 HARDWARE = set().union(*PORT_MODULES.values()) | {"neopixel"}
+# The optional native crypto module (firmware/natmod): quillfw.crypto.secp256k1 imports it
+# when present and falls back to the pure arithmetic.
+OPTIONAL = {"quill_secp256k1"}
 
 
 def test_every_imported_name_exists_on_micropython():
@@ -55,6 +58,7 @@ def test_every_imported_name_exists_on_micropython():
     for source in build.firmware_sources():
         found = _imported_names(source)
         names |= found - HARDWARE if source.name == "hal.py" else found
+    names -= OPTIONAL
     assert {"gc", "sys", "hashlib"} <= names  # the scan sees the real imports
     code = "\n".join("import %s" % n for n in sorted(names)) + "\nprint('ok')"
     proc = _run_micropython(boardspec.FIRMWARE_DIR, code)

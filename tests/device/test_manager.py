@@ -53,6 +53,7 @@ def test_emulator_spec_starts_and_stops_quill_emu(tmp_path):
         info = device_handlers.getdeviceinfo(ctx, [])
         check_cddl({"id": "1", "result": info})
         assert info["emulator"] is True and 20_000 < info["heap_free"] < 128 * 1024
+        assert info["crypto_backend"] in ("native", "python")
         shown = [k for k in device_handlers.FIELD_ORDER if k in info]
         assert list(info)[:len(shown)] == shown and len(shown) >= 10
         assert manager.client() is manager.client()

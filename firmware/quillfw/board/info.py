@@ -34,6 +34,9 @@ class DeviceInfo:
         self.emulator = emulator
 
     def get_info(self, ctx, params):
+        # resident since the self-test signed (imported here, not at boot, so that
+        # the signing table keeps its place in the heap)
+        from quillfw.crypto.secp256k1 import NATIVE
         gc.collect()
         info = {
             "firmware_version": FIRMWARE_VERSION,
@@ -54,6 +57,7 @@ class DeviceInfo:
             "script_types": list(self.dispatcher.script_types),
             "sighash_types": list(self.dispatcher.sighash_types),
             "selftest": self.dispatcher.selftest,
+            "crypto_backend": "python" if NATIVE is None else "native",
         }
         for hook in self.dispatcher.info_hooks:
             info.update(hook())

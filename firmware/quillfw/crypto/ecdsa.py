@@ -72,6 +72,15 @@ def sign(secret32, msg32, grind=True):
     d = ec.scalar_from_secret(secret32)
     if len(msg32) != 32:
         raise ValueError("message hash must be 32 bytes")
+    if ec.NATIVE is not None:
+        # the same signature from libsecp256k1: secp256k1_ecdsa_sign is the call
+        # CKey::Sign makes, with the same extra entropy per grinding round
+        rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
+        counter = 0
+        while grind and rs[0] & 0x80:
+            counter += 1
+            rs = ec.NATIVE.ecdsa_sign(secret32, msg32, counter.to_bytes(4, "little") + bytes(28))
+        return der_encode(int.from_bytes(rs[:32], "big"), int.from_bytes(rs[32:], "big"))
     z = int.from_bytes(msg32, "big") % N
     k, r = _nonce_and_r(d, z, secret32, msg32, None)
     counter = 0
@@ -141,13 +150,18 @@ def _der_decode_int(sig, pos, length, name):
 def verify(pubkey, msg32, der_sig):
     """True iff der_sig is a valid low-S strict-DER signature of msg32 by pubkey."""
     try:
-        point = ec.sec_decode(pubkey)
         r, s = der_decode(der_sig)
+        if ec.NATIVE is None:
+            point = ec.sec_decode(pubkey)
+        elif not ((len(pubkey) == 33 and pubkey[0] in (2, 3)) or (len(pubkey) == 65 and pubkey[0] == 4)):
+            return False  # sec_decode's encodings only: libsecp256k1 also parses hybrid 06/07
     except ValueError:
         return False
     if len(msg32) != 32 or not (0 < r < N and 0 < s <= _HALF_N):
         return False
+    if ec.NATIVE is not None:
+        return ec.NATIVE.ecdsa_verify(pubkey, msg32, r.to_bytes(32, "big") + s.to_bytes(32, "big"))
     z = int.from_bytes(msg32, "big") % N
     w = ec.inverse(s, N)
-    R = ec.point_add(ec.point_mul_g(z * w % N), ec.point_mul(point, r * w % N))
+    R = ec.point_mul_add_g(z * w % N, point, r * w % N)
     return R is not None and R[0] % N == r

@@ -29,6 +29,12 @@ def _b32(v):
 def sign(secret32, msg, aux32=bytes(32)):
     if len(aux32) != 32:
         raise ValueError("aux_rand must be 32 bytes")
+    if ec.NATIVE is not None:
+        ec.scalar_from_secret(secret32)  # the same ValueError as below
+        sig = ec.NATIVE.schnorr_sign(secret32, msg, aux32)
+        if sig is None:
+            raise ValueError("BIP340 nonce is zero")
+        return sig
     d0, (px, py) = ec.keypair(secret32)
     d = d0 if py & 1 == 0 else N - d0
     pk = _b32(px)
@@ -47,6 +53,8 @@ def sign(secret32, msg, aux32=bytes(32)):
 def verify(xonly32, msg, sig64):
     if len(xonly32) != 32 or len(sig64) != 64:
         return False
+    if ec.NATIVE is not None:
+        return ec.NATIVE.schnorr_verify(xonly32, msg, sig64)
     point = ec.lift_x(_int(xonly32))
     if point is None:
         return False
@@ -55,7 +63,7 @@ def verify(xonly32, msg, sig64):
     if r >= ec.P or s >= N:
         return False
     e = _int(tagged_hash("BIP0340/challenge", bytes(sig64[:32]) + bytes(xonly32) + bytes(msg))) % N
-    R = ec.point_add(ec.point_mul_g(s), ec.point_neg(ec.point_mul(point, e)))
+    R = ec.point_mul_add_g(s, point, N - e)
     return R is not None and R[1] & 1 == 0 and R[0] == r
 
 

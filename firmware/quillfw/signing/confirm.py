@@ -57,6 +57,7 @@ reading and changing the policy, the wait and the approvers are in
 quillfw.signing.confirm_flow (and the approver's modules), imported when needed and
 dropped again (flow()/drop()), so the ~97 KB board keeps its signing heap.
 """
+import gc
 import os
 
 from quillfw.compat import const, forget
@@ -85,6 +86,7 @@ def auto_approves(spec):
 
 
 def flow():
+    gc.collect()  # the session's garbage out first: importing needs whole blocks
     from quillfw.signing import confirm_flow
     return confirm_flow
 

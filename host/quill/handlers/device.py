@@ -9,7 +9,7 @@ from quill.rpc.registry import Method
 # them in the documented order, anything newer after them.
 FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "implementation",
                "implementation_version", "heap_free", "max_message_size", "limits", "methods",
-               "script_types", "sighash_types", "selftest", "confirmation", "state", "queue")
+               "script_types", "sighash_types", "selftest", "crypto_backend", "confirmation", "state", "queue")
 CONFIRMATION_ORDER = ("policy", "amount", "approver", "timeout_ms")
 
 
@@ -75,6 +75,7 @@ METHODS = [
   "script_types" : [ "str", ... ], (json array) script types it signs
   "sighash_types" : [ n, ... ], (json array) sighash types it signs
   "selftest" : "str",           (string) "ok", or "failed: <check>" (signing is then refused)
+  "crypto_backend" : "str",     (string) who signs: native (libsecp256k1 module) or python
   "confirmation" : {            (json object) when the device asks its user before signing
     "policy" : "str",           (string) always, above or never
     "amount" : n,               (numeric, optional) policy above: asks when a transaction moves more

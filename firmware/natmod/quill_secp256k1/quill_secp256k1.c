@@ -1,0 +1,147 @@
+// quill_secp256k1: libsecp256k1 (Bitcoin Core's signing library) as a MicroPython
+// dynamic native module, for quillfw.secp256k1's optional native backend.
+//
+// No malloc: one context in a static buffer (secp256k1_context_preallocated_create);
+// the tables are the library's precomputed constants, sized by the Makefile.
+// Every function returns None (or False) where libsecp256k1 reports failure, and
+// raises ValueError only for a wrong argument length. The Python side keeps the
+// protocol rules (Core's low-R grinding loop, DER, which keys are accepted).
+//
+//   ecdsa_sign(seckey32, msg32, extra32|None) -> 64-byte r || s (low S) | None
+//       secp256k1_ecdsa_sign with its RFC6979 nonce and extra entropy: CKey::Sign's
+//       call, one grinding round.
+//   ecdsa_verify(pubkey33|65, msg32, rs64) -> bool   (high S fails, as in Core)
+//   pubkey(seckey32) -> 64-byte x || y | None
+//   schnorr_sign(seckey32, msg, aux32) -> 64 bytes | None   (BIP340)
+//   schnorr_verify(xonly32, msg, sig64) -> bool
+#include "py/dynruntime.h"
+#include "secp256k1.h"
+#include "secp256k1_extrakeys.h"
+#include "secp256k1_preallocated.h"
+#include "secp256k1_schnorrsig.h"
+
+// libsecp256k1 calls these only for an illegal argument or an internal error;
+// the arguments are checked here first, so they have nothing to report to.
+void secp256k1_default_illegal_callback_fn(const char *str, void *data) {
+    (void)str;
+    (void)data;
+}
+void secp256k1_default_error_callback_fn(const char *str, void *data) {
+    (void)str;
+    (void)data;
+}
+
+// The library's malloc-based context functions are linked in but never called.
+void *malloc(size_t n) {
+    (void)n;
+    return NULL;
+}
+void free(void *p) {
+    (void)p;
+}
+
+// Not static: mpy_ld cannot relocate static variables in .bss. The context is
+// 216 bytes on x64 (libsecp256k1 0.7); mpy_init checks that it fits.
+unsigned char quill_ctx_buf[256] __attribute__((aligned(16)));
+secp256k1_context *quill_ctx;
+
+static const unsigned char *buffer_of(mp_obj_t obj, size_t *len) {
+    mp_buffer_info_t info;
+    mp_get_buffer_raise(obj, &info, MP_BUFFER_READ);
+    *len = info.len;
+    return info.buf;
+}
+
+static const unsigned char *buffer_n(mp_obj_t obj, size_t n) {
+    size_t len;
+    const unsigned char *buf = buffer_of(obj, &len);
+    if (len != n) {
+        mp_raise_ValueError(MP_ERROR_TEXT("wrong length"));
+    }
+    return buf;
+}
+
+static mp_obj_t ecdsa_sign(mp_obj_t key_in, mp_obj_t msg_in, mp_obj_t extra_in) {
+    const unsigned char *key = buffer_n(key_in, 32);
+    const unsigned char *msg = buffer_n(msg_in, 32);
+    const unsigned char *extra = extra_in == mp_const_none ? NULL : buffer_n(extra_in, 32);
+    secp256k1_ecdsa_signature sig;
+    unsigned char out[64];
+    if (!secp256k1_ecdsa_sign(quill_ctx, &sig, msg, key, secp256k1_nonce_function_rfc6979, extra)) {
+        return mp_const_none;
+    }
+    secp256k1_ecdsa_signature_serialize_compact(quill_ctx, out, &sig);
+    return mp_obj_new_bytes(out, 64);
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(ecdsa_sign_obj, ecdsa_sign);
+
+static mp_obj_t ecdsa_verify(mp_obj_t pub_in, mp_obj_t msg_in, mp_obj_t rs_in) {
+    size_t pub_len;
+    const unsigned char *pub = buffer_of(pub_in, &pub_len);
+    const unsigned char *msg = buffer_n(msg_in, 32);
+    const unsigned char *rs = buffer_n(rs_in, 64);
+    secp256k1_pubkey pubkey;
+    secp256k1_ecdsa_signature sig;
+    if (!secp256k1_ec_pubkey_parse(quill_ctx, &pubkey, pub, pub_len)
+        || !secp256k1_ecdsa_signature_parse_compact(quill_ctx, &sig, rs)) {
+        return mp_const_false;
+    }
+    return mp_obj_new_bool(secp256k1_ecdsa_verify(quill_ctx, &sig, msg, &pubkey));
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(ecdsa_verify_obj, ecdsa_verify);
+
+static mp_obj_t pubkey(mp_obj_t key_in) {
+    const unsigned char *key = buffer_n(key_in, 32);
+    secp256k1_pubkey pk;
+    unsigned char out[65];
+    size_t out_len = sizeof(out);
+    if (!secp256k1_ec_pubkey_create(quill_ctx, &pk, key)) {
+        return mp_const_none;
+    }
+    secp256k1_ec_pubkey_serialize(quill_ctx, out, &out_len, &pk, SECP256K1_EC_UNCOMPRESSED);
+    return mp_obj_new_bytes(out + 1, 64);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(pubkey_obj, pubkey);
+
+static mp_obj_t schnorr_sign(mp_obj_t key_in, mp_obj_t msg_in, mp_obj_t aux_in) {
+    const unsigned char *key = buffer_n(key_in, 32);
+    size_t msg_len;
+    const unsigned char *msg = buffer_of(msg_in, &msg_len);
+    secp256k1_schnorrsig_extraparams params = SECP256K1_SCHNORRSIG_EXTRAPARAMS_INIT;
+    params.ndata = (void *)buffer_n(aux_in, 32);
+    secp256k1_keypair keypair;
+    unsigned char out[64];
+    if (!secp256k1_keypair_create(quill_ctx, &keypair, key)
+        || !secp256k1_schnorrsig_sign_custom(quill_ctx, out, msg, msg_len, &keypair, &params)) {
+        return mp_const_none;
+    }
+    return mp_obj_new_bytes(out, 64);
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(schnorr_sign_obj, schnorr_sign);
+
+static mp_obj_t schnorr_verify(mp_obj_t xonly_in, mp_obj_t msg_in, mp_obj_t sig_in) {
+    const unsigned char *xonly = buffer_n(xonly_in, 32);
+    size_t msg_len;
+    const unsigned char *msg = buffer_of(msg_in, &msg_len);
+    const unsigned char *sig = buffer_n(sig_in, 64);
+    secp256k1_xonly_pubkey pk;
+    if (!secp256k1_xonly_pubkey_parse(quill_ctx, &pk, xonly)) {
+        return mp_const_false;
+    }
+    return mp_obj_new_bool(secp256k1_schnorrsig_verify(quill_ctx, sig, msg, msg_len, &pk));
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(schnorr_verify_obj, schnorr_verify);
+
+mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args) {
+    MP_DYNRUNTIME_INIT_ENTRY
+    if (secp256k1_context_preallocated_size(SECP256K1_CONTEXT_NONE) > sizeof(quill_ctx_buf)) {
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("secp256k1 context too large"));
+    }
+    quill_ctx = secp256k1_context_preallocated_create(quill_ctx_buf, SECP256K1_CONTEXT_NONE);
+    mp_store_global(MP_QSTR_ecdsa_sign, MP_OBJ_FROM_PTR(&ecdsa_sign_obj));
+    mp_store_global(MP_QSTR_ecdsa_verify, MP_OBJ_FROM_PTR(&ecdsa_verify_obj));
+    mp_store_global(MP_QSTR_pubkey, MP_OBJ_FROM_PTR(&pubkey_obj));
+    mp_store_global(MP_QSTR_schnorr_sign, MP_OBJ_FROM_PTR(&schnorr_sign_obj));
+    mp_store_global(MP_QSTR_schnorr_verify, MP_OBJ_FROM_PTR(&schnorr_verify_obj));
+    MP_DYNRUNTIME_INIT_EXIT
+}
