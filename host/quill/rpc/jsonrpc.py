@@ -181,13 +181,9 @@ class Dispatcher:
             p = method.params[i]
             expected = p.expected_json_type
             if value is None:
-<<<<<<< HEAD
-                if p.required:
-=======
                 # Core's RPCArg::MatchesType: a required null fails only where a JSON type is
                 # expected (AMOUNT, RANGE and ANY, or a skip_type_check argument, accept it).
-                if p.required and i < len(args) and expected:
->>>>>>> rpc12
+                if p.required and expected:
                     mismatches[f"Position {i + 1} ({p.name})"] = \
                         f"JSON value of type null is not of expected type {expected}"
                 continue
