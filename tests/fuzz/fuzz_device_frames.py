@@ -9,6 +9,7 @@ fields. Every `--sync` frames a ping must be answered (the device is alive
 throughout); at the end, after the idle timeout, the final ping must be answered.
 """
 import argparse
+import queue
 import os
 import random
 import struct
@@ -56,6 +57,23 @@ def fuzz_case(rng):
     return "random length", MAGIC + struct.pack(">I", rng.getrandbits(32)) + body
 
 
+def _sync(link, rid, idle_s, deadline_s=90.0):
+    """Ping until answered. A ping written while the device is still reading a fuzzed frame
+    (it may lag behind the writes on a loaded machine) is eaten by that frame; the device
+    then drops the frame when it goes stale, as a real host's lost-request probe expects, and
+    the next ping is answered. Every ping has its own id, so a late answer is never confused."""
+    deadline = time.monotonic() + deadline_s
+    attempt = 0
+    while True:
+        time.sleep(idle_s)   # let any partial frame go stale
+        attempt += 1
+        try:
+            return link.ping(f"{rid}-{attempt}", timeout=max(2.0, 4 * idle_s))
+        except queue.Empty:
+            if time.monotonic() > deadline:
+                raise
+
+
 def run(port, count, seed, sync_every=250, idle_s=0.5, log=print):
     rng = random.Random(seed)
     link = RawLink(port)
@@ -66,10 +84,8 @@ def run(port, count, seed, sync_every=250, idle_s=0.5, log=print):
             kinds[kind] = kinds.get(kind, 0) + 1
             link.write(data)
             if (i + 1) % sync_every == 0:
-                time.sleep(idle_s)   # let any partial frame go stale
-                link.ping(f"s{i}", timeout=30)
-        time.sleep(idle_s)
-        _, reply = link.ping("final", timeout=30)
+                _sync(link, f"s{i}", idle_s)
+        _, reply = _sync(link, "final", idle_s)
         assert reply["result"] == "idle", reply
         messages = 0
         while not link.messages.empty():
