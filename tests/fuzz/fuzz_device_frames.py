@@ -9,8 +9,8 @@ fields. Every `--sync` frames a ping must be answered (the device is alive
 throughout); at the end, after the idle timeout, the final ping must be answered.
 """
 import argparse
-import queue
 import os
+import queue
 import random
 import struct
 import subprocess
