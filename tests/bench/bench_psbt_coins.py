@@ -96,8 +96,9 @@ def main() -> None:
                 fund(core, desc, funded, size - funded)
                 funded = size
                 wait_synced(core, quill)
-                deadline = time.monotonic() + 600
-                while len(quill.rpc("listunspent", path="/wallet/wo")) < size:
+                deadline = time.monotonic() + 1800
+                want = core.rpc("getbalance", wallet="wo")
+                while quill.rpc("getbalance", path="/wallet/wo") != want:
                     if time.monotonic() > deadline:
                         raise TimeoutError("Quill's wallet did not see every output")
                     time.sleep(0.5)
