@@ -102,11 +102,12 @@ def main() -> None:
                     if time.monotonic() > deadline:
                         raise TimeoutError("Quill's wallet did not see every output")
                     time.sleep(0.5)
+                count = len(core.rpc("listunspent", wallet="wo"))
+                assert count == len(quill.rpc("listunspent", path="/wallet/wo"))
                 for method in ("listunspent", "getbalance"):
                     c = best(lambda m=method: core.rpc(m, wallet="wo"))
                     q = best(lambda m=method: quill.rpc(m, path="/wallet/wo"))
-                    rows.append((f"{method}", f"{size:,} UTXOs", c, q))
-                assert len(core.rpc("listunspent", wallet="wo")) == size
+                    rows.append((f"{method}", f"{count:,} UTXOs", c, q))
         finally:
             quill.stop()
     print(f"{'call':<26}{'wallet':>14}{'Core ms':>12}{'Quill ms':>12}{'Quill/Core':>12}")
