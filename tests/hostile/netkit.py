@@ -20,22 +20,22 @@ def head(body_length: int, auth: str | None, path: str = "/", extra: str = "") -
 
 
 def read_reply(sock: socket.socket) -> tuple[int, bytes]:
-    """(status, body) of one reply read by its Content-Length."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed before a reply: {data!r}")
-        data += chunk
-    header, _, body = data.partition(b"\r\n\r\n")
+    """(status, body) of one reply read by its Content-Length, never a byte beyond it
+    (pipelined replies stay in the socket for the next call)."""
+    header = b""
+    while not header.endswith(b"\r\n\r\n"):
+        byte = sock.recv(1)
+        if not byte:
+            raise ConnectionError(f"closed before a reply: {header!r}")
+        header += byte
     status = int(header.split(b" ", 2)[1])
     length = 0
     for line in header.split(b"\r\n")[1:]:
         name, _, value = line.partition(b": ")
         if name.lower() == b"content-length":
             length = int(value)
-    parts = [body]
-    received = len(body)
+    parts = []
+    received = 0
     while received < length:
         chunk = sock.recv(min(1 << 20, length - received))
         if not chunk:

@@ -365,6 +365,7 @@ class HTTPConnection(asyncio.Protocol):
         self.last_activity = 0.0
         self.timer: asyncio.TimerHandle | None = None
         self.reserved = 0
+        self.failed: tuple[int, bytes] | None = None
 
     # -- transport events --------------------------------------------------------------
 
@@ -435,11 +436,13 @@ class HTTPConnection(asyncio.Protocol):
         self.close()
 
     def _fail(self, status: int, body: bytes) -> None:
-        """A request that cannot be parsed: answer and close (nothing after it can be trusted)."""
-        if not self.closed and not self.busy:
-            assert self.transport is not None
-            self.transport.write(_head(status, 1, body, False, True, False) + body)
-        self.close()
+        """Bytes that cannot be parsed: read no more, answer the complete requests before
+        them, then this error, and close (nothing after it can be trusted)."""
+        self.failed = (status, body)
+        self._pause_reading()
+        self.current = None
+        self.exchanges = deque(ex for ex in self.exchanges if ex.complete or ex.early is not None)
+        self._pump()
 
     def _pause_reading(self) -> None:
         if not self.reading_paused and not self.closed and self.transport is not None:
@@ -524,6 +527,7 @@ class HTTPConnection(asyncio.Protocol):
             ex = self.exchanges[0]
             early = ex.early
             if early is None and not ex.complete:
+                self._resume_reading()   # its body is still coming
                 return
             self.exchanges.popleft()
             if early is not None and not isinstance(early, tuple):
@@ -539,7 +543,14 @@ class HTTPConnection(asyncio.Protocol):
                 continue
             self._await(ex, outcome)
             return
-        if not self.busy and not self.write_paused:
+        if self.busy or self.exchanges:
+            return
+        if self.failed is not None:
+            if not self.closed and self.transport is not None:
+                status, body = self.failed
+                self.transport.write(_head(status, 1, body, False, True, False) + body)
+            self.close()
+        elif not self.write_paused:
             self._resume_reading()
 
     def _run(self, ex: _Exchange) -> Any:
