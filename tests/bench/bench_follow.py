@@ -2,7 +2,7 @@
 filters (scanblocks) and without; every answer compared with a watch-only Core wallet holding the same
 descriptors (the assertions of tests/follow/test_follow_core.py, at full size).
 
-    .venv/bin/python tests/bench/bench_follow.py [blocks]      (default 2,000; the issue's run: 20000)
+    .venv/bin/python -m tests.bench.bench_follow [blocks]      (default 2,000; the issue's run: 20000)
 
 The chain is built on Core (corekit.CoreChain: two or more transactions per block, mixed address
 types, 10 minutes apart; the watched wallet takes part in one block of ten); the wallet is born at
@@ -15,13 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))           # rpc_daemon
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))           # tests.*
-
-from rpc_daemon import QuillDaemon  # noqa: E402
-
-from tests.follow.corekit import CoreChain, Reference, answers_of, wait_for  # noqa: E402
-from tests.kit.bitcoind import BitcoinD  # noqa: E402
+from tests.follow.corekit import CoreChain, Reference, answers_of, wait_for
+from tests.kit.bitcoind import BitcoinD
+from tests.kit.rpc_daemon import QuillDaemon
 
 WALLET_EVERY = 10       # the watched wallet has transactions in one block of ten
 

@@ -1,6 +1,6 @@
 """Following and rescanning on mainnet-sized blocks, and the projection for a wallet born in 2020.
 
-    .venv/bin/python tests/bench/bench_follow_mainnet.py [blocks]     (default 20 blocks per case)
+    .venv/bin/python -m tests.bench.bench_follow_mainnet [blocks]     (default 20 blocks per case)
 
 Blocks are synthetic but shaped like mainnet's: 3,000 transactions, ~7,500 inputs (P2PKH,
 P2SH-P2WPKH, P2WPKH, P2TR key path, P2WSH 2-of-3), two outputs each of mixed types, ~1.4 MB, and
@@ -21,17 +21,14 @@ import random
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from quill.bulk import bulk_gc  # noqa: E402
-from quill.chain.block import Block, BlockHeader  # noqa: E402
-from quill.chain.scan import scan_block  # noqa: E402
-from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut  # noqa: E402
-from quill.wallet import store as st  # noqa: E402
-from quill.wallet.descriptors import parse  # noqa: E402
-from quill.wallet.wallet import Wallet  # noqa: E402
+from quill.bulk import bulk_gc
+from quill.chain.block import Block, BlockHeader
+from quill.chain.scan import scan_block
+from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
+from quill.wallet import store as st
+from quill.wallet.descriptors import parse
+from quill.wallet.wallet import Wallet
 
 TXS = 3000
 RNG = random.Random(2020)

@@ -1,7 +1,7 @@
 """listsinceblock("") and listtransactions beside the real Bitcoin Core, in the same run, for watch-only
 wallets of 1k, 10k and 100k transactions holding the same descriptor in Core and in Quill.
 
-    .venv/bin/python tests/bench/bench_wallet_core.py [sizes...]      (default 1000 10000 100000)
+    .venv/bin/python -m tests.bench.bench_wallet_core [sizes...]      (default 1000 10000 100000)
 
 Core mines coinbases to an anyone-can-spend P2WSH(OP_TRUE) output; those are fanned out into
 1,000-output transactions and each output pays one of 1,000 addresses of a wallet's wpkh descriptor,
@@ -16,19 +16,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))           # rpc_daemon
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))           # tests.*
-
-from rpc_daemon import QuillDaemon  # noqa: E402
-
-from quill.chain.upstream import UpstreamRPC  # noqa: E402
-from quill.tx.address import encode_destination  # noqa: E402
-from quill.tx.descriptor import add_checksum  # noqa: E402
-from quill.tx.hashes import sha256  # noqa: E402
-from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut  # noqa: E402
-from quill.wallet.bip32 import master_from_seed  # noqa: E402
-from tests.follow.corekit import wait_for  # noqa: E402
-from tests.kit.bitcoind import BitcoinD  # noqa: E402
+from quill.chain.upstream import UpstreamRPC
+from quill.tx.address import encode_destination
+from quill.tx.descriptor import add_checksum
+from quill.tx.hashes import sha256
+from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
+from quill.wallet.bip32 import master_from_seed
+from tests.follow.corekit import wait_for
+from tests.kit.bitcoind import BitcoinD
+from tests.kit.rpc_daemon import QuillDaemon
 
 OP_TRUE = b"\x51"
 ANYONE = b"\x00\x20" + sha256(OP_TRUE)
