@@ -6,7 +6,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: start test lint bench clean boards-check deploy
+.PHONY: start test lint bench clean boards-check deploy system-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,8 +20,15 @@ start: $(STAMP)
 	$(BIN)/quilld -regtest -device=emulator -printtoconsole
 
 # Lint first: a red lint fails the suite before any test runs.
-test: lint
+test: lint system-deps
 	$(BIN)/python -m tests.run_suite
+
+# System libraries the tests' toolchains need: the ZMQ build of bitcoind (tests/follow) links
+# libzmq.so.5. Installed with apt-get when this runs as root; otherwise that test skips locally.
+system-deps:
+	@ldconfig -p | grep -q 'libzmq\.so\.5' || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get install -y -q libzmq5 >/dev/null 2>&1 || { apt-get update -q >/dev/null && \
+	    apt-get install -y -q libzmq5 >/dev/null; }; }; } || echo "libzmq5 is not installed"
 
 # ruff, mypy and the dead-code check (vulture), configured in pyproject.toml
 lint: $(STAMP)

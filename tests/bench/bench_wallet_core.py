@@ -8,7 +8,7 @@ Core mines coinbases to an anyone-can-spend P2WSH(OP_TRUE) output; those are fan
 one transaction per payment, in blocks made here and handed to Core's submitblock. Core then holds
 the wallets (importdescriptors, timestamp 0) and quilld
 follows it (-chainsource) and imports the same descriptors. Times are the best of three calls over
-HTTP, JSON included; the first Quill call after its rescan is shown too (transactions not yet decoded).
+HTTP (one kept-alive connection each), JSON decoding included; the first Quill call after its rescan is shown too (transactions not yet decoded).
 """
 from __future__ import annotations
 
@@ -123,27 +123,30 @@ def main() -> None:
         print(f"chain built in {time.monotonic() - t:.0f} s ({core.rpc('getblockcount')} blocks)", flush=True)
         for n, desc in descs.items():
             core.rpc("createwallet", f"w{n}", True, True)
-            core.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], wallet=f"w{n}")
-        q = QuillDaemon(tmp / "quill", f"-chainsource={core.url_for_follower}", "-rpcthreads=4").start()
+            core.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], wallet=f"w{n}",
+                     timeout=3600)
+        q = QuillDaemon(tmp / "quill", f"-chainsource={core.url_for_follower}", "-rpcthreads=4",
+                        "-rpcuser=bench", "-rpcpassword=bench").start()
         try:
             best = core.rpc("getbestblockhash")
             wait_for(lambda: q.rpc("getbestblockhash") == best, timeout=600)
             rows = []
             for n, desc in descs.items():
-                path = f"/wallet/w{n}"
+                qw = UpstreamRPC(f"http://bench:bench@127.0.0.1:{q.port}/wallet/w{n}", timeout=3600)
+                cw = UpstreamRPC(f"{core.url_for_follower}/wallet/w{n}", timeout=3600)
                 q.rpc("createwallet", f"w{n}", True, True)
                 t = time.monotonic()
-                q.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], path=path)
+                qw.call("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}])
                 rescan = time.monotonic() - t
                 t = time.perf_counter()
-                got = q.rpc("listsinceblock", "", path=path)
+                got = qw.call("listsinceblock", "")
                 first = time.perf_counter() - t
-                theirs = core.rpc("listsinceblock", "", wallet=f"w{n}")
+                theirs = cw.call("listsinceblock", "")
                 assert len(got["transactions"]) == len(theirs["transactions"]) == n, (len(got["transactions"]), n)
-                t_core = best_of(lambda n=n: core.rpc("listsinceblock", "", wallet=f"w{n}"))
-                t_quill = best_of(lambda path=path: q.rpc("listsinceblock", "", path=path))
-                lt_core = best_of(lambda n=n: core.rpc("listtransactions", "*", n, wallet=f"w{n}"))
-                lt_quill = best_of(lambda n=n, path=path: q.rpc("listtransactions", "*", n, path=path))
+                t_core = best_of(lambda cw=cw: cw.call("listsinceblock", ""))
+                t_quill = best_of(lambda qw=qw: qw.call("listsinceblock", ""))
+                lt_core = best_of(lambda cw=cw, n=n: cw.call("listtransactions", "*", n))
+                lt_quill = best_of(lambda qw=qw, n=n: qw.call("listtransactions", "*", n))
                 rows.append((n, t_core, t_quill, first, lt_core, lt_quill, rescan))
             heads = ("wallet txs", 'Core lsb("") s', 'Quill lsb("") s', "Quill 1st call s", "Core listtx s",
                      "Quill listtx s", "Quill rescan s")

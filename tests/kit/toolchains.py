@@ -8,6 +8,7 @@ absent a test skips with a clear reason; with ``QUILL_REQUIRE_TOOLCHAINS=1`` (se
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,18 @@ def bitcoind_path() -> Path:
     path = _locate("BITCOIND", SHARED / "toolchains" / "bitcoin-core" / "bin" / "bitcoind")
     if not (path.is_file() and os.access(path, os.X_OK)):
         unavailable(f"Bitcoin Core's bitcoind not found at {path} (set BITCOIND)")
+    return path
+
+
+def bitcoind_zmq_path() -> Path:
+    """The ZMQ build of bitcoind: $BITCOIND_ZMQ, then ../shared/toolchains/bitcoin-core/bin-zmq/bitcoind.
+    It links libzmq.so.5, which `make test` installs (apt-get install libzmq5) when it can."""
+    path = _locate("BITCOIND_ZMQ", SHARED / "toolchains" / "bitcoin-core" / "bin-zmq" / "bitcoind")
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        unavailable(f"Bitcoin Core's ZMQ bitcoind not found at {path} (set BITCOIND_ZMQ)")
+    probe = subprocess.run([str(path), "-version"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        unavailable(f"{path} does not run ({probe.stderr.strip()[:200]}); install libzmq5")
     return path
 
 

@@ -72,6 +72,7 @@ EVERYTHING = ScanHint(0, None)
 class Follower:
     def __init__(self, service: Any, url: str, poll_interval: float, log: logging.Logger | Any) -> None:
         self.service = service
+        self.url = url
         self.rpc = UpstreamRPC(url)
         self.poll_interval = poll_interval
         self.log = log
@@ -82,6 +83,9 @@ class Follower:
         self._mempool_sequence: int | None = None
         self._filters: bool | None = None
         self._last_progress = 0.0
+        self._wake = threading.Event()
+        self.stream: Any = None          # zmqstream.MempoolStream when the upstream node publishes
+        self._stream_checked = False
 
     def start(self) -> None:
         self.log.info("Following the chain of %s (trusting it for validity)", self.rpc.display)
@@ -89,8 +93,15 @@ class Follower:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         self._thread.join(timeout=30)
+        if self.stream is not None:
+            self.stream.stop()
         self.rpc.close()
+
+    def wake(self) -> None:
+        """Start the next round now (a block was announced)."""
+        self._wake.set()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -103,15 +114,65 @@ class Follower:
                 if self._healthy is not False:
                     self.log.warning("Chain source %s: %s", self.rpc.display, e)
                 self._healthy = False
-            self._stop.wait(self.poll_interval)
+            self._wake.wait(self.poll_interval)
+            self._wake.clear()
 
     # -- one round -------------------------------------------------------------------------
 
     def step(self) -> None:
         self.sync_headers()
         self.deliver()
-        if not self._stop.is_set():
+        if not self._stream_checked:
+            self._start_stream()
+        if not self._stop.is_set() and (self.stream is None or self._mempool_sequence is None):
             self.sync_mempool()
+
+    def _start_stream(self) -> None:
+        """Use the upstream node's ZMQ `sequence` and `rawtx` topics when it publishes both."""
+        from .zmqstream import MempoolStream, endpoints
+        self._stream_checked = True
+        try:
+            found = endpoints(self.rpc.call("getzmqnotifications"))
+        except UpstreamRejected:
+            found = None
+        if found is None:
+            self.log.info("Chain source %s: polling its mempool every %d ms (transactions replaced between "
+                          "two polls are not seen)", self.rpc.display, round(self.poll_interval * 1000))
+            return
+        try:
+            self.stream = MempoolStream(self, found)
+        except ImportError:
+            self.log.warning("Chain source %s publishes ZMQ but pyzmq is not installed; polling its mempool",
+                             self.rpc.display)
+            return
+        self._zmq_rpc = UpstreamRPC(self.url)
+        self.stream.start()
+        self.resync_mempool()       # what happened before the subscription took effect
+        self.log.info("Chain source %s: mempool through ZMQ (sequence %s, rawtx %s)", self.rpc.display,
+                      found["sequence"], found["rawtx"])
+
+    def resync_mempool(self) -> None:
+        """Read the whole mempool again at the next round (ZMQ lost a message)."""
+        self._mempool_sequence = None
+        self._wake.set()
+
+    def zmq_added(self, tx: Transaction, when: int) -> None:
+        fee = 0
+        try:
+            entry = self._zmq_rpc.call("getmempoolentry", tx.txid_hex())
+            fee = round(float(entry["fees"]["base"]) * COIN)
+        except UpstreamRejected:
+            pass            # already gone again (replaced at once): its fee is not known here
+        with self.service.lock:
+            if self.state.tip is None:
+                return
+            self.state.mempool_add(tx, fee, when, self.state.tip.height)
+            self.service.notify()
+
+    def zmq_removed(self, txid: bytes) -> None:
+        with self.service.lock:
+            self.state.mempool_remove(txid, "expiry")
+            self.service.notify()
 
     @property
     def state(self) -> Any:

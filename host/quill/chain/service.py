@@ -40,6 +40,8 @@ import threading
 import time
 from typing import NamedTuple
 
+from quill.consensus import COIN
+
 from . import index as ix
 from . import miner, rules
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
@@ -303,7 +305,7 @@ class ChainService:
         found = self.follower.rpc.call("gettxout", outpoint.hash[::-1].hex(), outpoint.n, False)
         if found is None:
             return None
-        value = round(float(found["value"]) * 100_000_000)
+        value = round(float(found["value"]) * COIN)
         height = self.state.tip.height - int(found["confirmations"]) + 1
         return Coin(value, bytes.fromhex(found["scriptPubKey"]["hex"]), height, bool(found["coinbase"]))
 
