@@ -8,7 +8,8 @@ Core mines coinbases to an anyone-can-spend P2WSH(OP_TRUE) output; those are fan
 one transaction per payment, in blocks made here and handed to Core's submitblock. Core then holds
 the wallets (importdescriptors, timestamp 0) and quilld
 follows it (-chainsource) and imports the same descriptors. Times are the best of three calls over
-HTTP (one kept-alive connection each), JSON decoding included; the first Quill call after its rescan is shown too (transactions not yet decoded).
+HTTP (one kept-alive connection each), JSON decoding included; the first Quill call after its rescan
+is shown too (transactions not yet decoded).
 """
 from __future__ import annotations
 

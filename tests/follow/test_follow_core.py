@@ -188,6 +188,7 @@ def test_kill_during_sync_resumes_and_the_mempool_is_polled(net):
         bumped = hot.call("bumpfee", paid)["txid"]
         wait_for(lambda: bumped in q.rpc("getrawmempool"), what="the replacement")
         wait_for(lambda: paid not in q.rpc("getrawmempool"), what="the replaced tx to leave")
+        chain.node.call("syncwithvalidationinterfacequeue")           # Core's wallet is notified asynchronously
         for txid in (paid, bumped):
             assert strip(quill_call(q)("gettransaction", txid)) == strip(ref.call("gettransaction", txid))
         assert quill_call(q)("gettransaction", bumped)["walletconflicts"] == [paid]
