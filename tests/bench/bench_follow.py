@@ -4,9 +4,10 @@ descriptors (the assertions of tests/follow/test_follow_core.py, at full size).
 
     .venv/bin/python -m tests.bench.bench_follow [blocks]      (default 2,000; the issue's run: 20000)
 
-The chain is built on Core (corekit.CoreChain: two or more transactions per block, mixed address
-types, 10 minutes apart; the watched wallet takes part in one block of ten); the wallet is born at
-3/4 of the height. The follow time counts from quilld's start.
+The chain is made here and given to Core's submitblock (corekit.SubmittedChain: two or three
+transactions per block paying mixed output types, 10 minutes apart; the watched keys are paid in one
+block of ten and spend with change in one of thirty); the wallet is born at 3/4 of the height.
+The follow time counts from quilld's start.
 """
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.follow.corekit import CoreChain, Reference, answers_of, wait_for
+from quill.tx.hashes import sha256
+from tests.follow.corekit import Reference, SubmittedChain, answers_of, wait_for
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
+from tests.wallet_e2e.e2ekit import Keys
 
 WALLET_EVERY = 10       # the watched wallet has transactions in one block of ten
 
@@ -27,12 +30,12 @@ def run(nblocks: int) -> list[tuple[str, str]]:
     tmp = Path(tempfile.mkdtemp(prefix="bench_follow"))
     core = BitcoinD(tmp / "core", "-blockfilterindex=1").start()
     try:
-        chain = CoreChain(core)
+        chain = SubmittedChain(core, Keys(sha256(b"bench_follow")), wallet_every=WALLET_EVERY)
         t = time.monotonic()
-        chain.build(nblocks, wallet_every=WALLET_EVERY)
+        chain.build(nblocks)
         rows.append(("build the chain on Core", f"{time.monotonic() - t:.1f} s ({nblocks} blocks)"))
         birth = nblocks * 3 // 4
-        descriptors = chain.watched_descriptors(chain.time_of(birth))
+        descriptors = chain.keys.import_requests(chain.time_of(birth))
         t = time.monotonic()
         ref = Reference(chain, descriptors)
         rows.append((f"Core: importdescriptors, born at {birth} (its own rescan)", f"{time.monotonic() - t:.2f} s"))
@@ -43,8 +46,7 @@ def run(nblocks: int) -> list[tuple[str, str]]:
                 core.stop()
                 core.args = [a for a in core.args if a != "-blockfilterindex=1"]
                 core.start()
-                for name in ("miner", "hot", "w"):
-                    core.rpc("loadwallet", name)
+                core.rpc("loadwallet", "w")
             t = time.monotonic()
             q = QuillDaemon(tmp / f"quill-{label.replace(' ', '-')}", f"-chainsource={core.url_for_follower}",
                             "-chainpollinterval=100").start()

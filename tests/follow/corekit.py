@@ -234,3 +234,81 @@ class SourceGate:
     def close(self) -> None:
         self.release()
         self.server.shutdown()
+
+
+class SubmittedChain:
+    """A long chain made here and given to Core with submitblock (for bench_follow's 20,000 blocks,
+    where Core's own wallet would take hours): every block after 110 carries two transactions from
+    anyone-can-spend coins paying mixed output types (P2PKH, P2SH, P2WPKH, P2TR, P2WSH); one block in
+    `wallet_every` pays the watched keys (tests.wallet_e2e.e2ekit.Keys: wpkh receive and change
+    chains), and one in 3 x `wallet_every` spends a watched coin with change. Blocks are 600 s apart."""
+
+    def __init__(self, core: BitcoinD, keys: Any, wallet_every: int = 10) -> None:
+        from random import Random
+        self.core = core
+        self.node = UpstreamRPC(core.url_for_follower, timeout=600)
+        self.keys = keys
+        self.wallet_every = wallet_every
+        self.rng = Random(16)
+        self.times: list[int] = []
+
+    def build(self, nblocks: int) -> None:
+        from quill.chain.block import Block, BlockHeader
+        from quill.chain.miner import add_witness_commitment, coinbase_tx, grind
+        from quill.chain.params import POW_LIMIT_REGTEST, block_subsidy, chain_params
+        from tests.kit.anyone import ANYONE_SCRIPT
+        from tests.wallet_e2e.e2ekit import Coin, build_tx
+        params = chain_params("regtest")
+        rng = self.rng
+        t0 = int(time.time()) - (nblocks + 10) * SPACING
+        prev = bytes.fromhex(self.node.call("getblockhash", 0))[::-1]
+        scripts = list(self.keys._secrets)
+        receive, change = scripts[:40], scripts[40:]
+        chains: list[Any] = []          # two anyone-can-spend coins, each paying one tx per block
+        watched: list[Any] = []
+        pending: list[str] = []
+        for h in range(1, nblocks + 1):
+            txs = []
+            if h > 110:
+                for c in range(2):
+                    coin = chains[c]
+                    outs = [(foreign(rng), 1000 + rng.randrange(9000)) for _ in range(3)]
+                    if c == 0 and h % self.wallet_every == 0:
+                        outs[0] = (receive[(h // self.wallet_every) % 40], 200_000 + h)
+                    left = coin.value - sum(v for _, v in outs) - 2000
+                    tx = build_tx([coin], outs + [(ANYONE_SCRIPT, left)])
+                    txs.append(tx)
+                    chains[c] = Coin(tx.txid(), len(outs), left, ANYONE_SCRIPT)
+                    if c == 0 and h % self.wallet_every == 0:
+                        watched.append(Coin(tx.txid(), 0, outs[0][1], outs[0][0]))
+                if h % (3 * self.wallet_every) == 5 and watched:
+                    coin = watched.pop(0)
+                    keep = change[(h // self.wallet_every) % 40]
+                    txs.append(build_tx([coin], [(foreign(rng), coin.value // 2), (keep, coin.value // 2 - 1500)],
+                                        self.keys))
+                    watched.append(Coin(txs[-1].txid(), 1, coin.value // 2 - 1500, keep))
+            cb = coinbase_tx(h, ANYONE_SCRIPT, block_subsidy(h, params))
+            block = Block(BlockHeader(0x20000000, prev, bytes(32), t0 + h * SPACING, 0x207FFFFF, 0), [cb] + txs)
+            add_witness_commitment(block)
+            grind(block, POW_LIMIT_REGTEST, 1 << 20)
+            prev = block.hash()
+            self.times.append(t0 + h * SPACING)
+            if h <= 2:
+                chains.append(Coin(cb.txid(), 0, cb.vout[0].value, ANYONE_SCRIPT))
+            pending.append(block.serialize().hex())
+            if len(pending) == 50 or h == nblocks or h == 110:
+                refused = [r for r in self.node.batch([("submitblock", b) for b in pending]) if r is not None]
+                if refused:
+                    raise RuntimeError(f"Core refused a block: {refused[0]}")
+                pending = []
+        self.height = self.node.call("getblockcount")
+
+    def time_of(self, height: int) -> int:
+        return self.times[height - 1]
+
+
+def foreign(rng: Any) -> bytes:
+    """Somebody else's output, of one of the five common types."""
+    return [b"\x76\xa9\x14" + rng.randbytes(20) + b"\x88\xac", b"\xa9\x14" + rng.randbytes(20) + b"\x87",
+            b"\x00\x14" + rng.randbytes(20), b"\x51\x20" + rng.randbytes(32),
+            b"\x00\x20" + rng.randbytes(32)][rng.randrange(5)]

@@ -512,42 +512,41 @@ class ChainService:
     def scan(self, start: int, stop: int, hint, should_stop=lambda: False):
         """The active blocks in [start, stop] a wallet rescan needs, as (height, block), in order.
 
-        `hint()` gives the wallet's current ScanHint; while following a node with block filters only
-        matching blocks are fetched, and the rest of the range is matched again whenever the hint's
-        version changes (new scripts). The built-in chain gives every block.
+        `hint()` gives the wallet's current ScanHint. The built-in chain gives every block. A follower
+        whose upstream node has block filters gives the blocks `scanblocks` matches against the
+        wallet's scripts, in one call for the range. Scripts the wallet derives meanwhile (its keypool
+        moving on) are matched afterwards in a second call; should any block match them, the scan
+        goes on again from the first such block (seeing a block twice changes nothing in a wallet).
         """
         h = start
         while h <= stop and not should_stop():
             current = hint()
             matched = None
-            if not self.builtin and current.scripts is not None and stop - h + 1 >= 1:
+            if not self.builtin and current.scripts is not None:
                 matched = self.follower.filter_matches(h, stop, current.scripts)
             with self.lock:
                 active = self._require_chain().index.active
                 hashes = [(k, active[k].hash) for k in range(h, min(stop, len(active) - 1) + 1)]
+            heights = {x: k for k, x in hashes}
             if matched is not None:
                 hashes = [(k, x) for k, x in hashes if x in matched]
-            if not hashes:
-                return
-            changed = False
             for i in range(0, len(hashes), 8):
                 part = hashes[i:i + 8]
                 if self.builtin:
                     blocks = [self.block(x) for _, x in part]
                 else:
-                    blocks = self.follower.fetch_blocks([x for _, x in part], current)
+                    blocks = self.follower.fetch_blocks([x for _, x in part], hint())
                 for (k, _), block in zip(part, blocks, strict=True):
                     if should_stop():
                         return
                     yield k, block
-                    h = k + 1
-                    if matched is not None and hint().version != current.version:
-                        changed = True
-                        break
-                if changed:
-                    break
-            if not changed:
+            if matched is None:
                 return
+            grown = set(hint().scripts or ()) - set(current.scripts)
+            again = self.follower.filter_matches(h, stop, grown) if grown else set()
+            if not again:
+                return
+            h = min(heights[x] for x in again if x in heights)
 
 
 def _test_block_validity(state, block) -> None:
