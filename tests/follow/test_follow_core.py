@@ -174,6 +174,10 @@ def test_kill_during_sync_resumes_and_the_mempool_is_polled(net):
         reached = wallet_db.execute("SELECT value FROM meta WHERE key='tip_height'").fetchone()[0]
         wallet_db.close()
         assert HEIGHT < reached < chain.height          # killed in the middle of the new blocks
+        info = q.rpc("getblockchaininfo")                 # progress while the blocks are on their way
+        assert HEIGHT <= info["blocks"] < info["headers"] <= chain.height
+        assert 0 < info["verificationprogress"] < 1
+        assert "Headers: height=" in q.debug_log()
         q.proc.send_signal(signal.SIGKILL)
         q.proc.wait()
         gate.release()
