@@ -69,3 +69,4 @@ on_header
 on_headers_complete
 on_body
 on_message_complete
+SubmittedChain  # tests/follow/corekit.py: the 20,000-block chain of tests/bench/bench_follow.py (bench is not scanned)
