@@ -343,17 +343,21 @@ class Follower:
     def fetch_blocks(self, hashes: list[bytes], hint: ScanHint | None = None) -> list[Any]:
         """The blocks from the upstream node: whole, or (a hint with scripts and outpoints) as
         SparseBlocks holding only the transactions the hint asks for."""
-        raws = self.rpc.batch([("getblock", hash_to_hex(h), 0) for h in hashes])
-        wanted = (hint.scripts, hint.outpoints) if hint is not None and hint.scripts is not None \
-            and hint.outpoints is not None else None
-        blocks: list[Any] = []
-        for h, raw in zip(hashes, raws, strict=True):
-            data = bytes.fromhex(raw)
-            block = scan_block(data, *wanted) if wanted is not None else Block.from_bytes(data)
-            if block.hash() != h:
-                raise UpstreamError(f"block {hash_to_hex(h)} came back with another hash")
-            blocks.append(block)
-        return blocks
+        return [self.read_block(h, data, hint) for h, data in zip(hashes, self.fetch_raw(hashes), strict=True)]
+
+    def fetch_raw(self, hashes: list[bytes]) -> list[bytes]:
+        """The serialized blocks, in one JSON-RPC batch of `getblock <hash> 0`."""
+        return [bytes.fromhex(raw) for raw in self.rpc.batch([("getblock", hash_to_hex(h), 0) for h in hashes])]
+
+    @staticmethod
+    def read_block(block_hash: bytes, data: bytes, hint: ScanHint | None = None) -> Any:
+        if hint is not None and hint.scripts is not None and hint.outpoints is not None:
+            block: Any = scan_block(data, hint.scripts, hint.outpoints)
+        else:
+            block = Block.from_bytes(data)
+        if block.hash() != block_hash:
+            raise UpstreamError(f"block {hash_to_hex(block_hash)} came back with another hash")
+        return block
 
     def _progress(self, what: str, height: int, target: int, started: float) -> None:
         now = time.monotonic()

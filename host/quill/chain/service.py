@@ -530,16 +530,10 @@ class ChainService:
             heights = {x: k for k, x in hashes}
             if matched is not None:
                 hashes = [(k, x) for k, x in hashes if x in matched]
-            for i in range(0, len(hashes), 8):
-                part = hashes[i:i + 8]
-                if self.builtin:
-                    blocks = [self.block(x) for _, x in part]
-                else:
-                    blocks = self.follower.fetch_blocks([x for _, x in part], hint())
-                for (k, _), block in zip(part, blocks, strict=True):
-                    if should_stop():
-                        return
-                    yield k, block
+            for k, block in self._read_in_order(hashes, hint):
+                if should_stop():
+                    return
+                yield k, block
             if matched is None:
                 return
             grown = set(hint().scripts or ()) - set(current.scripts)
@@ -547,6 +541,28 @@ class ChainService:
             if not again:
                 return
             h = min(heights[x] for x in again if x in heights)
+
+
+    def _read_in_order(self, hashes, hint):
+        """(height, block) for `hashes` [(height, hash)]. While following, the next few blocks are
+        fetched on another thread while this one reads the current ones (the upstream node's work
+        and the transfer overlap Quill's); each is read with the hint as it is when its turn comes,
+        since the wallet's scripts may have grown meanwhile."""
+        if self.builtin:
+            for k, x in hashes:
+                yield k, self.block(x)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+        follower = self.follower
+        parts = [hashes[i:i + 8] for i in range(0, len(hashes), 8)]
+        with ThreadPoolExecutor(1, thread_name_prefix="quill-prefetch") as pool:
+            coming = pool.submit(follower.fetch_raw, [x for _, x in parts[0]]) if parts else None
+            for n, part in enumerate(parts):
+                raws = coming.result()
+                if n + 1 < len(parts):
+                    coming = pool.submit(follower.fetch_raw, [x for _, x in parts[n + 1]])
+                for (k, x), data in zip(part, raws, strict=True):
+                    yield k, follower.read_block(x, data, hint())
 
 
 def _test_block_validity(state, block) -> None:
