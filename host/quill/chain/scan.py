@@ -81,7 +81,9 @@ def scan_block(raw: bytes, scripts: Container[bytes], outpoints: Container[bytes
         raise DeserializationError(f"malformed block: {e}") from None
 
 
-def _scan(raw: bytes, scripts: Container[bytes], outpoints: Container[bytes]) -> SparseBlock:
+def _scan(raw: bytes, scripts: Container[bytes], outpoints: Container[bytes]) -> SparseBlock:  # noqa: C901 (one pass over BIP144)
+    # The hot loop of following a chain: every input and output of every transaction passes here.
+    # CompactSize lengths below 0xFD (almost all of them) are read inline; _varint does the rest.
     header = BlockHeader.from_bytes(raw[:HEADER_SIZE])
     count, p = _varint(raw, HEADER_SIZE)
     found: list[tuple[int, Transaction]] = []
@@ -93,26 +95,52 @@ def _scan(raw: bytes, scripts: Container[bytes], outpoints: Container[bytes]) ->
         segwit = raw[p] == 0
         if segwit:
             p += 2
-        n_in, p = varint(raw, p)
+        n_in = raw[p]
+        if n_in < 0xFD:
+            p += 1
+        else:
+            n_in, p = varint(raw, p)
         hit = False
         for _ in range(n_in):
             if not hit:
                 key = raw[p:p + 36]
                 hit = key in outpoints or key in ours
-            size, p = varint(raw, p + 36)
-            p += size + 4
-        n_out, p = varint(raw, p)
+            p += 36
+            size = raw[p]
+            if size < 0xFD:
+                p += size + 5
+            else:
+                size, p = varint(raw, p)
+                p += size + 4
+        n_out = raw[p]
+        if n_out < 0xFD:
+            p += 1
+        else:
+            n_out, p = varint(raw, p)
         for _ in range(n_out):
-            size, p = varint(raw, p + 8)
+            p += 8
+            size = raw[p]
+            if size < 0xFD:
+                p += 1
+            else:
+                size, p = varint(raw, p)
             if not hit and raw[p:p + size] in scripts:
                 hit = True
             p += size
         if segwit:
             for _ in range(n_in):
-                items, p = varint(raw, p)
+                items = raw[p]
+                if items < 0xFD:
+                    p += 1
+                else:
+                    items, p = varint(raw, p)
                 for _ in range(items):
-                    size, p = varint(raw, p)
-                    p += size
+                    size = raw[p]
+                    if size < 0xFD:
+                        p += size + 1
+                    else:
+                        size, p = varint(raw, p)
+                        p += size
         p += 4
         if p > len(raw):
             raise DeserializationError("block ends inside a transaction")
