@@ -258,31 +258,39 @@ class Follower:
                 self.service.notify()
 
     def _deliver_chunk(self, chunk: list[ix.BlockEntry]) -> None:
+        """Deliver `chunk` (consecutive entries above the tip). Every step re-checks, under the chain's
+        lock, that the listeners still want what was decided for them: a wallet created or given older
+        descriptors meanwhile changes the hint, and the rest of the chunk is decided again."""
         hint = self.service.scan_hint()
         wanted = self._wanted(chunk, hint)
         i = 0
         while i < len(chunk) and not self._stop.is_set():
             j = next((k for k in range(i, len(chunk)) if chunk[k].hash in wanted), len(chunk))
-            if j > i:
-                self._announce_skipped(chunk[j - 1])
-                i = j
+            if j > i and not self._announce_skipped(chunk[j - 1], hint):
+                hint = self.service.scan_hint()
+                wanted = self._wanted(chunk[i:], hint)
+                continue
+            i = j
             if i == len(chunk):
                 break
             batch = [k for k in range(i, min(len(chunk), i + 4 * BLOCK_BATCH)) if chunk[k].hash in wanted]
             batch = batch[:BLOCK_BATCH]
             blocks = self.fetch_blocks([chunk[k].hash for k in batch], hint)
             for k, block in zip(batch, blocks, strict=True):
-                if k > i:
-                    self._announce_skipped(chunk[k - 1])
+                if k > i and not self._announce_skipped(chunk[k - 1], hint):
+                    break
                 with self.service.lock:
+                    if self.service.scan_hint().version != hint.version:
+                        break
                     self.state.connect(chunk[k], block)
                     self.service.notify()
                 i = k + 1
-                now = self.service.scan_hint()
-                if now.version != hint.version:
-                    hint = now          # the scripts grew: match the rest again
-                    wanted = self._wanted(chunk[i:], hint)
+                if self.service.scan_hint().version != hint.version:
                     break
+            now = self.service.scan_hint()
+            if now.version != hint.version:
+                hint = now          # new scripts, a new wallet, an older birthday: decide the rest again
+                wanted = self._wanted(chunk[i:], hint)
 
     def _wanted(self, entries: list[ix.BlockEntry], hint: ScanHint) -> set[bytes]:
         """Hashes of the blocks among `entries` the listeners need in full."""
@@ -298,15 +306,19 @@ class Follower:
                 return matched
         return {e.hash for e in entries}
 
-    def _announce_skipped(self, entry: ix.BlockEntry) -> None:
-        """Move the tip over blocks no listener needs, announcing the last one without transactions."""
+    def _announce_skipped(self, entry: ix.BlockEntry, hint: ScanHint) -> bool:
+        """Move the tip over blocks no listener needs, announcing the last one without transactions;
+        False (nothing done) when the listeners' hint changed since it was decided."""
         with self.service.lock:
+            if self.service.scan_hint().version != hint.version:
+                return False
             if self.state.tip is entry:
-                return
+                return True
             if entry.prev is not self.state.tip:
                 self.state.advance(entry.prev)
             self.state.connect(entry, Block(entry.header, []))
             self.service.notify()
+            return True
 
     # -- block filters (BIP157/158 on the upstream node) ----------------------------------------
 
@@ -469,6 +481,8 @@ def hint_union(hints: list[ScanHint]) -> ScanHint:
     """One ScanHint for several listeners."""
     if len(hints) == 1:
         return hints[0]
+    if not hints:
+        return NOTHING
     times = [h.since for h in hints if h.since is not None]
     if not times:
         return NOTHING

@@ -320,4 +320,6 @@ def wallet_hint(wallet, everything=False):
         if first is None:
             return ScanHint(None, None)
         scripts = wallet.script_set()
-        return ScanHint(0 if everything else first - TIMESTAMP_WINDOW, scripts, len(scripts), wallet.outpoints)
+        # the version changes with the wallet, its scripts and its birthday
+        version = hash((id(wallet), len(scripts), first))
+        return ScanHint(0 if everything else first - TIMESTAMP_WINDOW, scripts, version, wallet.outpoints)
