@@ -171,6 +171,7 @@ class SourceGate:
         self.core = core
         self.blocks_served = 0
         self.hold_after_blocks: int | None = None
+        self.method = "getblock"
         self._open = threading.Event()
         self._open.set()
         gate = self
@@ -214,14 +215,16 @@ class SourceGate:
         except ValueError:
             return
         calls = parsed if isinstance(parsed, list) else [parsed]
-        n = sum(1 for c in calls if isinstance(c, dict) and c.get("method") == "getblock")
+        n = sum(1 for c in calls if isinstance(c, dict) and c.get("method") == self.method)
         if n and self.hold_after_blocks is not None and self.blocks_served >= self.hold_after_blocks:
             self._open.clear()
             self._open.wait()
         self.blocks_served += n
 
-    def hold_after(self, nblocks: int) -> None:
+    def hold_after(self, nblocks: int, method: str = "getblock") -> None:
+        """Hold every request once `nblocks` calls of `method` have been answered."""
         self.blocks_served = 0
+        self.method = method
         self.hold_after_blocks = nblocks
 
     def holding(self) -> bool:
