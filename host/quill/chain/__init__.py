@@ -3,11 +3,16 @@
 Modes
     Built-in (default, regtest only): the chain starts at Core's regtest genesis
     block (0f9188f1...2206) and grows by generatetoaddress / generateblock /
-    submitblock. -chainsource=http://user:pass@host:port instead follows any
-    Core-compatible node through its JSON-RPC (follower.py): the upstream best
-    block is our tip, reorgs included; its mempool is mirrored; sendrawtransaction
-    is relayed to it; mining, submitblock, invalidateblock and reconsiderblock
-    are refused. On other chains without -chainsource quilld runs without a chain.
+    submitblock, with every rule below checked. -chainsource=http://user:pass@host:port
+    instead follows the user's own node, TRUSTING it for validity (follower.py,
+    trusted.py): headers first (linkage, difficulty and proof of work checked), no
+    block store, UTXO set or script checks; blocks are fetched (upstream.py) only
+    when a wallet needs them (its birthday; BIP158 filters through scanblocks) and
+    read for the wallets' transactions only (scan.py); the upstream best block is
+    our tip, reorgs included; its mempool is mirrored by polling or ZMQ
+    (zmqstream.py); sendrawtransaction is relayed to it; mining, submitblock,
+    invalidateblock and reconsiderblock are refused. On other chains without
+    -chainsource quilld runs without a chain.
 
 Rules (rules.py, policy.py, script_check.py), with Core's reject reasons
     Block: PoW at the header's nBits (regtest: exactly 0x207fffff), merkle root
