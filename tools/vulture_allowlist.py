@@ -55,8 +55,6 @@ protocol_version
 log_message
 do_POST
 daemon_threads
-# getwalletinfo's `scanning` (Wallet.scanning_json), for the handler that answers getwalletinfo.
-scanning_json
 # Callbacks that asyncio (Protocol) and httptools (HttpRequestParser) call by name (rpc/server.py):
 connection_made
 connection_lost

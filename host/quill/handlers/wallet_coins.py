@@ -89,7 +89,7 @@ def getwalletinfo(ctx: Any, args: list[Any]) -> Any:
             "keypoolsize_hd_internal": internal,
             "private_keys_enabled": not wallet.disable_private_keys,
             "avoid_reuse": False,
-            "scanning": False,
+            "scanning": wallet.scanning_json(),
             "descriptors": True,
             "external_signer": False,
             "blank": wallet.blank,
