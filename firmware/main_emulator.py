@@ -8,7 +8,8 @@ stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 --datadir: where the confirmation policy is kept (confirm_policy.json) and
 where the ask/channel approvers exchange their files (without it the policy
 lives in memory and only auto is possible); --confirm-timeout-ms: how long a
-confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS).
+confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS);
+--keys: answer the seed and key methods (emulator_keys.py).
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
@@ -95,6 +96,9 @@ def main(argv):
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms)
     dispatcher.register(DEBUG_METHODS)
+    if "--keys" in argv and datadir is not None:
+        from emulator_keys import register_keys
+        register_keys(dispatcher, datadir)
     _log("serving, idle timeout %d ms, confirmation by %s" % (idle_ms, kind))
     serve(StdioTransport(), dispatcher, idle_ms=idle_ms, log=_log)
 

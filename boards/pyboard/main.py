@@ -9,6 +9,8 @@ Confirmation (quillfw.signing.confirm): the green LED blinks while a signature w
 press USR briefly to approve, hold it 2 s to refuse.
 """
 from quillfw.board.runtime import build_dispatcher, serve
+from quillfw.keys.methods import SEED_FILE
+from quillfw.keys.methods import register as register_keys
 from quillfw.signing.confirm import POLICY_FILE
 from quillfw.wire.transport import StdioTransport
 
@@ -17,4 +19,6 @@ BUTTON_PIN = "B3"              # board.json button_pin: the USR switch (active l
 LED_PIN = "A14"                # board.json led_pin: LED(2), green
 
 approver = ("button", "quillfw.board.hal", BUTTON_PIN, LED_PIN, "gpio")
-serve(StdioTransport(), build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE))
+dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE)
+register_keys(dispatcher, SEED_FILE)   # the seed and key methods (quillfw.keys)
+serve(StdioTransport(), dispatcher)

@@ -35,7 +35,11 @@ if maintenance_requested():
     print("quill: BOOTSEL held, firmware not started (maintenance)")
 else:
     from quillfw.board.runtime import build_dispatcher, serve
+    from quillfw.keys.methods import SEED_FILE
+    from quillfw.keys.methods import register as register_keys
     from quillfw.signing.confirm import POLICY_FILE
     from quillfw.wire.transport import StdioTransport
     approver = ("button", "quillfw.board.hal", "bootsel", LED_PIN, "gpio")   # the Pico's only button is BOOTSEL
-    serve(StdioTransport(), build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE))
+    dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE)
+    register_keys(dispatcher, SEED_FILE)   # the seed and key methods (quillfw.keys)
+    serve(StdioTransport(), dispatcher)

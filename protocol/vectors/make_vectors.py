@@ -186,6 +186,41 @@ def streams():
     ]
 
 
+# The seed and key methods (SPEC.md section 9) as one exchange with a fresh device: request and
+# the reply expected. The words are BIP39's test mnemonic; its master fingerprint 73c5da0a and the
+# tpub of m/84h/1h/0h are the values every wallet derives from it (tests/keys checks them against
+# Bitcoin Core deriving from the same mnemonic's tprv).
+_WORDS = "abandon " * 11 + "about"
+_FP = bytes.fromhex("73c5da0a")
+_TPUB = ("tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4LAxys"
+         "QAm397zwQSQoQgewGiYZqrA9DsP4zbQ1M")
+KEYS = [
+    ("get_xpub before set-up", {"id": "k1", "method": "get_xpub", "params": {"path": "m/84h/1h/0h"}},
+     {"id": "k1", "error": {"code": -32002, "message": "Device has no seed: generate or restore one first",
+                            "data": "no_seed"}}),
+    ("seed_restore", {"id": "k2", "method": "seed_restore", "params": {"mnemonic": _WORDS, "pin": "1234"}},
+     {"id": "k2", "result": {"fingerprint": _FP}}),
+    ("get_xpub m/84h/1h/0h test", {"id": "k3", "method": "get_xpub",
+                                   "params": {"path": "m/84h/1h/0h", "network": "test"}},
+     {"id": "k3", "result": {"xpub": _TPUB, "fingerprint": _FP}}),
+    ("lock", {"id": "k4", "method": "lock"}, {"id": "k4", "result": None}),
+    ("get_xpub while locked", {"id": "k5", "method": "get_xpub", "params": {"path": "m"}},
+     {"id": "k5", "error": {"code": -32002, "message": "Device is locked: unlock it with its PIN",
+                            "data": "locked"}}),
+    ("unlock, wrong PIN", {"id": "k6", "method": "unlock", "params": {"pin": "9999"}},
+     {"id": "k6", "error": {"code": -32002, "message": "Wrong PIN, 9 attempts left", "data": "wrong_pin"}}),
+    ("unlock", {"id": "k7", "method": "unlock", "params": {"pin": "1234"}},
+     {"id": "k7", "result": {"fingerprint": _FP}}),
+    ("seed_restore over a seed", {"id": "k8", "method": "seed_restore",
+                                  "params": {"mnemonic": _WORDS, "pin": "1234"}},
+     {"id": "k8", "error": {"code": -32602, "message": "Device already has a seed: wipe it first"}}),
+    ("wipe", {"id": "k9", "method": "wipe"}, {"id": "k9", "result": None}),
+    ("seed_generate request", {"id": "ka", "method": "seed_generate",
+                               "params": {"words": 24, "pin": "1234", "entropy": bytes(range(32))}},
+     None),
+]
+
+
 def main():
     vectors = {
         "description": "Quill protocol v1 wire vectors (SPEC.md). message: the CBOR data model "
@@ -201,6 +236,14 @@ def main():
                "vectors": [{"name": n, "message": as_json(m), "cbor": dumps(m).hex(),
                             "frame": frame(dumps(m)).hex()} for n, m in SIGNING]}
     (HERE / "signing.json").write_text(json.dumps(signing, indent=1, ensure_ascii=True) + "\n")
+    keys = {"description": "Quill protocol v1 seed and key methods (SPEC.md section 9), one exchange "
+                           "with a fresh device in order: request, the reply expected (null: not "
+                           "fixed, the words are random), each with its canonical CBOR.",
+            "vectors": [{"name": n, "request": as_json(q), "request_cbor": dumps(q).hex(),
+                         "reply": as_json(r) if r is not None else None,
+                         "reply_cbor": dumps(r).hex() if r is not None else None}
+                        for n, q, r in KEYS]}
+    (HERE / "keys.json").write_text(json.dumps(keys, indent=1, ensure_ascii=True) + "\n")
     noncanon = {"description": "Byte strings the device's decoder must reject; error: a substring "
                                "of the decoder's message.",
                 "vectors": [{"name": n, "cbor": h, "error": e} for n, h, e in NONCANONICAL]}

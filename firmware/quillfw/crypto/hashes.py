@@ -104,7 +104,7 @@ _K512_BLOB = (
     b"\x4c\xc5\xd4\xbe\xcb\x3e\x42\xb6\x59\x7f\x29\x9c\xfc\x65\x7e\x2a"
     b"\x5f\xcb\x6f\xab\x3a\xd6\xfa\xec\x6c\x44\x19\x8c\x4a\x47\x58\x17"
 )
-_k512 = None
+_w512 = None   # the message schedule: one list, reused by every block
 
 _H512 = (
     0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
@@ -113,25 +113,31 @@ _H512 = (
 
 
 def _sha512_constants():
-    global _k512
-    if _k512 is None:
-        _k512 = [int.from_bytes(_K512_BLOB[i:i + 8], "big") for i in range(0, 640, 8)]
-    return _k512
+    """The round constants, read from the blob in each round: 80 long ints kept
+    in RAM would cost ~4 KB of a board's heap between hashes."""
+    global _w512
+    if _w512 is None:
+        # allocated once: on a fragmented board heap a fresh 640-byte list per
+        # block may find no hole
+        _w512 = [0] * 80
+    return _K512_BLOB
 
 
 def _sha512_block(h, block, K):
-    w = [int.from_bytes(block[i:i + 8], "big") for i in range(0, 128, 8)]
+    w = _w512
+    for i in range(16):
+        w[i] = int.from_bytes(block[8 * i:8 * i + 8], "big")
     for t in range(16, 80):
         x = w[t - 15]
         s0 = ((x >> 1) | (x << 63)) ^ ((x >> 8) | (x << 56)) ^ (x >> 7)
         x = w[t - 2]
         s1 = ((x >> 19) | (x << 45)) ^ ((x >> 61) | (x << 3)) ^ (x >> 6)
-        w.append((w[t - 16] + (s0 & _M64) + w[t - 7] + (s1 & _M64)) & _M64)
+        w[t] = (w[t - 16] + (s0 & _M64) + w[t - 7] + (s1 & _M64)) & _M64
     a, b, c, d, e, f, g, hh = h
     for t in range(80):
         S1 = (((e >> 14) | (e << 50)) ^ ((e >> 18) | (e << 46)) ^ ((e >> 41) | (e << 23))) & _M64
         ch = (e & f) ^ (~e & g)
-        t1 = (hh + S1 + ch + K[t] + w[t]) & _M64
+        t1 = (hh + S1 + ch + int.from_bytes(K[8 * t:8 * t + 8], "big") + w[t]) & _M64
         S0 = (((a >> 28) | (a << 36)) ^ ((a >> 34) | (a << 30)) ^ ((a >> 39) | (a << 25))) & _M64
         maj = (a & b) ^ (a & c) ^ (b & c)
         hh = g
@@ -142,6 +148,8 @@ def _sha512_block(h, block, K):
         c = b
         b = a
         a = (t1 + S0 + maj) & _M64
+    for t in range(80):
+        w[t] = 0   # let the collector have the schedule's long ints
     return [(x + y) & _M64 for x, y in zip(h, (a, b, c, d, e, f, g, hh))]
 
 

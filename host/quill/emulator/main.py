@@ -4,6 +4,7 @@
               [--stdio] [--port-file PATH]
               [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
               [--crypto auto|native|python]
+              [--keys] [--test-mnemonic "WORDS"]
 
 Prints the pty path to open (e.g. with pyserial, or quilld -device=PATH) on
 its first stdout line, then runs until SIGTERM/SIGINT. With --stdio the
@@ -14,13 +15,23 @@ at once (the default); ask asks y/n on this process's controlling terminal;
 channel is the test-only approval channel: a test answers by writing
 "approve" or "refuse" to <datadir>/confirm-answer once <datadir>/confirm-request
 appears (quill.emulator.asker.write_answer). The confirmation policy is kept
-in <datadir>/confirm_policy.json (without --datadir: in memory).
+in <datadir>/confirm_policy.json, the encrypted seed in <datadir>/seed.bin
+(without --datadir: a scratch directory removed at exit).
 
 Signing arithmetic: --crypto=native deploys libsecp256k1 as a native module
 (built from ../shared/toolchains into a cache, quill.emulator.natmod) and the
 firmware signs with it; python and auto (the default, the firmware's own rule:
 the module when it is deployed) use the pure-MicroPython arithmetic.
 getdeviceinfo's crypto_backend says which signs.
+
+--keys makes the firmware answer the seed and key methods (protocol/SPEC.md
+§9; left out by default on the emulator, see firmware/emulator_keys.py).
+--test-mnemonic (test-only, implies --keys) starts the device initialised with that BIP39
+mnemonic, unlocked and without a PIN: the words are checked and turned into
+the BIP39 seed here, and the seed is written to the state directory's
+seed.bin in the firmware's own format (quillfw.keys.store, run here under
+CPython), as a board's flash would be provisioned. Nothing of it is passed
+to the firmware's command line or written to a log.
 """
 import argparse
 import os
@@ -36,6 +47,7 @@ from quill.emulator.launcher import (
     CRYPTO,
     DEFAULT_HEAPSIZE,
     DEFAULT_IDLE_MS,
+    SEED_FILE,
     Emulator,
     confirmation_options,
     firmware_command,
@@ -66,19 +78,48 @@ def parse_args(argv):
     parser.add_argument("--crypto", choices=CRYPTO, default="auto",
                         help="signing arithmetic: native (deploy the libsecp256k1 module), python, "
                              "or auto (the default: the firmware uses the module when deployed)")
+    parser.add_argument("--keys", action="store_true",
+                        help="answer the seed and key methods (implied by --test-mnemonic)")
+    parser.add_argument("--test-mnemonic", metavar="WORDS",
+                        help="test only: start initialised with this BIP39 mnemonic, unlocked, "
+                             "without a PIN")
     args = parser.parse_args(argv)
     if args.approve == "channel" and not args.datadir:
         parser.error("--approve=channel needs --datadir (the channel's files are there)")
+    if args.test_mnemonic is not None and not _valid_mnemonic(args.test_mnemonic):
+        parser.error("--test-mnemonic is not a valid BIP39 English mnemonic")
     return args
+
+
+def _valid_mnemonic(words: str) -> bool:
+    from quillfw.keys import bip39
+    try:
+        bip39.entropy_from_mnemonic(bip39.normalized(words))
+    except ValueError:
+        return False
+    return True
+
+
+def write_test_seed(datadir: str, words: str) -> None:
+    """Provision the emulated flash: the BIP39 seed of words (no passphrase),
+    stored without a PIN."""
+    from quillfw.keys import bip39
+    from quillfw.keys.methods import DEFAULT_MAX_PIN_ATTEMPTS, DEFAULT_PIN_ROUNDS
+    from quillfw.keys.store import SeedStore
+    store = SeedStore(os.path.join(datadir, SEED_FILE))
+    store.wipe()
+    store.save(bip39.seed_from_mnemonic(words), "", DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS)
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     scratch = None
-    if args.approve == "ask" and not args.datadir:
+    if not args.datadir:
         scratch = args.datadir = tempfile.mkdtemp(prefix="quill-emu-")
-    if args.datadir:
-        os.makedirs(args.datadir, exist_ok=True)
+    os.makedirs(args.datadir, exist_ok=True)
+    if args.test_mnemonic is not None:
+        write_test_seed(args.datadir, args.test_mnemonic)
+        args.keys = True
     asker = None
     if args.approve == "ask":
         try:
@@ -87,6 +128,8 @@ def main(argv=None):
             print(f"quill-emu: {e}", file=sys.stderr)
             return 2
     confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
+    if args.keys:
+        confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
     if args.stdio:
         if asker is not None:
             print("quill-emu: --approve=ask cannot be combined with --stdio", file=sys.stderr)

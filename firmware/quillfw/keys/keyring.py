@@ -1,0 +1,303 @@
+"""The device's keys: the seed's state (uninitialized, locked, unlocked), its
+set-up, PIN unlock, lock and wipe, and BIP32 derivation with a cache. The
+protocol methods (quillfw.keys.methods) import this module on first use.
+
+The BIP32 seed is held in one bytearray while unlocked and zeroed at lock;
+derived nodes are cached within the unlock and dropped with it. seed_generate
+mixes host entropy into os.urandom's through SHA-256, so the host can add to
+the device's randomness but never choose it; its answer carries the words
+once, for the user to write down. No error text ever quotes a word, a PIN or
+a passphrase.
+"""
+import hashlib
+import os
+import sys
+
+from quillfw.compat import forget
+from quillfw.keys.methods import (
+    CAPABILITIES,
+    DEFAULT_MAX_PIN_ATTEMPTS,
+    DEFAULT_PIN_ROUNDS,
+    LOCKED_STATE,
+    UNINITIALIZED,
+    UNLOCKED,
+)
+from quillfw.keys.store import WrongPin
+from quillfw.wire.dispatcher import BYTES, TEXT, UINT, Method
+from quillfw.wire.errors import INVALID_PARAMS, LOCKED, DeviceError
+
+MIN_PIN, MAX_PIN = 4, 64
+MAX_PASSPHRASE = 100
+_CACHE_SIZE = 16
+_NETWORKS = ("main", "test")
+
+
+# each method's parameters, checked as the dispatcher checks a Method's
+PARAMS = {
+    "seed_generate": {"words": (UINT, True), "pin": (TEXT, True), "entropy": (BYTES, False),
+                      "passphrase": (TEXT, False)},
+    "seed_restore": {"mnemonic": (TEXT, True), "pin": (TEXT, True), "passphrase": (TEXT, False)},
+    "unlock": {"pin": (TEXT, True)},
+    "lock": {},
+    "wipe": {},
+    "get_xpub": {"path": (TEXT, True), "network": (TEXT, False)},
+}
+
+
+def _poll(ctx):
+    """The server's link poll (ping stays answered during the slow KDFs), if any."""
+    return getattr(ctx, "poll_link", None)
+
+
+def _check_pin(pin):
+    if len(pin) < MIN_PIN or len(pin) > MAX_PIN:
+        raise DeviceError(INVALID_PARAMS, "PIN must be %d to %d characters" % (MIN_PIN, MAX_PIN))
+
+
+def _check_passphrase(passphrase):
+    # BIP39 normalises the passphrase with NFKD, which the firmware cannot do:
+    # printable ASCII is its own NFKD form.
+    if len(passphrase) > MAX_PASSPHRASE:
+        raise DeviceError(INVALID_PARAMS, "Passphrase is longer than %d characters" % MAX_PASSPHRASE)
+    for ch in passphrase:
+        if ch < " " or ch > "~":
+            raise DeviceError(INVALID_PARAMS, "Passphrase must be printable ASCII")
+
+
+class Keys:
+    def __init__(self, store, pin_rounds=DEFAULT_PIN_ROUNDS, max_attempts=DEFAULT_MAX_PIN_ATTEMPTS,
+                 held=None):
+        """held: [seed or None, master fingerprint or None], kept by the caller
+        across Keys objects (quillfw.keys.methods drops this code between requests)."""
+        self.store = store
+        self.pin_rounds = pin_rounds
+        self.max_attempts = max_attempts
+        self._held = held if held is not None else [None, None]
+        self._cache = {}
+        if self._held[0] is None:
+            status = store.status()
+            if status is not None and not status[0]:
+                self._unlock("")    # a seed stored without a PIN (the emulator's test seed)
+
+    @property
+    def _seed(self):
+        return self._held[0]
+
+    @property
+    def _fingerprint(self):
+        return self._held[1]
+
+    # ---- state ------------------------------------------------------------------
+
+    def state(self):
+        if self._seed is not None:
+            return UNLOCKED
+        return LOCKED_STATE if self.store.exists() else UNINITIALIZED
+
+    def info(self):
+        status = self.store.status()
+        keys = {"state": self.state(), "max_pin_attempts": self.max_attempts}
+        if status is not None:
+            keys["max_pin_attempts"] = status[1]
+            keys["pin_attempts_left"] = status[1] - status[2]
+            keys["pin_set"] = status[0]
+        if self._fingerprint is not None:
+            keys["fingerprint"] = self._fingerprint
+        return {"capabilities": list(CAPABILITIES), "keys": keys}
+
+    def lock(self, ctx=None, params=None):
+        seed = self._held[0]
+        if seed is not None:
+            for i in range(len(seed)):
+                seed[i] = 0
+        self._held[0] = self._held[1] = None
+        self._cache = {}
+        secp256k1 = sys.modules.get("quillfw.crypto.secp256k1")
+        if secp256k1 is not None:
+            secp256k1.clear_key_cache()   # it holds public keys of our secrets
+
+    def _unlock(self, pin, poll=None):
+        seed = self.store.unlock(pin, poll)
+        if seed is None:
+            return None
+        self.lock()
+        self._held[0] = seed
+        self._held[1] = self.node([]).fingerprint()
+        return self._held[1]
+
+    # ---- key material -----------------------------------------------------------
+
+    def require_unlocked(self):
+        if self._seed is None:
+            if self.store.exists():
+                raise DeviceError(LOCKED, "Device is locked: unlock it with its PIN", "locked")
+            raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+
+    def node(self, path):
+        """The BIP32 node at path (a list of indices), derived from the nearest
+        ancestor cached by this Keys object."""
+        self.require_unlocked()
+        key = tuple(path)
+        found = self._cache.get(key)
+        if found is not None:
+            return found
+        from quillfw.keys.bip32 import master_node
+        depth = len(path)
+        while depth > 0 and tuple(path[:depth]) not in self._cache:
+            depth -= 1
+        node = self._cache.get(tuple(path[:depth])) or master_node(self._seed)
+        for i in range(depth, len(path)):
+            node = node.child(path[i])
+        if len(self._cache) >= _CACHE_SIZE:
+            self._cache = {}   # dicts are unordered on MicroPython: no LRU
+        self._cache[key] = node
+        return node
+
+    def fingerprint(self):
+        self.require_unlocked()
+        return self._fingerprint
+
+    # ---- protocol methods ---------------------------------------------------------
+
+    def _install(self, seed, pin, poll):
+        self.lock()
+        self.store.save(seed, pin, self.pin_rounds, self.max_attempts, poll)
+        return self._unlock(pin, poll)
+
+    def _refuse_if_seeded(self):
+        if self.store.exists():
+            raise DeviceError(INVALID_PARAMS, "Device already has a seed: wipe it first")
+
+    def seed_generate(self, ctx, params):
+        words = params["words"]
+        if words not in (12, 24):
+            raise DeviceError(INVALID_PARAMS, "Parameter 'words' must be 12 or 24")
+        _check_pin(params["pin"])
+        passphrase = params.get("passphrase", "")
+        _check_passphrase(passphrase)
+        self._refuse_if_seeded()
+        from quillfw.keys import bip39
+        entropy = hashlib.sha256(os.urandom(32) + params.get("entropy", b"")).digest()
+        mnemonic = bip39.mnemonic_from_entropy(entropy[:words * 4 // 3])
+        seed = bip39.seed_from_mnemonic(mnemonic, passphrase, _poll(ctx))
+        forget("quillfw.keys.bip39")
+        return {"mnemonic": mnemonic, "fingerprint": self._install(seed, params["pin"], _poll(ctx))}
+
+    def seed_restore(self, ctx, params):
+        _check_pin(params["pin"])
+        passphrase = params.get("passphrase", "")
+        _check_passphrase(passphrase)
+        self._refuse_if_seeded()
+        from quillfw.keys import bip39
+        try:
+            bip39.entropy_from_mnemonic(bip39.normalized(params["mnemonic"]))
+        except ValueError as e:
+            raise DeviceError(INVALID_PARAMS, "Invalid mnemonic: %s" % e) from None
+        seed = bip39.seed_from_mnemonic(params["mnemonic"], passphrase, _poll(ctx))
+        forget("quillfw.keys.bip39")
+        return {"fingerprint": self._install(seed, params["pin"], _poll(ctx))}
+
+    def unlock(self, ctx, params):
+        if not self.store.exists():
+            raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+        try:
+            fingerprint = self._unlock(params["pin"], _poll(ctx))
+        except WrongPin as e:
+            self.lock()
+            if e.attempts_left == 0:
+                raise DeviceError(LOCKED, "Wrong PIN: too many attempts, the seed was wiped",
+                                  "wiped") from None
+            raise DeviceError(LOCKED, "Wrong PIN, %d attempts left" % e.attempts_left,
+                              "wrong_pin") from None
+        if fingerprint is None:
+            raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+        return {"fingerprint": fingerprint}
+
+    def wipe(self, ctx, params):
+        self.lock()
+        self.store.wipe()
+
+    def get_xpub(self, ctx, params):
+        from quillfw.keys.bip32 import TPUB, XPUB, parse_path
+        network = params.get("network", "main")
+        if network not in _NETWORKS:
+            raise DeviceError(INVALID_PARAMS, "Parameter 'network' must be main or test")
+        try:
+            path = parse_path(params["path"])
+        except ValueError as e:
+            raise DeviceError(INVALID_PARAMS, "Invalid path: %s" % e) from None
+        self.require_unlocked()
+        node = self.node(path)
+        return {"xpub": node.xpub(XPUB if network == "main" else TPUB),
+                "fingerprint": self._fingerprint}
+
+
+# ---- the protocol's entry (quillfw.keys.methods loads this module per request) ----
+
+_MODULES = ("quillfw.keys.keyring", "quillfw.keys.store", "quillfw.keys.kdf",
+            "quillfw.keys.bip32", "quillfw.keys.base58", "quillfw.keys.bip39",
+            "quillfw.keys.wordlist", "quillfw.keys.methods", "quillfw.keys")
+
+
+def _keys(boot):
+    from quillfw.keys.store import SeedStore
+    if boot[0] is None:
+        if boot[3] is None:
+            boot[3] = [None]
+        store = SeedStore(None, boot[3])
+    else:
+        store = SeedStore(boot[0])
+    return Keys(store, boot[1] or DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS, boot[2])
+
+
+def release(loaded):
+    """Forget this room's modules, and every module the request imported that was
+    not loaded before it (loaded: sys.modules' names then): only the unlocked
+    seed stays in RAM between requests, and signing gets the heap back."""
+    for name in _MODULES:
+        forget(name)
+    secp256k1 = sys.modules.get("quillfw.crypto.secp256k1")
+    if secp256k1 is not None:
+        secp256k1.clear_key_cache()   # public keys of our secrets, and heap
+    for name in list(sys.modules):
+        if name not in loaded:
+            forget(name)
+
+
+def method(state, name):
+    """The Method for name, with its own parameter check."""
+    forget("quillfw.keys.keyring")   # the Method holds it for this request only
+
+    def handler(ctx, params):
+        Method(name, None, PARAMS[name]).check_params(params)
+        return run(state, name, ctx, params)
+    return Method(name, handler, PARAMS[name])
+
+
+def _seeded(boot):
+    """A seed in RAM or stored (without reading or decrypting it)."""
+    if boot[2][0] is not None:
+        return True
+    if boot[0] is None:
+        return boot[3] is not None and boot[3][0] is not None
+    try:
+        os.stat(boot[0])
+        return True
+    except OSError:
+        return False
+
+
+def run(boot, name, ctx, params):
+    loaded = set(sys.modules)
+    loaded.discard("quillfw.keys.keyring")
+    try:
+        if name in ("seed_generate", "seed_restore", "unlock") or (
+                name == "get_xpub" and _seeded(boot)):
+            # long-lived first, then the KDFs' garbage: a fragmented heap of the
+            # board's size has no 1 KB hole left for SHA-512's schedule otherwise
+            from quillfw.crypto.hashes import sha512
+            from quillfw.keys import bip32  # noqa: F401
+            sha512(b"")
+        return getattr(_keys(boot), name)(ctx, params)
+    finally:
+        release(loaded)

@@ -1,0 +1,76 @@
+"""The seed and key methods of the device protocol (protocol/SPEC.md §9).
+
+    register(dispatcher, seed_path, pin_rounds)   a board's start-up (and quill-emu --keys)
+
+This module stays small: each method's table and code (quillfw.keys.keyring)
+is loaded per request and forgotten after it, so only the unlocked seed and
+this module stay in RAM between requests.
+
+    seed_generate {words, pin, ? entropy, ? passphrase} -> {mnemonic, fingerprint}
+    seed_restore  {mnemonic, pin, ? passphrase}         -> {fingerprint}
+    unlock        {pin}                                 -> {fingerprint}
+    lock          {}                                    -> null
+    wipe          {}                                    -> null
+    get_xpub      {path, ? network}                     -> {xpub, fingerprint}
+
+The device is "uninitialized" (no seed), "locked" (a seed on flash, none in
+RAM) or "unlocked"; get_xpub and every other key operation answer LOCKED
+otherwise. A seed stored without a PIN (only the emulator's test seed) is
+unlocked by the first key operation.
+
+state (kept by register's handlers between requests): [seed_path (None: the seed in
+RAM), pin_rounds (None: the default), [seed, fingerprint] while unlocked,
+[the seed record] when it is kept in RAM].
+"""
+UNINITIALIZED = "uninitialized"
+LOCKED_STATE = "locked"
+UNLOCKED = "unlocked"
+
+CAPABILITIES = ("seed", "bip39", "bip32", "pin")
+DEFAULT_PIN_ROUNDS = 2000          # per board: register(dispatcher, seed_path, pin_rounds)
+DEFAULT_MAX_PIN_ATTEMPTS = 10
+SEED_FILE = "quill_seed.bin"   # on a board's filesystem, beside the confirmation policy
+METHODS = ("seed_generate", "seed_restore", "unlock", "lock", "wipe", "get_xpub")
+
+
+def _handler(state, name):
+    def handler(ctx, params):
+        from quillfw.keys.keyring import method
+        return method(state, name).handler(ctx, params)
+    return handler
+
+
+def register(dispatcher, seed_path=None, pin_rounds=None):
+    """seed_path: the seed's file (None: in RAM); pin_rounds: the PIN KDF's rounds,
+    measured per board (None: DEFAULT_PIN_ROUNDS)."""
+    from quillfw.wire.dispatcher import ANY, Method
+    state = [seed_path, pin_rounds, [None, None], None]
+    # any of these names passes the dispatcher; the keyring checks each method's own
+    names = {}
+    for key in ("words", "pin", "entropy", "passphrase", "mnemonic", "path", "network"):
+        names[key] = (ANY, False)
+    dispatcher.register([Method(name, _handler(state, name), names) for name in METHODS],
+                        info=lambda: info(state))
+
+
+def info(state, _unused=None):
+    """get_info's fields, from the seed file's header and what RAM holds."""
+    keys = {"state": UNINITIALIZED, "max_pin_attempts": DEFAULT_MAX_PIN_ATTEMPTS}
+    head = b""
+    if state[0] is not None:
+        try:
+            with open(state[0], "rb") as f:
+                head = f.read(13)
+        except OSError:
+            pass
+    elif state[3] is not None and state[3][0] is not None:
+        head = state[3][0][:13]
+    # quillfw.keys.store's layout: magic[6] rounds[4] max_attempts failures has_pin
+    if len(head) == 13 and head[:6] == b"QSEED1":
+        keys["state"] = LOCKED_STATE if head[12] and state[2][0] is None else UNLOCKED
+        keys["pin_set"] = head[12] == 1
+        keys["max_pin_attempts"] = head[10]
+        keys["pin_attempts_left"] = head[10] - head[11]
+    if state[2][1] is not None:
+        keys["fingerprint"] = state[2][1]
+    return {"capabilities": list(CAPABILITIES), "keys": keys}
