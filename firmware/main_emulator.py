@@ -2,7 +2,7 @@
 stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 
     micropython main_emulator.py [--idle-ms N] [--board NAME] [--approve auto|ask|channel]
-                                 [--datadir DIR] [--confirm-timeout-ms N]
+                                 [--datadir DIR] [--confirm-timeout-ms N] [--target NAME]
 
 --approve: who confirms (firmware/emulator_approval.py; default auto);
 --datadir: where the confirmation policy is kept (confirm_policy.json) and
@@ -88,13 +88,14 @@ def main(argv):
     kind = _option(argv, "--approve", "auto")
     datadir = _option(argv, "--datadir", None)
     timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
+    target = _option(argv, "--target", "unix")
     if kind not in ("auto", "ask", "channel"):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
         raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
     dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
-                                  confirm_timeout_ms=timeout_ms)
+                                  confirm_timeout_ms=timeout_ms, target=target)
     dispatcher.register(DEBUG_METHODS)
     if "--keys" in argv and datadir is not None:
         from emulator_keys import register_keys

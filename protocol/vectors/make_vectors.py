@@ -26,6 +26,7 @@ def dumps(value) -> bytes:
 
 
 INFO = {"firmware_version": "0.1.0", "protocol_version": 1, "board": "emulator", "emulator": True,
+        "target": "unix", "boot_id": "5c1e0f2a9b3d4e67",
         "implementation": "micropython", "implementation_version": "1.29.0", "heap_free": 60096,
         "max_message_size": 4096,
         "limits": {"max_inputs": 10000, "max_outputs": 10000, "max_script_size": 3600,
@@ -77,6 +78,7 @@ SIGNING = [
     ("sign_begin request", {"id": "s1", "method": "sign_begin",
                             "params": {"version": 2, "locktime": 0, "n_inputs": 1, "n_outputs": 1,
                                        "algorithms": ["segwit_v0"]}}),
+    ("sign_begin reply", {"id": "s1", "result": {"heap_free": 18000, "session": "5c1e0f2a1"}}),
     ("sign_add_key request (private key 1)", {"id": "s2", "method": "sign_add_key",
                                               "params": {"secret": bytes(31) + b"\x01",
                                                          "compressed": True}}),
@@ -91,6 +93,10 @@ SIGNING = [
                                                          "key_index": 0, "tweak": True}}),
     ("sign_end request", {"id": "s6", "method": "sign_end"}),
     ("null result", {"id": "s6", "result": None}),
+    ("sign_add_inputs request naming its session",
+     {"id": "s8", "method": "sign_add_inputs", "params": {"session": "5c1e0f2a1", "inputs": []}}),
+    ("stale session error", {"id": "s8", "error": {
+        "code": -32008, "message": "Request of a previous signing session or boot"}}),
     ("session error", {"id": "s7", "error": {"code": -32001, "data": "tx_changed",
                                              "message": "transaction changed during signing"}}),
 ]

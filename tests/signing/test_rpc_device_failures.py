@@ -54,8 +54,16 @@ def test_no_device_is_a_clear_error(tmp_path):
         assert result["complete"] is False
 
 
-def test_device_killed_mid_signing_then_the_next_call_works(node):
-    tx, entries = _legacy_tx()
+def signing_seconds(node, tx, entries):
+    """How long one undisturbed call takes (so that a kill can be timed inside it)."""
+    started = time.monotonic()
+    assert node.rpc("signrawtransactionwithkey", tx.hex(), [MARKED.wif], entries)["complete"]
+    return time.monotonic() - started
+
+
+def kill_mid_signing(node, tx, entries, delay):
+    """Start signing, kill the firmware `delay` seconds later; the call's outcome
+    {"result"} or {"error"} and whether the call was still running at the kill."""
     pid = wait_for(lambda: firmware_pid(node))
     assert pid
     outcome = {}
@@ -67,17 +75,27 @@ def test_device_killed_mid_signing_then_the_next_call_works(node):
             outcome["error"] = e
 
     worker = threading.Thread(target=sign)
-    started = time.monotonic()
     worker.start()
-    time.sleep(0.5)
+    time.sleep(delay)
+    in_flight = worker.is_alive()
     kill(pid)
     worker.join(60)
-    assert "result" not in outcome, "signing finished before the kill: make the transaction larger"
+    assert not worker.is_alive()
+    assert wait_for(lambda: firmware_pid(node) not in (None, pid))
+    return outcome, in_flight
+
+
+def test_device_killed_mid_signing_then_the_next_call_works(node):
+    tx, entries = _legacy_tx()
+    duration = signing_seconds(node, tx, entries)
+    started = time.monotonic()
+    outcome, in_flight = kill_mid_signing(node, tx, entries, duration / 4)
+    assert in_flight
+    assert "result" not in outcome
     error = outcome["error"]
-    assert error.code == -1 and "Device" in error.message, error.message
+    assert (error.code, error.message) == (-1, "Device restarted during signing")
     assert time.monotonic() - started < 30
     # the emulator restarted the firmware; the same call now signs completely
-    assert wait_for(lambda: firmware_pid(node) not in (None, pid))
     result = node.rpc("signrawtransactionwithkey", tx.hex(), [MARKED.wif], entries)
     assert result["complete"] is True
     signed = Transaction.from_hex(result["hex"])

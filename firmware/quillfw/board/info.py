@@ -25,13 +25,23 @@ def _micropython_version():
     return "%d.%d.%d" % (version[0], version[1], version[2])
 
 
-class DeviceInfo:
-    """Answers get_info for one board; `board` names the hardware (or the emulator)."""
+def new_boot_id():
+    """16 hex digits, new at every start: the host compares them to notice a restart.
+    (A port without os.urandom gets a seed from its entry point instead.)"""
+    from binascii import hexlify
+    from os import urandom
+    return hexlify(urandom(8)).decode()
 
-    def __init__(self, dispatcher, board, emulator=False):
+
+class DeviceInfo:
+    """Answers get_info for one board; `board` names the hardware (or the emulator),
+    `target` what runs the firmware (quill-emu's --target; a board's port name)."""
+
+    def __init__(self, dispatcher, board, emulator=False, target=None):
         self.dispatcher = dispatcher
         self.board = board
         self.emulator = emulator
+        self.target = target or sys.platform
 
     def get_info(self, ctx, params):
         # resident since the self-test signed (imported here, not at boot, so that
@@ -43,6 +53,8 @@ class DeviceInfo:
             "protocol_version": PROTOCOL_VERSION,
             "board": self.board,
             "emulator": self.emulator,
+            "target": self.target,
+            "boot_id": self.dispatcher.boot_id,
             "implementation": sys.implementation.name,
             "implementation_version": _micropython_version(),
             "heap_free": _heap_free(),
@@ -68,13 +80,14 @@ def ping(ctx, params):
     return ctx.state
 
 
-def core_methods(dispatcher, board, emulator=False):
+def core_methods(dispatcher, board, emulator=False, target=None, boot_id=None):
+    dispatcher.boot_id = boot_id or new_boot_id()
     # Boot: run the known-answer self-test now, before the first request is served,
     # keep its status and free its code and known answers.
     from quillfw.board import selftest
     dispatcher.selftest = selftest.run()
     forget("quillfw.board.selftest")
-    info = DeviceInfo(dispatcher, board, emulator)
+    info = DeviceInfo(dispatcher, board, emulator, target)
     return [
         Method("ping", ping, out_of_band=True),
         Method("get_info", info.get_info, out_of_band=True),

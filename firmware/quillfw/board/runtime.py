@@ -18,13 +18,13 @@ EXTENSIONS = ("quillfw.signing.methods",)
 
 
 def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
-                     confirm_timeout_ms=DEFAULT_TIMEOUT_MS):
+                     confirm_timeout_ms=DEFAULT_TIMEOUT_MS, target=None, boot_id=None):
     """approver: who confirms, a spec of quillfw.signing.confirm (None: nobody, so
     whatever the policy asks to confirm is refused); policy_path: the policy's
     file (None: kept in memory). Extensions find the Confirmation as
     dispatcher.confirmation."""
     dispatcher = Dispatcher()
-    dispatcher.register(core_methods(dispatcher, board, emulator))
+    dispatcher.register(core_methods(dispatcher, board, emulator, target, boot_id))
     confirmation = Confirmation(approver, policy_path, confirm_timeout_ms)
     dispatcher.confirmation = confirmation
     dispatcher.register([Method("set_confirm_policy", confirmation.set_policy,

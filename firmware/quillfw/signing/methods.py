@@ -41,7 +41,8 @@ import gc
 
 from quillfw.limits import MAX_SCRIPT_SIZE
 from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
-from quillfw.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, PROTOCOL_ERROR, DeviceError
+from quillfw.wire.errors import (INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, PROTOCOL_ERROR, STALE_SESSION,
+                                 DeviceError)
 
 SCRIPT_TYPES = ("p2pk", "p2pkh", "p2ms", "p2sh", "p2wpkh", "p2wsh", "p2sh-p2wpkh", "p2sh-p2wsh",
                 "p2tr")
@@ -77,6 +78,16 @@ class SigningMethods:
         self.staged = {}
         self.dispatcher = dispatcher
         self.confirmation = dispatcher.confirmation
+        self.session_id = None      # the current signing session's id (sign_begin's answer)
+        self._sessions = 0
+
+    def _check(self, p):
+        """A request that names a session (its "session" parameter) must name the
+        current one: after a restart or a newer sign_begin it is refused, distinctly,
+        before it can act."""
+        sid = p.get("session")
+        if sid is not None and sid != self.session_id:
+            raise DeviceError(STALE_SESSION, "Request of a previous signing session or boot")
 
     @property
     def session(self):
@@ -89,6 +100,7 @@ class SigningMethods:
 
     def reset(self):
         self.staged = {}
+        self.session_id = None
         self.confirmation.reset()
         if self._session is not None:
             self._session.abort()
@@ -133,21 +145,30 @@ class SigningMethods:
     # ---- the transaction ------------------------------------------------------
 
     def begin(self, ctx, p):
+        boot = p.get("boot_id")
+        if boot is not None and boot != self.dispatcher.boot_id:
+            raise DeviceError(STALE_SESSION, "Request of a previous boot: the device restarted")
         self.staged = {}
         self.confirmation.reset()
         if self.dispatcher.selftest != "ok":
             # wrong arithmetic could leak the key through its nonces: never sign
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
+        self.session_id = None
+        gc.collect()
         self._run(self.session.begin, p["version"], p["locktime"], p["n_inputs"],
                   p["n_outputs"], p["algorithms"])
         gc.collect()
+        self._sessions += 1
+        self.session_id = "%s%x" % (self.dispatcher.boot_id[:8], self._sessions)
         # what is left for the requests to come: the host sizes its batches from it
-        return {"heap_free": _heap_free()}
+        return {"heap_free": _heap_free(), "session": self.session_id}
 
     def add_key(self, ctx, p):
+        self._check(p)
         return self._run(self.session.add_key, p["secret"], p.get("compressed", True))
 
     def add_inputs(self, ctx, p):
+        self._check(p)
         tokens = []
         for i, txin in enumerate(p["inputs"]):
             if not isinstance(txin, list) or len(txin) != 5:
@@ -163,6 +184,7 @@ class SigningMethods:
         return tokens
 
     def add_outputs(self, ctx, p):
+        self._check(p)
         tokens = []
         for i, txout in enumerate(p["outputs"]):
             if not isinstance(txout, list) or len(txout) != 2:
@@ -177,6 +199,7 @@ class SigningMethods:
         return tokens
 
     def stage(self, ctx, p):
+        self._check(p)
         name = p["name"]
         if name not in STAGE_NAMES:
             raise DeviceError(INVALID_PARAMS, "cannot stage '%s'" % name)
@@ -188,26 +211,31 @@ class SigningMethods:
     # ---- signatures -----------------------------------------------------------
 
     def sign_segwit_v0(self, ctx, p):
+        self._check(p)
         script_code = self._take("script_code", p.get("script_code", b""))
         txin = self._txin(p["txin"])
         txout = self._txout(p.get("txout"))
         self._confirm(ctx, p["hash_type"])
         ctx.poll_link()
+        gc.collect()
         return self._run(self.session.sign_segwit_v0, p["input_index"], txin, p["txin_token"],
                          script_code, p["hash_type"], p["key_index"], txout,
                          p.get("txout_token"))
 
     def sign_taproot(self, ctx, p):
+        self._check(p)
         txin = self._txin(p.get("txin"))
         txout = self._txout(p.get("txout"))
         self._confirm(ctx, p["hash_type"])
         ctx.poll_link()
+        gc.collect()
         return self._run(self.session.sign_taproot, p["input_index"], p["hash_type"],
                          p["key_index"], p.get("merkle_root"), p.get("tweak", True),
                          p.get("leaf_hash"), p.get("codesep_pos", 0xFFFFFFFF), p.get("annex"),
                          p.get("aux"), txin, p.get("txin_token"), txout, p.get("txout_token"))
 
     def legacy_begin(self, ctx, p):
+        self._check(p)
         script_code = self._take("script_code", p.get("script_code", b""))
         self._confirm(ctx, p["hash_type"])
         self._run(self.session.begin_legacy_pass, p["input_index"], script_code,
@@ -215,16 +243,21 @@ class SigningMethods:
         return None
 
     def legacy_finish(self, ctx, p):
+        self._check(p)
         ctx.poll_link()
+        gc.collect()
         return self._run(self.session.finish_legacy_pass)
 
     def end(self, ctx, p):
+        self._check(p)
         self.staged = {}
         self._run(self.session.end)
+        self.session_id = None
         self.confirmation.reset()
         return None
 
     def abort(self, ctx, p):
+        self._check(p)
         self.reset()
         return None
 
@@ -232,7 +265,8 @@ class SigningMethods:
         u = (UINT, True)
         return [
             Method("sign_begin", self.begin, {"version": u, "locktime": u, "n_inputs": u,
-                                              "n_outputs": u, "algorithms": (ARRAY, True)}),
+                                              "n_outputs": u, "algorithms": (ARRAY, True),
+                                              "boot_id": (TEXT, False)}),
             Method("sign_add_key", self.add_key, {"secret": (BYTES, True),
                                                   "compressed": (BOOL, False)}),
             Method("sign_add_inputs", self.add_inputs, {"inputs": (ARRAY, True)}),

@@ -114,7 +114,7 @@ def _guarded(method):
             raise
         except MemoryError:
             self._wipe()
-            raise SessionError("limit_exceeded", "out of memory") from None
+            raise       # the dispatcher's OUT_OF_MEMORY reply, with the request's id
         except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
             self._wipe()
             raise SessionError("bad_value", "invalid request: %s" % e) from None

@@ -26,6 +26,8 @@ MAP = "map"
 ARRAY = "array"
 ANY = "any"
 
+SESSION = "session"
+
 
 def _is_type(value, kind):
     if kind == ANY:
@@ -64,6 +66,10 @@ class Method:
 
     def check_params(self, params):
         for key in params:
+            # "session" (text) may name the signing session a request belongs to: the
+            # signing methods check it; no table entry per method (heap)
+            if key == SESSION and isinstance(params[key], str):
+                continue
             if key not in self.params:
                 raise DeviceError(INVALID_PARAMS, "Unknown parameter '%s'" % key)
         for key in self.params:
@@ -85,6 +91,9 @@ class Dispatcher:
         # the boot self-test's status, "ok" or "failed: <check>" (set by the board's
         # start-up, quillfw.board.info); None: never run, so nothing may sign
         self.selftest = None
+        # random hex chosen at start-up (get_info's boot_id): a request naming
+        # another one comes from before a restart
+        self.boot_id = None
 
     def register(self, methods, script_types=(), sighash_types=(), reset=None, info=None):
         """Add methods (and what they can sign) to the table; info() returns

@@ -22,6 +22,7 @@ BUSY = const(-32004)               # another request is in progress
 OUT_OF_MEMORY = const(-32005)      # allocation failed; the device keeps serving
 LIMIT_EXCEEDED = const(-32006)     # a limit declared in get_info was exceeded
 CONFIRM_TIMEOUT = const(-32007)    # the user did not answer on the device in time
+STALE_SESSION = const(-32008)      # a request of a previous boot or signing session
 
 # The id of replies to requests whose own id could not be read.
 RESERVED_ID = "00"

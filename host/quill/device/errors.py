@@ -27,3 +27,10 @@ class DeviceTimeout(DeviceUnavailable):
 
 class DeviceDisconnected(DeviceUnavailable):
     pass
+
+
+class DeviceRestarted(DeviceUnavailable):
+    """The firmware started again (a new boot_id) while a call was in flight."""
+
+    def __init__(self, message="Device restarted during signing"):
+        super().__init__(message)

@@ -81,6 +81,10 @@ class DeviceManager:
             self._info = (client, client.get_info())
         return self._info[1]
 
+    def forget_info(self):
+        """Drop the cached get_info (the device restarted): the next info() reads it."""
+        self._info = None
+
     def close(self):
         with self._lock:
             if self._client is not None:

@@ -7,7 +7,7 @@ from quill.rpc.registry import Method
 
 # The device sends a canonical CBOR map (keys in byte order); the RPC shows
 # them in the documented order, anything newer after them.
-FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "implementation",
+FIELD_ORDER = ("firmware_version", "protocol_version", "board", "emulator", "target", "boot_id", "implementation",
                "implementation_version", "heap_free", "max_message_size", "limits", "methods",
                "script_types", "sighash_types", "selftest", "crypto_backend", "confirmation", "state", "queue")
 CONFIRMATION_ORDER = ("policy", "amount", "approver", "timeout_ms")
@@ -66,6 +66,8 @@ METHODS = [
   "protocol_version" : n,       (numeric) device protocol version
   "board" : "str",              (string) board name
   "emulator" : true|false,      (boolean) whether this is quill-emu
+  "target" : "str",             (string) what runs the firmware: unix, qemu-m0plus, qemu-m4, or the board's port
+  "boot_id" : "hex",            (string) random, new at every firmware start
   "implementation" : "str",     (string) interpreter name (micropython)
   "implementation_version" : "str", (string) interpreter version
   "heap_free" : n,              (numeric) free heap in bytes

@@ -23,7 +23,7 @@ sighash type the requests need, and the transaction must fit its limits.
 from quill.consensus import SIGHASH_ANYONECANPAY, SIGHASH_SINGLE
 from quill.device.codec import OVERHEAD as FRAME_OVERHEAD
 from quill.device.codec import canonical_dumps
-from quill.device.errors import DeviceError, DeviceUnavailable
+from quill.device.errors import DeviceError, DeviceRestarted, DeviceUnavailable
 
 from .errors import DeviceCannotSign, DeviceLimitExceeded
 from .solver import LEGACY, SEGWIT_V0, TAPROOT, TWEAK_BIP86, ecdsa_hash_type
@@ -59,8 +59,9 @@ def required_capabilities(requests, script_types, hash_type):
     return methods, {script_types[r.input_index] for r in requests}, sighashes
 
 
-def check_device(info, tx, requests, script_types, hash_type):
-    """DeviceCannotSign / DeviceLimitExceeded unless the device's get_info offers what the requests need."""
+def check_device(info, tx, requests, script_types, hash_type, spent=()):
+    """DeviceCannotSign / DeviceLimitExceeded unless the device's get_info offers what the
+    requests need and every script fits its max_script_size (checked before anything is sent)."""
     methods, types, sighashes = required_capabilities(requests, script_types, hash_type)
     missing = sorted(methods - set(info.get("methods", ())))
     if missing:
@@ -78,6 +79,15 @@ def check_device(info, tx, requests, script_types, hash_type):
         limit = limits.get(f"max_{name}")
         if limit is not None and count > limit:
             raise DeviceLimitExceeded(f"Transaction needs {count} {name}, more than the device's limit of {limit}")
+    max_script = limits.get("max_script_size")
+    if max_script is not None:
+        scripts = [("output", o.script_pubkey) for o in tx.vout]
+        scripts += [("input's scriptPubKey", s.script_pubkey) for s in spent if s is not None]
+        scripts += [("script code", r.script_code) for r in requests if r.script_code]
+        for what, script in scripts:
+            if len(script) > max_script:
+                raise DeviceLimitExceeded(f"An {what} script of {len(script)} bytes is larger than the "
+                                          f"device's limit of {max_script}")
 
 
 def batch_bytes(max_size, heap_free):
@@ -97,8 +107,11 @@ class _Driver:
         self.batch_size = batch_size or max_size
         self.bytes_sent = 0
         self.messages = 0
+        self.session = None     # sign_begin's session id: every later request names it
 
     def call(self, method, params=None, awaits_user=False):
+        if self.session is not None:
+            params = dict(params or {}, session=self.session)
         body = {"id": _TYPICAL_ID, "method": method}
         if params is not None:
             body["params"] = params
@@ -107,6 +120,8 @@ class _Driver:
         return self.client.call(method, params, awaits_user=awaits_user)
 
     def fits(self, method, params):
+        if self.session is not None:
+            params = dict(params, session=self.session)
         return len(canonical_dumps({"id": "x" * 16, "method": method, "params": params})) <= self.max_size
 
     def batches(self, items):
@@ -167,12 +182,15 @@ def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
     outputs = [[o.value, o.script_pubkey] for o in tx.vout]
     algorithms = [a for a in (LEGACY, SEGWIT_V0, TAPROOT) if any(r.algorithm == a for r in requests)]
     signatures = {}
+    begin = {"version": tx.version, "locktime": tx.locktime, "n_inputs": len(tx.vin),
+             "n_outputs": len(tx.vout), "algorithms": algorithms}
+    if info.get("boot_id"):
+        begin["boot_id"] = info["boot_id"]       # refused if the device restarted since
     with client.session():
         try:
-            began = driver.call("sign_begin", {"version": tx.version, "locktime": tx.locktime,
-                                               "n_inputs": len(tx.vin), "n_outputs": len(tx.vout),
-                                               "algorithms": algorithms})
+            began = driver.call("sign_begin", begin)
             heap_free = began.get("heap_free") if isinstance(began, dict) else None
+            driver.session = began.get("session") if isinstance(began, dict) else None
             driver.batch_size = batch_bytes(driver.max_size, heap_free)
             key_index = {}
             for r in requests:
@@ -184,9 +202,15 @@ def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
                 signatures[r.ident()] = _sign_one(driver, r, key_index[r.key.pubkey], hash_type,
                                                   inputs, outputs, tokens_in, tokens_out)
             driver.call("sign_end")
+        except (DeviceError, DeviceUnavailable) as e:
+            signatures = None
+            if restarted(client, info):
+                raise DeviceRestarted() from e
+            _abort(driver)
+            raise
         except BaseException:
             signatures = None
-            _abort(client)
+            _abort(driver)
             raise
         finally:
             if stats is not None:
@@ -195,11 +219,22 @@ def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
     return signatures
 
 
-def _abort(client):
+def _abort(driver):
     try:
-        client.call("sign_abort")
+        driver.call("sign_abort")
     except (DeviceError, DeviceUnavailable):
         pass  # the device wipes the session on its own error replies and at restart
+
+
+def restarted(client, info):
+    """Whether the firmware started again since `info` was read: its boot_id changed.
+    (A device that does not report one is never taken for restarted.)"""
+    if not info.get("boot_id"):
+        return False
+    try:
+        return client.get_info().get("boot_id") != info["boot_id"]
+    except (DeviceError, DeviceUnavailable):
+        return False
 
 
 def _sign_one(driver, r, key_index, hash_type, inputs, outputs, tokens_in, tokens_out):

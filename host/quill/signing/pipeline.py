@@ -20,7 +20,7 @@ from coincurve import PublicKeyXOnly
 
 from quill.amount import format_amount
 from quill.consensus import MAX_MONEY, SIGHASH_SINGLE
-from quill.device.errors import DeviceUnavailable
+from quill.device.errors import DeviceError, DeviceRestarted, DeviceUnavailable
 from quill.device.manager import NO_DEVICE
 from quill.tx import script as S
 from quill.tx.hashes import hash_to_hex
@@ -141,8 +141,21 @@ def _device_signatures(node, t, requests, script_types, stats):
     if device is None or not getattr(device, "configured", True):
         raise DeviceUnavailable(NO_DEVICE)
     info = device.info()
-    check_device(info, t.tx, requests, script_types, t.hash_type)
-    return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats)
+    check_device(info, t.tx, requests, script_types, t.hash_type, t.spent)
+    try:
+        return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats)
+    except DeviceRestarted:
+        _refresh_info(device)
+        raise
+
+
+def _refresh_info(device):
+    """After a restart the cached get_info is the previous boot's: read it again
+    (or leave it to the next call when the device is not back yet)."""
+    try:
+        device.info(refresh=True)
+    except (DeviceError, DeviceUnavailable):
+        device.forget_info()
 
 
 def _finish(t, signatures):
