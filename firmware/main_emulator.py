@@ -3,6 +3,7 @@ stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 
     micropython main_emulator.py [--idle-ms N] [--board NAME] [--approve auto|ask|channel]
                                  [--datadir DIR] [--confirm-timeout-ms N] [--target NAME]
+                                 [--boot-id HEX]
 
 --approve: who confirms (firmware/emulator_approval.py; default auto);
 --datadir: where the confirmation policy is kept (confirm_policy.json) and
@@ -89,19 +90,22 @@ def main(argv):
     datadir = _option(argv, "--datadir", None)
     timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
     target = _option(argv, "--target", "unix")
+    boot_id = _option(argv, "--boot-id", None)  # ports whose os.urandom repeats at every boot
     if kind not in ("auto", "ask", "channel"):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
         raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
     dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
-                                  confirm_timeout_ms=timeout_ms, target=target)
+                                  confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id)
     dispatcher.register(DEBUG_METHODS)
     if "--keys" in argv and datadir is not None:
         from emulator_keys import register_keys
         register_keys(dispatcher, datadir)
-    _log("serving, idle timeout %d ms, confirmation by %s" % (idle_ms, kind))
-    serve(StdioTransport(), dispatcher, idle_ms=idle_ms, log=_log)
+    if target == "unix":
+        _log("serving, idle timeout %d ms, confirmation by %s" % (idle_ms, kind))
+    # on a qemu target stderr is the same UART as the link: no log lines there
+    serve(StdioTransport(), dispatcher, idle_ms=idle_ms, log=_log if target == "unix" else None)
 
 
 main(sys.argv)

@@ -18,7 +18,7 @@ from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.device.queue import DeviceQueue
 from quill.dirlock import try_lock
-from quill.emulator.launcher import confirmation_options
+from quill.emulator.launcher import TARGETS, confirmation_options
 from quill.handlers import (
     blockchain,
     chainstate,
@@ -138,6 +138,10 @@ class Daemon:
         emulator_args = []
         if self.args.is_set("emuheap"):
             emulator_args = ["--heapsize", self.args.get("emuheap")]
+        target = self.args.get("emutarget", "unix")
+        if target not in TARGETS:
+            raise config.ConfigError(f"-emutarget: unknown target '{target}' ({', '.join(TARGETS)})")
+        emulator_args += ["--target", target]
         approve = self.args.get("emuapprove", "auto")
         timeout = self.args.get_int("emuconfirmtimeout", 0) or None
         try:

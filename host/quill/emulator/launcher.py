@@ -38,6 +38,9 @@ EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", FIRMWARE_DIR / "emula
 APPROVERS = ("auto", "ask", "channel")
 CRYPTO = ("auto", "native", "python")
 SEED_FILE = "seed.bin"     # emulator_keys.py: the encrypted seed in the device's datadir
+# Where the firmware runs: the unix port (default, fastest) or a Cortex-M under QEMU
+# (quill.emulator.qemu: built once from MicroPython's source, cached).
+TARGETS = ("unix", "qemu-m0plus", "qemu-m4")
 
 
 def micropython_binary() -> str:
@@ -179,11 +182,19 @@ def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
 
 
 def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                     micropython=None, romfs=True, confirmation=(), crypto="auto"):
+                     micropython=None, romfs=True, confirmation=(), crypto="auto", target="unix"):
     """confirmation: confirmation_options(...); crypto: see native_module (the native
     module is put on the firmware's path; without the ROMFS image the firmware runs
-    from its .py files, always on "python")."""
+    from its .py files, always on "python"); target: one of TARGETS (heapsize None:
+    the target's board's heap; a qemu target runs the pure-Python crypto)."""
     options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
+    if target != "unix":
+        if target not in TARGETS:
+            raise ValueError(f"unknown target {target!r} ({', '.join(TARGETS)})")
+        heap = ["--heapsize", str(heap_bytes(heapsize))] if heapsize else []
+        return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target, *heap,
+                "--", *options]
+    heapsize = heapsize or DEFAULT_HEAPSIZE
     native = native_module(crypto)
     image = romfs_image() if romfs else None
     if image is None:
@@ -221,10 +232,15 @@ def firmware_env():
 class Emulator:
     """The firmware behind a pty; `port` is the path pyserial opens."""
 
-    def __init__(self, heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                 restart=True, stderr=None, micropython=None, confirmation=(), crypto="auto"):
+    def __init__(self, heapsize=None, idle_ms=DEFAULT_IDLE_MS, board="emulator",
+                 restart=True, stderr=None, micropython=None, confirmation=(), crypto="auto",
+                 target="unix"):
+        self.target = target
+        if target != "unix":
+            from quill.emulator import qemu
+            qemu.build(target, heap_bytes(heapsize) if heapsize else None)   # before the clock starts
         self.command = firmware_command(heapsize, idle_ms, board, micropython,
-                                        confirmation=confirmation, crypto=crypto)
+                                        confirmation=confirmation, crypto=crypto, target=target)
         self.restart = restart
         self.stderr = stderr
         self.port = None

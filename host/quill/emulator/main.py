@@ -1,6 +1,7 @@
 """quill-emu: the Quill firmware under real MicroPython, as a serial port.
 
-    quill-emu [--heapsize 97K] [--idle-ms 2000] [--board NAME] [--no-restart]
+    quill-emu [--target unix|qemu-m0plus|qemu-m4] [--heapsize 97K] [--idle-ms 2000]
+              [--board NAME] [--no-restart]
               [--stdio] [--port-file PATH]
               [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
               [--crypto auto|native|python]
@@ -48,6 +49,7 @@ from quill.emulator.launcher import (
     DEFAULT_HEAPSIZE,
     DEFAULT_IDLE_MS,
     SEED_FILE,
+    TARGETS,
     Emulator,
     confirmation_options,
     firmware_command,
@@ -58,8 +60,13 @@ from quill.emulator.natmod import NatmodUnavailable
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="quill-emu", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--heapsize", default=DEFAULT_HEAPSIZE,
-                        help="MicroPython heap, e.g. 97K (pyboard, default) or 192K (Pico)")
+    parser.add_argument("--target", choices=TARGETS, default="unix",
+                        help="where the firmware runs: the unix port (default), or a Cortex-M0+ "
+                             "(RP2040 stand-in) or Cortex-M4 (pyboard stand-in) under QEMU, built "
+                             "from MicroPython's source on first use")
+    parser.add_argument("--heapsize",
+                        help="MicroPython heap, e.g. 97K (pyboard) or 192K (Pico); default: the "
+                             f"smallest board's ({DEFAULT_HEAPSIZE}) on unix, the board's on a qemu target")
     parser.add_argument("--idle-ms", type=int, default=DEFAULT_IDLE_MS,
                         help="drop a partial frame idle this long (default 2000)")
     parser.add_argument("--board", default="emulator", help="board name reported by get_info")
@@ -136,18 +143,24 @@ def main(argv=None):
             return 2
         try:
             command = firmware_command(args.heapsize, args.idle_ms, args.board,
-                                       confirmation=confirmation, crypto=args.crypto)
+                                       confirmation=confirmation, crypto=args.crypto,
+                                       target=args.target)
         except NatmodUnavailable as e:
             print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
             return 2
         os.execve(command[0], command, firmware_env())
     try:
         emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
-                            confirmation=confirmation, crypto=args.crypto)
+                            confirmation=confirmation, crypto=args.crypto, target=args.target)
     except NatmodUnavailable as e:
         if asker is not None:
             asker.stop()
         print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:     # a qemu target that cannot be built here
+        if asker is not None:
+            asker.stop()
+        print(f"quill-emu: {e}", file=sys.stderr)
         return 2
     done = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
