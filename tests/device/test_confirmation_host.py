@@ -14,8 +14,8 @@ from quill.device.errors import DeviceTimeout
 from quill.emulator.asker import NoTerminal, TerminalAsker, write_answer
 
 
-def test_a_call_awaiting_the_user_stops_at_the_user_timeout_and_says_it_waits(emulator, caplog):
-    with DeviceClient(emulator.port, probe_interval=0.2, user_timeout=1.0) as client:
+def test_a_call_awaiting_the_user_stops_at_the_user_timeout_and_says_it_waits(unix_emulator, caplog):
+    with DeviceClient(unix_emulator.port, probe_interval=0.2, user_timeout=1.0) as client:
         started = time.monotonic()
         with caplog.at_level(logging.INFO, logger="quill.device"):
             with pytest.raises(DeviceTimeout, match="did not answer debug_sleep within 1 s"):

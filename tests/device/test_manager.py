@@ -63,8 +63,8 @@ def test_emulator_spec_starts_and_stops_quill_emu(tmp_path):
     assert proc.poll() is not None
 
 
-def test_pyserial_url_spec(emulator):
-    manager = DeviceManager(emulator.port)
+def test_pyserial_url_spec(unix_emulator):
+    manager = DeviceManager(unix_emulator.port)
     try:
         assert manager.client().ping() == "idle"
     finally:

@@ -10,7 +10,6 @@ from quillfw.wire.framing import MAGIC, OVERHEAD, encode_frame
 from tests.device.rawlink import IDLE_MS, discarded, frame
 
 PING = {"id": "ok", "method": "ping"}
-STALE = IDLE_MS / 1000 * 2
 
 
 def test_garbage_before_a_frame(raw):
@@ -25,7 +24,7 @@ def test_seeded_random_noise_then_a_good_message(raw):
     rng = random.Random(286)
     noise = bytes(rng.getrandbits(8) for _ in range(1024)).replace(MAGIC, b"..")
     raw.write(noise)
-    time.sleep(STALE)
+    time.sleep(raw.stale_s)
     rejections, reply = raw.ping()
     assert reply["result"] == "idle" and discarded(rejections) == len(noise)
 
@@ -33,7 +32,7 @@ def test_seeded_random_noise_then_a_good_message(raw):
 def test_truncated_frame_is_dropped_when_stale(raw):
     whole = frame({"id": "t", "method": "get_info"})
     raw.write(whole[:-3])
-    time.sleep(STALE)
+    time.sleep(raw.stale_s)
     rejections, reply = raw.ping()
     assert reply["result"] == "idle"
     assert discarded(rejections) == len(whole) - 3
@@ -66,9 +65,9 @@ def test_two_frames_split_at_a_random_point_with_a_stale_pause(raw):
     both = frame({"id": "c", "method": "ping"}) + frame({"id": "d", "method": "ping"})
     cut = random.Random(7).randrange(1, len(both) // 2)
     raw.write(both[:cut])
-    time.sleep(STALE)
+    time.sleep(raw.stale_s)
     raw.write(both[cut:])
-    time.sleep(STALE)
+    time.sleep(raw.stale_s)
     rejections, reply = raw.until("d")
     # the first frame is lost to the timeout, its tail is skipped as garbage
     assert discarded(rejections) == len(both) // 2
@@ -79,7 +78,7 @@ def test_oversized_length_is_refused_before_buffering(raw):
     body = cbor2.dumps({"id": "big", "method": "ping", "params": {"x": b"\x00" * 4100}}, canonical=True)
     big = frame({"id": "big", "method": "ping", "params": {"x": b"\x00" * 4100}})
     raw.write(big)
-    time.sleep(STALE)
+    time.sleep(raw.stale_s)
     rejections, reply = raw.ping()
     assert "exceeds maximum 4096" in rejections[0]["error"]["message"]
     assert rejections[0]["error"]["data"] == 6
