@@ -6,7 +6,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: start test lint bench clean boards-check deploy system-deps
+.PHONY: start test lint bench clean boards-check deploy system-deps mcu-toolchain
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,7 +20,7 @@ start: $(STAMP)
 	$(BIN)/quilld -regtest -device=emulator -printtoconsole
 
 # Lint first: a red lint fails the suite before any test runs.
-test: lint system-deps
+test: lint system-deps mcu-toolchain
 	$(BIN)/python -m tests.run_suite
 
 # System libraries the tests' toolchains need: the ZMQ build of bitcoind (tests/follow) links
@@ -29,6 +29,21 @@ system-deps:
 	@ldconfig -p | grep -q 'libzmq\.so\.5' || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  { apt-get install -y -q libzmq5 >/dev/null 2>&1 || { apt-get update -q >/dev/null && \
 	    apt-get install -y -q libzmq5 >/dev/null; }; }; } || echo "libzmq5 is not installed"
+
+# The Cortex-M targets (quill.emulator.qemu) need Debian's ARM toolchain and QEMU:
+# installed here when missing and this is root (CI); otherwise their tests skip
+# locally with the reason, and fail in CI (QUILL_REQUIRE_TOOLCHAINS).
+MCU_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+mcu-toolchain:
+	@if ! command -v arm-none-eabi-gcc >/dev/null || ! command -v qemu-system-arm >/dev/null \
+	    || ! test -f /usr/lib/arm-none-eabi/include/stdlib.h; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing $(MCU_PACKAGES)"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(MCU_PACKAGES); \
+	  else \
+	    echo "note: $(MCU_PACKAGES) missing and not root: the Cortex-M tests will skip"; \
+	  fi; \
+	fi
 
 # ruff, mypy and the dead-code check (vulture), configured in pyproject.toml
 lint: $(STAMP)

@@ -49,9 +49,11 @@ def vectors_dir():
     if pytest is not None:  # CPython: the one rule in tests/kit/toolchains.py
         from tests.kit import toolchains
         return str(toolchains.vectors_dir())
-    env = os.getenv("QUILL_VECTORS")
+    env = os.getenv("QUILL_VECTORS") if hasattr(os, "getenv") else None
     if env:
         path = env
+    elif _exists("/rom/vectors"):
+        path = "/rom/vectors"       # on a Cortex-M target: the vectors in its ROMFS
     else:
         # tests/firmware -> repo -> repo's parent / shared / vectors
         path = _here() + "/../../../shared/vectors"

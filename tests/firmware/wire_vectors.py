@@ -5,6 +5,8 @@ import json
 
 
 def _protocol_dir():
+    if __file__.startswith("/rom/"):    # on a Cortex-M target: beside this module in its ROMFS
+        return "/rom/protocol/vectors/"
     here = __file__
     i = here.rfind("/")
     here = here[:i] if i >= 0 else "."

@@ -216,11 +216,12 @@ def _die_with_parent():
 class Board:
     """One running qemu with the firmware reachable; talks to MicroPython's raw REPL."""
 
-    def __init__(self, target: Target | str, heap: int | None = None, icount: bool = False):
+    def __init__(self, target: Target | str, heap: int | None = None, icount: bool = False,
+                 romfs: Path | None = None):
+        """romfs: an image for the board's ROMFS (default: the firmware's, unless frozen)."""
         self.target = TARGETS[target] if isinstance(target, str) else target
         elf = build(self.target, heap)
-        romfs = None
-        if not self.target.frozen:
+        if romfs is None and not self.target.frozen:
             from quill.emulator.launcher import romfs_image
             romfs = romfs_image()
         self.proc = subprocess.Popen(qemu_command(self.target, elf, romfs, icount),
@@ -270,6 +271,41 @@ class Board:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+
+
+def romfs_of(files: dict[str, bytes]) -> Path:
+    """A ROMFS image holding these files ({"dir/name": bytes}), cached by content."""
+    from mpremote.romfs import VfsRomWriter
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    image = cache_root() / f"romfs-{digest.hexdigest()[:24]}.img"
+    if image.exists():
+        return image
+    tree: dict = {}
+    for name, data in files.items():
+        *dirs, leaf = name.split("/")
+        node = tree
+        for d in dirs:
+            node = node.setdefault(d, {})
+        node[leaf] = data
+
+    def add(writer, node):
+        for key in sorted(node):
+            if isinstance(node[key], dict):
+                writer.opendir(key)
+                add(writer, node[key])
+                writer.closedir()
+            else:
+                writer.mkfile(key, node[key])
+
+    writer = VfsRomWriter()
+    add(writer, tree)
+    image.parent.mkdir(parents=True, exist_ok=True)
+    staged = image.with_suffix(f".{os.getpid()}")
+    staged.write_bytes(writer.finalise())
+    os.replace(staged, image)
+    return image
 
 
 @dataclass
