@@ -1,0 +1,39 @@
+"""Instruction counts of the firmware's hot paths on the Cortex-M0+ and Cortex-M4
+targets (QEMU -icount shift=0), and milliseconds on an RP2040 at 133 MHz and an
+STM32F405 at 168 MHz (CPI assumptions in quill.emulator.mcu_bench).
+
+    .venv/bin/python tests/bench/bench_mcu_icount.py [--update-baseline]
+
+--update-baseline rewrites mcu_icount_baseline.json (the Cortex-M0+ counts that
+tests/mcu/test_icount_regression.py holds the firmware to, within 10 %).
+"""
+import json
+import sys
+from pathlib import Path
+
+from quill.emulator import mcu_bench, qemu
+
+BASELINE = Path(__file__).resolve().parent / "mcu_icount_baseline.json"
+
+
+def main(argv):
+    try:
+        results = {t: mcu_bench.counts(t) for t in ("qemu-m0plus", "qemu-m4")}
+    except qemu.Unavailable as e:
+        print(f"skipped: {e}")
+        return 0
+    print(mcu_bench.table(results))
+    base = json.loads(BASELINE.read_text())["counts"]
+    print("\nCortex-M0+ against the committed baseline:")
+    for name, count in results["qemu-m0plus"].items():
+        print(f"  {name:22} {count / base[name] - 1:+.1%}")
+    if "--update-baseline" in argv:
+        data = json.loads(BASELINE.read_text())
+        data["counts"] = results["qemu-m0plus"]
+        BASELINE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {BASELINE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
