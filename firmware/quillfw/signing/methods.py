@@ -41,8 +41,14 @@ import gc
 
 from quillfw.limits import MAX_SCRIPT_SIZE
 from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
-from quillfw.wire.errors import (INTERNAL_ERROR, INVALID_PARAMS, LIMIT_EXCEEDED, PROTOCOL_ERROR, STALE_SESSION,
-                                 DeviceError)
+from quillfw.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LIMIT_EXCEEDED,
+    PROTOCOL_ERROR,
+    STALE_SESSION,
+    DeviceError,
+)
 
 SCRIPT_TYPES = ("p2pk", "p2pkh", "p2ms", "p2sh", "p2wpkh", "p2wsh", "p2sh-p2wpkh", "p2sh-p2wsh",
                 "p2tr")

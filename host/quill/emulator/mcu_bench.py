@@ -80,8 +80,8 @@ def counts(target: str = "qemu-m0plus", heap: int | None = None, cases: dict | N
             if err or not match:
                 raise RuntimeError(f"{name} on {target}: {out[-500:]} {err[-1500:]}")
             found[name] = int(match.group(2))
-            board.exec(f"for _m in [k for k in sys.modules if k.startswith('quillfw')]:\n"
-                       f"    del sys.modules[_m]\n_gc.collect()\n")
+            board.exec("for _m in [k for k in sys.modules if k.startswith('quillfw')]:\n"
+                       "    del sys.modules[_m]\n_gc.collect()\n")
     finally:
         board.close()
     return found

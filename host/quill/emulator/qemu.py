@@ -42,6 +42,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 FIRMWARE_DIR = Path(__file__).resolve().parents[3] / "firmware"
 SHARED_ARCHIVE = FIRMWARE_DIR.parent.parent / "shared" / "toolchains" / "micropython" / "micropython-src.tar.gz"
@@ -60,14 +61,13 @@ class Target:
     gchelper: str           # thumb1 (ARMv6-M) or thumb2
     heap: int               # MICROPY_HEAP_SIZE by default: the board's heap
     frozen: bool            # firmware frozen into the image (else ROMFS)
-    stands_for: str
 
 
 TARGETS = {
     "qemu-m0plus": Target("qemu-m0plus", "mps2-an385", "-mcpu=cortex-m0plus", "thumb1", 233024,
-                          False, "Raspberry Pi Pico (RP2040, Cortex-M0+)"),
+                          False),        # stands for the Raspberry Pi Pico (RP2040)
     "qemu-m4": Target("qemu-m4", "mps2-an386", "-mcpu=cortex-m4 -mfloat-abi=soft", "thumb2", 99328,
-                      True, "pyboard (STM32F405, Cortex-M4)"),
+                      True),             # stands for the pyboard (STM32F405)
 }
 
 
@@ -100,7 +100,7 @@ def _digest_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _locked(path: Path):
+def _locked(path: Path) -> IO[str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     f = open(path, "w")
     fcntl.flock(f, fcntl.LOCK_EX)
@@ -145,7 +145,7 @@ def _firmware_digest() -> str:
     return h.hexdigest()
 
 
-def build(target: Target | str, heap: int | None = None, log=None) -> Path:
+def build(target: Target | str, heap: int | None = None) -> Path:
     """The target's firmware.elf, built from source when no cached build matches."""
     target = TARGETS[target] if isinstance(target, str) else target
     missing = missing_tools()
@@ -205,7 +205,7 @@ def qemu_command(target: Target, elf: Path, romfs: Path | None = None, icount: b
     return cmd
 
 
-def _die_with_parent():
+def _die_with_parent() -> None:
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
@@ -227,11 +227,14 @@ class Board:
         self.proc = subprocess.Popen(qemu_command(self.target, elf, romfs, icount),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in: IO[bytes] = self.proc.stdin
+        self._out: IO[bytes] = self.proc.stdout
         self._buf = b""
 
     def _read_until(self, marker: bytes, timeout: float) -> bytes:
         deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
+        fd = self._out.fileno()
         while marker not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0 or self.proc.poll() is not None:
@@ -246,8 +249,8 @@ class Board:
         return head
 
     def _write(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        self._in.write(data)
+        self._in.flush()
 
     def enter_raw_repl(self, timeout: float = 60) -> None:
         self._read_until(b">>> ", timeout)        # the friendly REPL is up
@@ -290,7 +293,7 @@ def romfs_of(files: dict[str, bytes]) -> Path:
             node = node.setdefault(d, {})
         node[leaf] = data
 
-    def add(writer, node):
+    def add(writer: VfsRomWriter, node: dict) -> None:
         for key in sorted(node):
             if isinstance(node[key], dict):
                 writer.opendir(key)
@@ -353,12 +356,12 @@ def serve(target: Target | str, heap: int | None, options: list[str], boot_id: s
                     % argv)
         if board._buf:
             os.write(1, board._buf)
-        return _relay(board.proc)
+        return _relay(board._in.fileno(), board._out.fileno())
     finally:
         board.close()
 
 
-def _relay(proc: subprocess.Popen) -> int:
+def _relay(to_board: int, from_board: int) -> int:
     def pump(src: int, dst: int) -> None:
         try:
             while True:
@@ -369,9 +372,9 @@ def _relay(proc: subprocess.Popen) -> int:
         except OSError:
             return
 
-    inbound = threading.Thread(target=pump, args=(0, proc.stdin.fileno()), daemon=True)
+    inbound = threading.Thread(target=pump, args=(0, to_board), daemon=True)
     inbound.start()
-    pump(proc.stdout.fileno(), 1)
+    pump(from_board, 1)
     return 0
 
 
