@@ -40,9 +40,11 @@ def _firmware_modules():
         names.append(package)
         for entry in sorted(os.listdir(folder)):
             path = folder + "/" + entry
-            if entry.endswith(".py") and entry != "__init__.py":
-                names.append(package + "." + entry[:-3])
-            elif _is_dir(path) and entry != "__pycache__" and "__init__.py" in os.listdir(path):
+            stem, _, suffix = entry.rpartition(".")
+            if suffix in ("py", "mpy") and stem != "__init__":    # .mpy: a board's ROMFS
+                names.append(package + "." + stem)
+            elif _is_dir(path) and entry != "__pycache__" and (
+                    "__init__.py" in os.listdir(path) or "__init__.mpy" in os.listdir(path)):
                 walk(path, package + "." + entry)
 
     walk(quillfw.__file__.rsplit("/", 1)[0], "quillfw")

@@ -27,8 +27,9 @@ VECTORS = ["bips/bip143_examples.json", "bips/bip340_test_vectors.csv", "core/bi
 UNIT_TEST_HEAP = 2 * 1024 * 1024
 
 RUNNER = """import gc, sys
-import fwtest
-mod = __import__(%r)
+from tests.firmware import fwtest
+mod = __import__("tests.firmware." + %r)
+mod = getattr(mod.firmware, %r)
 passed = failed = skipped = 0
 for name in sorted(n for n in dir(mod) if n.startswith("test_")):
     gc.collect()
@@ -50,10 +51,12 @@ def _image(tmp: Path) -> Path:
     root = compile_firmware(tmp / "fw")
     for path in root.rglob("*.mpy"):
         files[path.relative_to(root).as_posix()] = path.read_bytes()
-    for name in MODULES + HELPERS:
+    for name in MODULES + HELPERS + ["__init__"]:     # as the package tests.firmware
         out = tmp / (name + ".mpy")
-        subprocess.run([mpy_cross(), "-o", str(out), str(TESTS / (name + ".py"))], check=True)
-        files[name + ".mpy"] = out.read_bytes()
+        subprocess.run([mpy_cross(), "-s", f"tests/firmware/{name}.py", "-o", str(out),
+                        str(TESTS / (name + ".py"))], check=True)
+        files[f"tests/firmware/{name}.mpy"] = out.read_bytes()
+    files["tests/__init__.mpy"] = files["tests/firmware/__init__.mpy"]   # both empty
     vectors = vectors_dir()
     for name in VECTORS:
         files["vectors/" + name] = (vectors / name).read_bytes()
@@ -79,7 +82,7 @@ def board(tmp_path_factory):
 
 @pytest.mark.parametrize("module", MODULES)
 def test_firmware_module_on_the_cortex_m0plus(board, module):
-    out, err = board.exec(RUNNER % module, timeout=600)
+    out, err = board.exec(RUNNER % (module, module), timeout=600)
     summary = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped", out, re.M)
     assert summary and not err, out[-4000:] + err[-2000:]
     passed, failed, skipped = map(int, summary.groups())
