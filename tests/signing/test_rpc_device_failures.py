@@ -89,7 +89,7 @@ def test_device_killed_mid_signing_then_the_next_call_works(node):
     tx, entries = _legacy_tx()
     duration = signing_seconds(node, tx, entries)
     started = time.monotonic()
-    outcome, in_flight = kill_mid_signing(node, tx, entries, duration / 4)
+    outcome, in_flight = kill_mid_signing(node, tx, entries, duration / 2)
     assert in_flight
     assert "result" not in outcome
     error = outcome["error"]

@@ -32,5 +32,8 @@ class DeviceDisconnected(DeviceUnavailable):
 class DeviceRestarted(DeviceUnavailable):
     """The firmware started again (a new boot_id) while a call was in flight."""
 
-    def __init__(self, message="Device restarted during signing"):
+    def __init__(self, message="Device restarted during signing", before_session=False):
         super().__init__(message)
+        # the restart came before this call's session began (between two calls):
+        # nothing of it reached the firmware, so it may simply be made again
+        self.before_session = before_session

@@ -205,7 +205,7 @@ def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
         except (DeviceError, DeviceUnavailable) as e:
             signatures = None
             if restarted(client, info):
-                raise DeviceRestarted() from e
+                raise DeviceRestarted(before_session=driver.session is None) from e
             _abort(driver)
             raise
         except BaseException:

@@ -140,13 +140,17 @@ def _device_signatures(node, t, requests, script_types, stats):
     device = getattr(node, "device", None)
     if device is None or not getattr(device, "configured", True):
         raise DeviceUnavailable(NO_DEVICE)
-    info = device.info()
-    check_device(info, t.tx, requests, script_types, t.hash_type, t.spent)
-    try:
-        return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats)
-    except DeviceRestarted:
-        _refresh_info(device)
-        raise
+    for attempt in (1, 2):
+        info = device.info()
+        check_device(info, t.tx, requests, script_types, t.hash_type, t.spent)
+        try:
+            return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats)
+        except DeviceRestarted as e:
+            _refresh_info(device)
+            # a restart between two calls refused this call's sign_begin: sign with the new boot
+            if not e.before_session or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _refresh_info(device):

@@ -1,0 +1,97 @@
+"""Consecutive mixed transactions signed through quilld (issue 11's memory soak):
+1 to 200 inputs (log-uniform, so most are small), every script type, random
+sighash types; every call must come back complete (quilld verifies every signature
+with its script interpreter before it says so), with no out-of-memory error.
+
+    .venv/bin/python -m tests.signing.mixed_soak --count 1000 [--target qemu-m0plus] [--heap 97K]
+
+prints the figures (transactions, inputs, signatures, failures by message, time).
+"""
+import argparse
+import math
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.signing.signkit import keys, multisig, p2pk, p2pkh, p2sh, p2tr, p2wpkh, p2wsh, prevtx, unsigned_tx
+
+K = keys(4242, 6)
+MS = multisig(1, [K[4].pubkey, K[5].pubkey])
+# (name, scriptPubKey, redeemScript, witnessScript)
+TYPES = [
+    ("p2pk", p2pk(K[0].pubkey), None, None),
+    ("p2pkh", p2pkh(K[1].pubkey), None, None),
+    ("p2wpkh", p2wpkh(K[2].pubkey), None, None),
+    ("p2sh-p2wpkh", p2sh(p2wpkh(K[3].pubkey)), p2wpkh(K[3].pubkey), None),
+    ("p2wsh-multisig", p2wsh(MS), None, MS),
+    ("p2sh-multisig", p2sh(MS), MS, None),
+    ("p2tr-bip86", p2tr(K[0].bip86_output_key()), None, None),
+]
+WIFS = [k.wif for k in K]
+SIGHASHES = ["ALL", "ALL", "DEFAULT", "ALL|ANYONECANPAY", "NONE", "SINGLE"]
+# legacy inputs re-stream the whole transaction per signature: cap them in large ones
+MAX_LEGACY = 40
+
+
+def transaction(rng, max_inputs=200):
+    n = max(1, min(max_inputs, int(math.exp(rng.uniform(0, math.log(max_inputs + 1))))))
+    sighash = rng.choice(SIGHASHES)
+    if sighash == "SINGLE" and n > 3:
+        sighash = "ALL"
+    # SINGLE signs input i with output i: give every input its output (else Core leaves it unsigned)
+    n_outputs = n if sighash == "SINGLE" else rng.randint(1, 3)
+    tx = unsigned_tx(n, n_outputs, seed=rng.getrandbits(32))
+    kinds = [rng.choice(TYPES) for _ in range(n)]
+    legacy = [i for i, k in enumerate(kinds) if k[0] in ("p2pk", "p2pkh", "p2sh-multisig")]
+    for i in legacy[MAX_LEGACY:]:
+        kinds[i] = TYPES[2]
+    if sighash == "DEFAULT":
+        kinds = [k if k[0] == "p2tr-bip86" else TYPES[6] for k in kinds]
+    entries = [prevtx(tx, i, spk, 10_000 + i, redeem, witness) for i, (_, spk, redeem, witness) in enumerate(kinds)]
+    return tx, entries, sighash
+
+
+def soak(node, count, seed=2026, max_inputs=200, log=None):
+    rng = random.Random(seed)
+    figures = Counter()
+    failures = Counter()
+    started = time.monotonic()
+    for n in range(count):
+        tx, entries, sighash = transaction(rng, max_inputs)
+        figures["transactions"] += 1
+        figures["inputs"] += len(tx.vin)
+        try:
+            result = node.rpc("signrawtransactionwithkey", tx.hex(), WIFS, entries, sighash)
+            if result.get("complete") is not True:
+                failures["incomplete: " + str(result.get("errors", [{}])[0].get("error"))] += 1
+        except RPCFailure as e:
+            failures[f"{e.code} {e.message}"] += 1
+        if log and (n + 1) % 50 == 0:
+            log(f"{n + 1} transactions, {sum(failures.values())} failures, "
+                f"{time.monotonic() - started:.0f} s")
+    figures["seconds"] = round(time.monotonic() - started)
+    return figures, failures
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--target", default="unix")
+    parser.add_argument("--heap", default=None, help="-emuheap (default: the target's)")
+    parser.add_argument("--max-inputs", type=int, default=200)
+    args = parser.parse_args(argv)
+    options = ["-device=emulator", f"-emutarget={args.target}"]
+    if args.heap:
+        options.append(f"-emuheap={args.heap}")
+    with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp, *options) as node:
+        figures, failures = soak(node, args.count, max_inputs=args.max_inputs,
+                                 log=lambda s: print(s, flush=True))
+    print(dict(figures), dict(failures) or "no failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
