@@ -162,7 +162,10 @@ def firmware_pid(daemon):
     """The micropython process behind quilld's emulator (quilld -> quill-emu -> micropython)."""
     for emu in process_children(daemon.proc.pid):
         for child in process_children(emu):
-            cmd = Path(f"/proc/{child}/cmdline").read_bytes()
+            try:
+                cmd = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:         # exited meanwhile (a killed firmware being replaced)
+                continue
             if b"heapsize" in cmd:
                 return child
     return None
