@@ -55,10 +55,14 @@ def test_no_device_is_a_clear_error(tmp_path):
 
 
 def signing_seconds(node, tx, entries):
-    """How long one undisturbed call takes (so that a kill can be timed inside it)."""
-    started = time.monotonic()
-    assert node.rpc("signrawtransactionwithkey", tx.hex(), [MARKED.wif], entries)["complete"]
-    return time.monotonic() - started
+    """How long an undisturbed call takes (so that a kill can be timed inside it): the
+    shorter of two, the first one also loading the device's signing modules."""
+    times = []
+    for _ in range(2):
+        started = time.monotonic()
+        assert node.rpc("signrawtransactionwithkey", tx.hex(), [MARKED.wif], entries)["complete"]
+        times.append(time.monotonic() - started)
+    return min(times)
 
 
 def kill_mid_signing(node, tx, entries, delay):
@@ -89,7 +93,7 @@ def test_device_killed_mid_signing_then_the_next_call_works(node):
     tx, entries = _legacy_tx()
     duration = signing_seconds(node, tx, entries)
     started = time.monotonic()
-    outcome, in_flight = kill_mid_signing(node, tx, entries, duration / 2)
+    outcome, in_flight = kill_mid_signing(node, tx, entries, duration / 3)
     assert in_flight
     assert "result" not in outcome
     error = outcome["error"]
