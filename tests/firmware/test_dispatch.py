@@ -213,3 +213,36 @@ def test_dispatcher_refuses_duplicate_method_names():
     except ValueError:
         return
     raise AssertionError("duplicate method accepted")
+
+
+def test_an_undecodable_requests_id_is_read_from_the_front_of_its_body():
+    from quillfw.wire.envelope import peek_id
+    for message in ({"id": "a1", "method": "ping"},
+                    {"id": "0123456789abcdef", "method": "sign_add_outputs", "params": {"outputs": []}}):
+        body = bytes(cbor.encode(message))
+        assert peek_id(body) == message["id"]
+        assert peek_id(memoryview(bytearray(body))) == message["id"]
+    assert peek_id(bytes(cbor.encode({"method": "ping"}))) == errors.RESERVED_ID
+    assert peek_id(bytes(cbor.encode({"id": "00", "method": "ping"}))) == errors.RESERVED_ID
+    assert peek_id(b"\xa2\x62id\x7f") == errors.RESERVED_ID      # no id text of 1..16 bytes
+    assert peek_id(b"") == errors.RESERVED_ID
+
+
+def test_out_of_memory_while_decoding_answers_with_the_requests_id():
+    body = bytes(cbor.encode({"id": "big", "method": "ping"}))
+    transport = FakeTransport([framing.encode_frame(body)])
+    server = Server(transport, build_dispatcher("test"))
+
+    def exhausted(data):
+        raise MemoryError
+    original = cbor.decode
+    cbor.decode = exhausted
+    try:
+        try:
+            server.serve_forever()
+        except EOFError:
+            pass
+    finally:
+        cbor.decode = original
+    reply = _replies(transport.written)[0]
+    assert reply["id"] == "big" and reply["error"]["code"] == errors.OUT_OF_MEMORY

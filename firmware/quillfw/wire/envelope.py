@@ -23,6 +23,23 @@ def request_id(obj):
     return RESERVED_ID
 
 
+def peek_id(body):
+    """The request id at the front of an encoded request, read without decoding the
+    rest (canonical CBOR sorts the shortest key, "id", first): what an error reply
+    answers when the whole body could not be decoded (out of memory). RESERVED_ID
+    when it is not there."""
+    if len(body) < 6 or body[0] not in (0xA2, 0xA3) or body[1] != 0x62 or body[2:4] != b"id":
+        return RESERVED_ID
+    n = body[4] - 0x60
+    if not 1 <= n <= MAX_ID_LENGTH or len(body) < 5 + n:
+        return RESERVED_ID
+    try:
+        rid = bytes(body[5:5 + n]).decode("utf-8")
+    except (UnicodeError, ValueError):
+        return RESERVED_ID
+    return rid if rid != RESERVED_ID else RESERVED_ID
+
+
 def _fits(text, limit):
     """1..limit bytes of UTF-8 (CDDL's .size on tstr counts bytes)."""
     return 0 < len(text.encode("utf-8")) <= limit

@@ -124,7 +124,8 @@ class Server:
             return
         except MemoryError:
             gc.collect()
-            self._send_error(RESERVED_ID, OUT_OF_MEMORY, "Out of memory")
+            # answered with the request's own id, read from the front of the body
+            self._send_error(envelope.peek_id(body), OUT_OF_MEMORY, "Out of memory")
             return
         if busy:
             self._reply(self.dispatcher.dispatch(self, request, busy=True))
