@@ -3,11 +3,11 @@ target (quilld -device=emulator -emutarget=qemu-m0plus: 32-bit MicroPython, the
 Pico's heap), byte for byte against the references of test_rpc_script_types; and
 getdeviceinfo naming the target and its boot."""
 import pytest
-from rpc_daemon import QuillDaemon
-from signkit import SIGHASH_NAMES, SIGHASH_VALUES
-from test_rpc_script_types import WIFS, _corpus_tx, _prevtxs, expected_signed
 
 from tests.kit.qemu import MCU_TARGET, qemu_target
+from tests.kit.rpc_daemon import QuillDaemon
+from tests.signing.signkit import SIGHASH_NAMES, SIGHASH_VALUES
+from tests.signing.test_rpc_script_types import WIFS, _corpus_tx, _prevtxs, expected_signed
 
 
 @pytest.fixture(scope="module")
