@@ -44,6 +44,9 @@ def find_board():
     return None
 
 
+QEMU_SHORT_TIMEOUT = 30.0
+
+
 class DeviceManager:
     def __init__(self, spec, datadir=None, logger=None, emulator_args=(),
                  short_timeout=SHORT_TIMEOUT):
@@ -51,6 +54,10 @@ class DeviceManager:
         self.datadir = Path(datadir) if datadir else None
         self.log = logger or logging.getLogger("quill.device")
         self.emulator_args = list(emulator_args)
+        if spec == "emulator" and any(a.startswith("qemu-") for a in self.emulator_args):
+            # an emulated Cortex-M takes its input through a UART that QEMU feeds as the
+            # host machine lets it run: a loaded machine must not look like a dead link
+            short_timeout = max(short_timeout, QEMU_SHORT_TIMEOUT)
         self.short_timeout = short_timeout
         self._client = None
         self._info = None
