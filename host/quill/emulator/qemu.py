@@ -135,7 +135,8 @@ def _frozen_manifest(path: Path) -> None:
     path.write_text(
         f"package('quillfw', base_path={str(FIRMWARE_DIR)!r})\n"
         f"module('main_emulator.py', base_path={str(FIRMWARE_DIR)!r})\n"
-        f"module('emulator_approval.py', base_path={str(FIRMWARE_DIR)!r})\n")
+        f"module('emulator_approval.py', base_path={str(FIRMWARE_DIR)!r})\n"
+        f"module('emulator_keys.py', base_path={str(FIRMWARE_DIR)!r})\n")
 
 
 def _firmware_digest() -> str:
