@@ -33,6 +33,7 @@ from quill.handlers import (
     signing,
     wallet,
     wallet_coins,
+    wallet_funding,
 )
 from quill.handlers.errors import guarded_methods
 from quill.rpc import auth
@@ -44,7 +45,7 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation, psbt, network, chainstate, wallet_coins]
+                   confirmation, psbt, network, chainstate, wallet_coins, wallet_funding]
 
 
 def build_registry() -> Registry:

@@ -1,0 +1,205 @@
+"""walletcreatefundedpsbt and fundrawtransaction (Core's wallet/rpc/spend.cpp) for a fixed set of
+the wallet's coins (`inputs` given, add_inputs=false). Automatic coin selection is not available
+yet: those calls get a clear error. The funding rules are quill.wallet.funding; the PSBT's wallet
+fields quill.wallet.psbt_fill."""
+from __future__ import annotations
+
+from typing import Any
+
+from quill.amount import Amount
+from quill.handlers.core_help import core_help
+from quill.handlers.psbt import _psbt_version, construct_transaction
+from quill.handlers.wallet import _Locked
+from quill.rpc.args import amount_from_value, get_array, get_bool, get_int, get_obj, get_str
+from quill.rpc.errors import (
+    RPC_DESERIALIZATION_ERROR,
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_INVALID_PARAMETER,
+    RPC_WALLET_ERROR,
+    RPCError,
+)
+from quill.rpc.registry import ANY, ARR, BOOL, NUM, OBJ, STR_HEX, Method, Param
+from quill.tx.address import AddressError, decode_destination
+from quill.tx.decode import TxDecodeError, decode_hex_tx
+from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
+from quill.tx.script import solver
+from quill.tx.transaction import Transaction
+from quill.wallet import funding
+from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT
+from quill.wallet.psbt_fill import fill_psbt
+
+OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
+NO_SELECTION = ("Automatic coin selection is not available in Quill yet: give the coins to spend in \"inputs\" "
+                "with add_inputs=false")
+
+
+def _fee_rate(options: dict[str, Any]) -> int:
+    """sat/kvB from fee_rate (sat/vB) or feeRate (BTC/kvB), with Core's conflicts."""
+    if options.get("fee_rate") is not None:
+        if options.get("feeRate") is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both fee_rate (sat/vB) and feeRate (BTC/kvB)")
+        if options.get("conf_target") is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both conf_target and fee_rate. Please provide "
+                           "either a confirmation target in blocks for automatic fee estimation, or an explicit "
+                           "fee rate.")
+        return amount_from_value(options["fee_rate"], 3)
+    if options.get("feeRate") is not None:
+        return amount_from_value(options["feeRate"])
+    raise RPCError(RPC_WALLET_ERROR, "Fee estimation failed. Fallbackfee is disabled. Wait a few blocks or enable "
+                                     "-fallbackfee.")
+
+
+def _subtract_from(options: dict[str, Any], n_outputs: int) -> set[int]:
+    chosen: set[int] = set()
+    value = options.get("subtractFeeFromOutputs")
+    for item in [] if value is None else get_array(value):
+        pos = get_int(item)
+        if pos in chosen:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter, duplicated position: {pos}")
+        if pos < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter, negative position: {pos}")
+        if pos >= n_outputs:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter, position too large: {pos}")
+        chosen.add(pos)
+    return chosen
+
+
+def _default_change_type(wallet: Any, tx: Transaction) -> str:
+    """Core's TransactionChangeType without -changetype: the recipients' kind when the wallet has it."""
+    kinds = {solver(o.script_pubkey)[0] for o in tx.vout}
+    for kind, output_type in (("witness_v1_taproot", BECH32M), ("witness_v0_keyhash", BECH32),
+                              ("scripthash", P2SH_SEGWIT), ("pubkeyhash", LEGACY)):
+        if kind in kinds and wallet.active_descriptor(output_type, True) is not None:
+            return output_type
+    if wallet.active_descriptor(BECH32M, True) is not None:
+        return BECH32M
+    return BECH32  # -addresstype's default
+
+
+def _change(wallet: Any, options: dict[str, Any], tx: Transaction,
+            chain: str) -> tuple[bytes, int, str | None, str]:
+    """The change script (empty when none can be had), the vsize of spending it (Core's
+    change_spend_size), the output type whose change address was reserved (None for a
+    changeAddress) and why there is no change script."""
+    output_type: str | None = None
+    if options.get("changeAddress") is not None:
+        if options.get("change_type") is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both changeAddress and address_type options")
+        try:
+            script = decode_destination(get_str(options["changeAddress"]), chain)
+        except AddressError:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Change address must be a valid bitcoin address") from None
+    else:
+        if options.get("change_type") is not None:
+            output_type = get_str(options["change_type"])
+            if output_type not in OUTPUT_TYPES:
+                raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"Unknown change type '{output_type}'")
+        else:
+            output_type = _default_change_type(wallet, tx)
+        info = wallet.active_descriptor(output_type, True)
+        if info is None:
+            # Core fails only if the transaction turns out to need change (funding.NO_CHANGE_SCRIPT).
+            return b"", funding.DUMMY_NESTED_P2WPKH_INPUT_SIZE, None, f"Error: No {output_type} addresses available."
+        # Reserved here; kept (the index moves on) only when the call succeeds, as Core.
+        script = info.desc.script(info.next_index)
+    owners = wallet.scripts.get(script, [])
+    if owners:
+        try:
+            return script, funding.input_vsize(wallet.descs[owners[0][0]].desc.node), output_type, ""
+        except funding.FundingError:
+            pass
+    return script, funding.DUMMY_NESTED_P2WPKH_INPUT_SIZE, output_type, ""
+
+
+def _preset_coins(wallet: Any, tx: Transaction) -> list[funding.Coin]:
+    found = []
+    for txin in tx.vin:
+        row = wallet.store.get_tx(txin.prevout.hash)
+        owners = []
+        if row is not None and txin.prevout.n < len(row.tx.vout):
+            txout = row.tx.vout[txin.prevout.n]
+            owners = wallet.scripts.get(txout.script_pubkey, [])
+        if not owners:
+            raise RPCError(RPC_WALLET_ERROR, f"Unable to find UTXO for external input {txin.prevout.hash[::-1].hex()}"
+                                             f":{txin.prevout.n}")
+        found.append(funding.Coin(txout, wallet.descs[owners[0][0]].desc.node))
+    return found
+
+
+def _fund(wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_default: bool,
+          chain: str) -> funding.Funded:
+    """Core's FundTransaction for pre-selected inputs only."""
+    add_inputs = add_inputs_default if options.get("add_inputs") is None else get_bool(options["add_inputs"])
+    if add_inputs or not tx.vin:
+        raise RPCError(RPC_WALLET_ERROR, NO_SELECTION)
+    change_pos = -1 if options.get("changePosition") is None else get_int(options["changePosition"])
+    if change_pos != -1 and not 0 <= change_pos <= len(tx.vout):
+        raise RPCError(RPC_INVALID_PARAMETER, "changePosition out of bounds")
+    subtract = _subtract_from(options, len(tx.vout))
+    rate = _fee_rate(options)
+    change_script, change_spend, reserved, no_change = _change(wallet, options, tx, chain)
+    coins = _preset_coins(wallet, tx)
+    try:
+        funded = funding.fund_preset(tx, coins, subtract, rate, change_script, change_spend, change_pos, no_change)
+    except funding.FundingError as e:
+        raise RPCError(RPC_WALLET_ERROR, str(e)) from None
+    if reserved is not None:
+        # Core's KeepDestination: a successful call uses up the change address, change or not.
+        wallet.new_destination(reserved, True)
+        if subtract and funded.change_pos == -1:
+            # Core's second try with avoid_partial_spends reserves (and keeps) one more when the
+            # first made no change; Core 31 shows this only with subtractFeeFromOutputs (measured).
+            wallet.new_destination(reserved, True)
+    if options.get("lockUnspents") is not None and get_bool(options["lockUnspents"]):
+        for txin in funded.tx.vin:
+            wallet.locked_coins.lock(txin.prevout, False)
+    return funded
+
+
+def _options(value: Any) -> dict[str, Any]:
+    return {} if value is None else dict(get_obj(value))
+
+
+def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
+    inputs, outputs, locktime, options_v, bip32derivs_v, version, psbt_version_v = args
+    options = _options(options_v)
+    chain = ctx.node.chain_name
+    tx = construct_transaction([inputs, outputs, locktime, options.get("replaceable"), version], chain)
+    psbt_version = _psbt_version(psbt_version_v)
+    bip32derivs = True if bip32derivs_v is None else get_bool(bip32derivs_v)
+    with _Locked(ctx) as wallet:
+        funded = _fund(wallet, tx, options, False, chain)
+        psbt = psbt_from_tx(funded.tx, psbt_version)
+        fill_psbt(wallet, psbt, bip32derivs)
+    return {"psbt": encode_base64_psbt(psbt), "fee": Amount(funded.fee), "changepos": funded.change_pos}
+
+
+def fundrawtransaction(ctx: Any, args: list[Any]) -> Any:
+    hexstring, options_v, iswitness_v = args
+    options = {} if options_v is None or isinstance(options_v, bool) else _options(options_v)
+    if iswitness_v is None:
+        try_witness = try_no_witness = True
+    else:
+        try_witness = get_bool(iswitness_v)
+        try_no_witness = not try_witness
+    try:
+        tx = decode_hex_tx(get_str(hexstring), try_no_witness, try_witness)
+    except TxDecodeError:
+        raise RPCError(RPC_DESERIALIZATION_ERROR, "TX decode failed") from None
+    with _Locked(ctx) as wallet:
+        funded = _fund(wallet, tx, options, True, ctx.node.chain_name)
+    return {"hex": funded.tx.hex(), "fee": Amount(funded.fee), "changepos": funded.change_pos}
+
+
+def _m(name: str, handler: Any, params: list[Param]) -> Method:
+    return Method(name, "wallet", handler, params, wallet=True, core_help=core_help(name))
+
+
+METHODS = [
+    _m("walletcreatefundedpsbt", walletcreatefundedpsbt,
+       [Param("inputs", ARR), Param("outputs", ANY, required=True), Param("locktime", NUM), Param("options", OBJ),
+        Param("bip32derivs", BOOL), Param("version", NUM), Param("psbt_version", NUM)]),
+    _m("fundrawtransaction", fundrawtransaction,
+       [Param("hexstring", STR_HEX, required=True), Param("options", ANY), Param("iswitness", BOOL)]),
+]
+
