@@ -95,7 +95,8 @@ def test_fixed_inputs_psbt_equals_cores(scenario: Any) -> None:
             ([big], [{dest: "0.1"}], 0, {"add_inputs": False, "fee_rate": 1, "changePosition": 0}),
             ([big, mid], [{dest: "0.3"}, {dest_tr: "0.2"}], 0,
              {"add_inputs": False, "fee_rate": "12.345", "changePosition": 2, "change_type": kind}),
-            ([mid], [{dest: "0.2499"}], 0, {"fee_rate": 3, "changePosition": 1}),  # change below dust: dropped
+            ([mid], [{dest: "0.2499"}], 0, {"fee_rate": 3, "changePosition": 1}),
+            ([mid], [{dest: "0.24999"}], 0, {"fee_rate": 3, "changePosition": 1}),  # change not worth it: none
             ([mid], [{dest: "0.25"}], 0, {"fee_rate": 5, "changePosition": 1, "subtractFeeFromOutputs": [0]}),
             ([big, small], [{dest: "0.2"}, {own: "0.1"}, {dest_tr: "0.05"}], 500,
              {"fee_rate": 7, "changePosition": 1, "subtractFeeFromOutputs": [0, 2], "replaceable": False}),
@@ -139,8 +140,9 @@ def test_fundrawtransaction_equals_cores(scenario: Any) -> None:
         s = sc[kind]
         (_, _), (mid, _), (big, _) = s["utxos"]
         raw = core.rpc("createrawtransaction", [mid, big], [{dest: "0.6"}])
-        for options in ({"add_inputs": False, "fee_rate": 4, "changePosition": 0},
-                        {"add_inputs": False, "fee_rate": 4, "changePosition": 1, "subtractFeeFromOutputs": [0]}):
+        for options in ({"add_inputs": False, "fee_rate": 4, "changePosition": 0, "change_type": kind},
+                        {"add_inputs": False, "fee_rate": 4, "changePosition": 1, "subtractFeeFromOutputs": [0],
+                         "change_type": kind}):
             assert same(s, "fundrawtransaction", raw, options)[0] == "ok"
 
 

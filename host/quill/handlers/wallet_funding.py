@@ -55,11 +55,11 @@ def _subtract_from(options: dict[str, Any], n_outputs: int) -> set[int]:
     for item in [] if value is None else get_array(value):
         pos = get_int(item)
         if pos in chosen:
-            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter, duplicated position: {pos}")
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter 'subtract fee from output', duplicated position: {pos}")
         if pos < 0:
-            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter, negative position: {pos}")
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter 'subtract fee from output', negative position: {pos}")
         if pos >= n_outputs:
-            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter, position too large: {pos}")
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid parameter 'subtract fee from output', position too large: {pos}")
         chosen.add(pos)
     return chosen
 
@@ -146,9 +146,9 @@ def _fund(wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_defa
     if reserved is not None:
         # Core's KeepDestination: a successful call uses up the change address, change or not.
         wallet.new_destination(reserved, True)
-        if subtract and funded.change_pos == -1:
+        if funded.change_pos == -1:
             # Core's second try with avoid_partial_spends reserves (and keeps) one more when the
-            # first made no change; Core 31 shows this only with subtractFeeFromOutputs (measured).
+            # first made no change (it reuses the first one's change address otherwise).
             wallet.new_destination(reserved, True)
     if options.get("lockUnspents") is not None and get_bool(options["lockUnspents"]):
         for txin in funded.tx.vin:
