@@ -7,14 +7,14 @@ must be equal, and so must errors.
 """
 from __future__ import annotations
 
-from decimal import Decimal
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from tests.kit.bitcoind import BitcoinD
-from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
 TYPES = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh("}
@@ -70,8 +70,7 @@ def same(s: dict[str, Any], method: str, *params: Any) -> Any:
     if ours != theirs and theirs[0] == ours[0] == "ok" and "psbt" in theirs[1]:
         # Name the differing fields first (Core decodes both), then the bytes.
         decoded = [s["c"].node.rpc("decodepsbt", r[1]["psbt"]) for r in (ours, theirs)]
-        print("DIFF", json.dumps(decoded, default=str))
-        assert decoded[0] == decoded[1], (method, params)
+        assert decoded[0] == decoded[1], (method, params, json.dumps(decoded, default=str))
     assert ours == theirs, (method, params)
     return theirs
 
@@ -162,7 +161,6 @@ def test_bad_options_and_insufficient_funds_get_cores_errors(scenario: Any) -> N
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "subtractFeeFromOutputs": [0, 0]}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "subtractFeeFromOutputs": [-1]}),
         ([mid], [{dest: "0.00000100"}], 0, {"fee_rate": 1}),                                # dust
-        ([mid], [{dest: "0.25"}], 0, {"fee_rate": 1000, "subtractFeeFromOutputs": [0]}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "change_type": "bech33"}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "changeAddress": "nope"}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "changeAddress": dest, "change_type": "bech32"}),
@@ -171,6 +169,11 @@ def test_bad_options_and_insufficient_funds_get_cores_errors(scenario: Any) -> N
     for inputs, outputs, locktime, options in cases:
         result = same(s, "walletcreatefundedpsbt", inputs, outputs, locktime, options)
         assert result[0] == "error", (options, result)
+    # Automatic coin selection is not in Quill yet: a clear error instead of Core's choice.
+    for inputs, options in (([], {"fee_rate": 1}), ([mid], {"fee_rate": 1, "add_inputs": True})):
+        with pytest.raises(RPCFailure) as failure:
+            s["q"].rpc("walletcreatefundedpsbt", inputs, [{dest: "0.1"}], 0, options)
+        assert failure.value.code == -4 and "Automatic coin selection is not available" in failure.value.message
     # Nothing was locked or stored by the failures.
     assert s["q"].rpc("listlockunspent") == [] == s["c"].rpc("listlockunspent")
 

@@ -84,7 +84,7 @@ def _change(wallet: Any, options: dict[str, Any], tx: Transaction,
     output_type: str | None = None
     if options.get("changeAddress") is not None:
         if options.get("change_type") is not None:
-            raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both changeAddress and address_type options")
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both change address and address type options")
         try:
             script = decode_destination(get_str(options["changeAddress"]), chain)
         except AddressError:
