@@ -10,6 +10,7 @@ from quill.amount import Amount
 from quill.handlers.core_help import core_help
 from quill.handlers.psbt import _psbt_version, construct_transaction
 from quill.handlers.wallet import _Locked
+from quill.handlers.wallet_coins import _check_obj
 from quill.rpc.args import amount_from_value, get_array, get_bool, get_int, get_obj, get_str
 from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
@@ -156,15 +157,39 @@ def _fund(wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_defa
     return funded
 
 
+# Core's FundTransaction option check (RPCTypeCheckObj, strict; None: checked later).
+_OPTION_TYPES: dict[str, str | None] = {
+    "add_inputs": "bool", "include_unsafe": "bool", "add_to_wallet": "bool", "changeAddress": "string",
+    "change_address": "string", "changePosition": "number", "change_position": "number", "change_type": "string",
+    "includeWatching": "bool", "include_watching": "bool", "inputs": "array", "lockUnspents": "bool",
+    "lock_unspents": "bool", "locktime": "number", "fee_rate": None, "feeRate": None, "psbt": "bool",
+    "solving_data": "object", "subtractFeeFromOutputs": "array", "subtract_fee_from_outputs": "array",
+    "replaceable": "bool", "conf_target": "number", "estimate_mode": "string", "minconf": "number",
+    "maxconf": "number", "input_weights": "array", "max_tx_weight": "number",
+}
+# Core reads each snake_case spelling first, then the camelCase one.
+_ALIASES = {"changeAddress": "change_address", "changePosition": "change_position",
+            "lockUnspents": "lock_unspents", "subtractFeeFromOutputs": "subtract_fee_from_outputs"}
+
+
 def _options(value: Any) -> dict[str, Any]:
-    return {} if value is None else dict(get_obj(value))
+    options = {} if value is None else dict(get_obj(value))
+    _check_obj(options, _OPTION_TYPES, allow_null=True)
+    for camel, snake in _ALIASES.items():
+        if options.get(snake) is not None:
+            options[camel] = options[snake]
+    return options
 
 
 def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
     inputs, outputs, locktime, options_v, bip32derivs_v, version, psbt_version_v = args
-    options = _options(options_v)
+    raw_options = {} if options_v is None else get_obj(options_v)
+    # Core reads `replaceable` (get_bool) and builds the transaction before checking the options.
+    replaceable = raw_options.get("replaceable")
     chain = ctx.node.chain_name
-    tx = construct_transaction([inputs, outputs, locktime, options.get("replaceable"), version], chain)
+    tx = construct_transaction([inputs, outputs, locktime, None if replaceable is None else get_bool(replaceable),
+                                version], chain)
+    options = _options(options_v)
     psbt_version = _psbt_version(psbt_version_v)
     bip32derivs = True if bip32derivs_v is None else get_bool(bip32derivs_v)
     with _Locked(ctx) as wallet:
