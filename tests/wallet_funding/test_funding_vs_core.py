@@ -166,6 +166,8 @@ def test_bad_options_and_insufficient_funds_get_cores_errors(scenario: Any) -> N
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "changeAddress": dest, "change_type": "bech32"}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": "0.0001"}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "colour": "blue"}),
+        ([{"txid": "11" * 32, "vout": 0}], [{dest: "0.1"}], 0, {"fee_rate": 1}),           # not the wallet's
+        ([{**mid, "vout": 7}], [{dest: "0.1"}], 0, {"fee_rate": 1}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "changePosition": "0"}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "change_position": 5}),
         ([mid], [{dest: "0.1"}], 0, {"fee_rate": 1, "replaceable": 1}),

@@ -121,8 +121,7 @@ def _preset_coins(wallet: Any, tx: Transaction) -> list[funding.Coin]:
             txout = row.tx.vout[txin.prevout.n]
             owners = wallet.scripts.get(txout.script_pubkey, [])
         if not owners:
-            raise RPCError(RPC_WALLET_ERROR, f"Unable to find UTXO for external input {txin.prevout.hash[::-1].hex()}"
-                                             f":{txin.prevout.n}")
+            raise RPCError(RPC_WALLET_ERROR, "Unable to find UTXO for external input")
         found.append(funding.Coin(txout, wallet.descs[owners[0][0]].desc.node))
     return found
 
