@@ -16,10 +16,11 @@ from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
     RPC_INVALID_ADDRESS_OR_KEY,
     RPC_INVALID_PARAMETER,
+    RPC_MISC_ERROR,
     RPC_WALLET_ERROR,
     RPCError,
 )
-from quill.rpc.registry import ANY, ARR, BOOL, NUM, OBJ, STR_HEX, Method, Param
+from quill.rpc.registry import ANY, BOOL, NUM, OBJ, STR_HEX, Method, Param
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
@@ -182,6 +183,9 @@ def _options(value: Any) -> dict[str, Any]:
 
 def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
     inputs, outputs, locktime, options_v, bip32derivs_v, version, psbt_version_v = args
+    if inputs is not None and not isinstance(inputs, list):
+        # Core 31 answers a non-array `inputs` with its usage text (checked against it).
+        raise RPCError(RPC_MISC_ERROR, core_help("walletcreatefundedpsbt"))
     raw_options = {} if options_v is None else get_obj(options_v)
     # Core reads `replaceable` (get_bool) and builds the transaction before checking the options.
     replaceable = raw_options.get("replaceable")
@@ -221,7 +225,7 @@ def _m(name: str, handler: Any, params: list[Param]) -> Method:
 
 METHODS = [
     _m("walletcreatefundedpsbt", walletcreatefundedpsbt,
-       [Param("inputs", ARR), Param("outputs", ANY, required=True), Param("locktime", NUM), Param("options", OBJ),
+       [Param("inputs", ANY), Param("outputs", ANY, required=True), Param("locktime", NUM), Param("options", OBJ),
         Param("bip32derivs", BOOL), Param("version", NUM), Param("psbt_version", NUM)]),
     _m("fundrawtransaction", fundrawtransaction,
        [Param("hexstring", STR_HEX, required=True), Param("options", ANY), Param("iswitness", BOOL)]),

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from quill.consensus import WITNESS_SCALE_FACTOR
 from quill.tx.script import solver
 from quill.tx.transaction import Transaction, TxOut
 
-WITNESS_SCALE_FACTOR = 4
 DEFAULT_DISCARD_FEE = 10_000      # sat/kvB: Core's -discardfee (no long-term estimate on a fresh node)
 DUST_RELAY_TX_FEE = 3_000         # sat/kvB: Core's -dustrelayfee
 MAX_SIG_SIZE = 72                 # a DER signature with the sighash byte, at its largest (no R grinding)
