@@ -20,7 +20,10 @@ from tests.kit.qemu import MCU_TARGET, qemu_target
 from tests.kit.toolchains import vectors_dir
 
 TESTS = Path(__file__).resolve().parents[1] / "firmware"
-MODULES = sorted(p.stem for p in TESTS.glob("test_*.py") if p.name != "test_on_micropython.py")
+# hw13's key-storage modules (test_keys_*) are not yet run here: they need a writable
+# filesystem and their own vectors in the image (left for issue 13's owner)
+MODULES = sorted(p.stem for p in TESTS.glob("test_*.py")
+                 if p.name != "test_on_micropython.py" and not p.name.startswith("test_keys_"))
 HELPERS = ["fwtest", "wire_vectors"]
 VECTORS = ["bips/bip143_examples.json", "bips/bip340_test_vectors.csv", "core/bip341_wallet_vectors.json",
            "core/sighash.json", "wycheproof/ecdsa_secp256k1_sha256_bitcoin_test.json"]
