@@ -326,6 +326,38 @@ class ChainService:
                     return tx, block_hash
             return None
 
+    def find_transaction(self, txid, block_hash=None):
+        """getrawtransaction's search: (tx, hash of the block holding it, or None for the mempool),
+        looking only in `block_hash` when given; (None, None) when not found."""
+        with self.lock:
+            if block_hash is not None:
+                block = self.block(block_hash)
+                for tx in block.txs if block is not None else ():
+                    if tx.txid() == txid:
+                        return tx, block_hash
+                return None, None
+            found = self.get_transaction(txid)
+            return found if found is not None else (None, None)
+
+    def genesis_coinbase_txid(self):
+        """The genesis block's coinbase, which Core never treats as an ordinary transaction."""
+        with self.lock:
+            return self.block(self.block_hash(0)).txs[0].txid()
+
+    def spent_coins(self, block_hash, txid):
+        """The coins transaction `txid` of active block `block_hash` spent, from the block's undo
+        data in input order; None where there is no undo data (a follower keeps none)."""
+        with self.lock:
+            undo = self.block_undo(block_hash)
+            if undo is None:
+                return None
+            k = 0
+            for t in self.block(block_hash).txs[1:]:
+                if t.txid() == txid:
+                    return undo[k:k + len(t.vin)]
+                k += len(t.vin)
+            return None
+
     def _upstream_transaction(self, txid):
         """getrawtransaction on the upstream node (which needs -txindex for confirmed ones), or None."""
         from quill.tx.transaction import Transaction

@@ -62,10 +62,10 @@ def getrawtransaction(ctx, args):
             info = chain.header_info(block_hash)
             if info is None:
                 raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Block hash not found")
-        if txid == _genesis_coinbase_txid(chain):
+        if txid == chain.genesis_coinbase_txid():
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "The genesis block coinbase is not considered an ordinary "
                                                        "transaction and cannot be retrieved")
-        tx, found_in = _find(chain, txid, block_hash)
+        tx, found_in = chain.find_transaction(txid, block_hash)
         if tx is None:
             message = ("No such transaction found in the provided block" if block_hash is not None
                        else "No such mempool or blockchain transaction")
@@ -79,7 +79,7 @@ def getrawtransaction(ctx, args):
             out["in_active_chain"] = info.in_active_chain
         spent = None
         if verbosity >= 2 and info is not None and info.in_active_chain and not tx.is_coinbase():
-            spent = _spent_coins(chain, info.hash, tx)
+            spent = chain.spent_coins(info.hash, tx.txid())
         out.update(tx_with_undo_to_json(tx, ctx.node.chain_name, spent, include_prevout=spent is not None))
         if found_in is not None:
             out["blockhash"] = hash_to_hex(found_in)
@@ -90,35 +90,6 @@ def getrawtransaction(ctx, args):
             else:
                 out["confirmations"] = 0
         return out
-
-
-def _genesis_coinbase_txid(chain):
-    block = chain.block(chain.block_hash(0))
-    return block.txs[0].txid()
-
-
-def _find(chain, txid, block_hash):
-    """(tx, hash of the block holding it or None for the mempool); (None, None) when not found."""
-    if block_hash is not None:
-        block = chain.block(block_hash)
-        for tx in block.txs:
-            if tx.txid() == txid:
-                return tx, block_hash
-        return None, None
-    found = chain.get_transaction(txid)
-    return found if found is not None else (None, None)
-
-
-def _spent_coins(chain, block_hash, tx):
-    """The coins `tx` spent, from its block's undo data."""
-    block = chain.block(block_hash)
-    undo = chain.block_undo(block_hash)
-    k = 0
-    for t in block.txs[1:]:
-        if t.txid() == tx.txid():
-            return undo[k:k + len(t.vin)]
-        k += len(t.vin)
-    return None
 
 
 METHODS = [
