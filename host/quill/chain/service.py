@@ -227,13 +227,9 @@ class ChainService:
             return e is not None and state.index.contains(e)
 
     def find_fork(self, hash_):
-        with self.lock:
-            state = self._require_chain()
-            e = state.index.get(hash_)
-            if e is None:
-                return None
-            fork = state.index.find_fork(e)
-            return None if fork is None else fork.height
+        """The height where `hash_`'s branch meets the active chain, or None for an unknown block."""
+        branch = self.branch_since(hash_)
+        return None if branch is None or branch[0] < 0 else branch[0]
 
     def branch_since(self, hash_):
         """Core's FindFork with the stale part of `hash_`'s branch, in one look under the lock:

@@ -82,33 +82,31 @@ class UpstreamRPC:
         body = json.dumps({"jsonrpc": "1.0", "id": 0, "method": method, "params": list(params)}).encode()
         return self._result(self._decode(*self._post(body)))
 
+    def _batch_replies(self, calls: list[tuple[Any, ...]]) -> list[Any]:
+        """[(method, *params)] in one HTTP request; the raw replies in the calls' order."""
+        body = json.dumps([{"jsonrpc": "1.0", "id": i, "method": c[0], "params": list(c[1:])}
+                           for i, c in enumerate(calls)]).encode()
+        replies = self._decode(*self._post(body))
+        if not isinstance(replies, list) or len(replies) != len(calls):
+            raise UpstreamError(f"{self.display} answered a batch of {len(calls)} calls with something else")
+        by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
+        return [by_id.get(i) for i in range(len(calls))]
+
     def batch(self, calls: list[tuple[Any, ...]]) -> list[Any]:
         """[(method, *params)] in one HTTP request; the results in the same order.
         Raises UpstreamRejected for the first call that failed."""
         if not calls:
             return []
-        body = json.dumps([{"jsonrpc": "1.0", "id": i, "method": c[0], "params": list(c[1:])}
-                           for i, c in enumerate(calls)]).encode()
-        replies = self._decode(*self._post(body))
-        if not isinstance(replies, list) or len(replies) != len(calls):
-            raise UpstreamError(f"{self.display} answered a batch of {len(calls)} calls with something else")
-        by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
-        return [self._result(by_id.get(i)) for i in range(len(calls))]
+        return [self._result(reply) for reply in self._batch_replies(calls)]
 
     def batch_outcomes(self, calls: list[tuple[Any, ...]]) -> list[Any]:
         """Like batch, but a failed call gives its UpstreamRejected in its place instead of raising."""
         if not calls:
             return []
-        body = json.dumps([{"jsonrpc": "1.0", "id": i, "method": c[0], "params": list(c[1:])}
-                           for i, c in enumerate(calls)]).encode()
-        replies = self._decode(*self._post(body))
-        if not isinstance(replies, list) or len(replies) != len(calls):
-            raise UpstreamError(f"{self.display} answered a batch of {len(calls)} calls with something else")
-        by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
         out: list[Any] = []
-        for i in range(len(calls)):
+        for reply in self._batch_replies(calls):
             try:
-                out.append(self._result(by_id.get(i)))
+                out.append(self._result(reply))
             except UpstreamRejected as e:
                 out.append(e)
         return out
