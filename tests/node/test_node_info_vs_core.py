@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from quill.daemon.main import build_registry
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
@@ -42,10 +44,25 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Any:
             builtin.stop()
 
 
-def test_help_is_cores_text(nodes: Any) -> None:
+def test_help_is_cores_text_for_every_method_core_has(nodes: Any) -> None:
     core, builtin, _ = nodes
-    for method in METHODS:
-        assert builtin.rpc("help", method) == core.rpc("help", method), method
+    quill_only = []
+    for method in sorted(build_registry().methods):
+        cores = core.rpc("help", method)
+        if cores.startswith("help: unknown command"):
+            quill_only.append(method)
+            continue
+        assert builtin.rpc("help", method) == cores, method
+    assert set(METHODS).isdisjoint(quill_only)
+    # Quill's own methods keep their own help, and the README tells users about each.
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert quill_only and all(f"`{m}" in readme for m in quill_only), quill_only
+
+
+def test_an_arity_error_answers_cores_help(nodes: Any) -> None:
+    core, builtin, _ = nodes
+    for method, params in (("getblockcount", [1]), ("decodescript", []), ("getblockhash", [1, 2])):
+        assert answer(builtin, method, *params) == answer(core, method, *params), method
 
 
 def test_builtin_chain_answers_as_core_without_peers_or_fee_data(nodes: Any) -> None:

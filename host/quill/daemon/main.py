@@ -35,6 +35,7 @@ from quill.handlers import (
     wallet_coins,
     wallet_funding,
 )
+from quill.handlers.core_help import with_cores_help
 from quill.handlers.errors import guarded_methods
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
@@ -51,7 +52,7 @@ HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blo
 def build_registry() -> Registry:
     registry = Registry()
     for module in HANDLER_MODULES:
-        registry.add(guarded_methods(module.METHODS))
+        registry.add(with_cores_help(guarded_methods(module.METHODS)))
     return registry
 
 

@@ -3,10 +3,27 @@
 Each file is the exact string the real bitcoind answers to `help <method>` (the
 reference is Core at the version in ../shared/toolchains); tests compare them with
 it. Quill's own differences are documented in the README, never in these texts.
+Every method Core also has answers `help` and arity errors with Core's text: the
+daemon gives each registered method its file (`with_cores_help`), so a new method
+needs only its file here. Quill's own methods (no file) keep their generated help.
 """
+import dataclasses
+from collections.abc import Sequence
 from importlib import resources
+
+from quill.rpc.registry import Method
 
 
 def core_help(method: str) -> str:
     """Core's help text for ``method``."""
     return resources.files(__name__).joinpath(f"{method}.txt").read_text(encoding="utf-8")
+
+
+def has_core_help(method: str) -> bool:
+    return resources.files(__name__).joinpath(f"{method}.txt").is_file()
+
+
+def with_cores_help(methods: Sequence[Method]) -> list[Method]:
+    """``methods``, each Core also has carrying Core's help text."""
+    return [dataclasses.replace(m, core_help=core_help(m.name)) if not m.core_help and has_core_help(m.name) else m
+            for m in methods]
