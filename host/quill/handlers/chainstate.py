@@ -28,6 +28,7 @@ from quill.handlers.core_help import core_help
 from quill.handlers.network import following, forward
 from quill.rpc.args import (
     UINT32,
+    check_object,
     fee_rate_from_value,
     get_array,
     get_bool,
@@ -44,11 +45,9 @@ from quill.rpc.errors import (
     RPC_INVALID_ADDRESS_OR_KEY,
     RPC_INVALID_PARAMETER,
     RPC_MISC_ERROR,
-    RPC_TYPE_ERROR,
     RPCError,
 )
 from quill.rpc.registry import AMOUNT, ANY, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
-from quill.rpc.univalue import type_name
 from quill.tx import script as S
 from quill.tx.decode import TxDecodeError, decode_hex_tx, script_to_univ
 from quill.tx.hashes import hash_to_hex
@@ -143,32 +142,18 @@ def gettxout(ctx: Any, args: list[Any]) -> Any:
     }
 
 
-def _check_obj(obj: dict[str, Any], expected: dict[str, str], allow_null: bool) -> None:
-    """Core's RPCTypeCheckObj, strict: each key of the type given, no other key."""
-    for key in sorted(expected):
-        value = obj.get(key)
-        if value is None and not allow_null:
-            raise RPCError(RPC_TYPE_ERROR, f"Missing {key}")
-        if value is not None and type_name(value) != expected[key]:
-            raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {type_name(value)} for field {key} "
-                                           f"is not of expected type {expected[key]}")
-    for key in obj:
-        if key not in expected:
-            raise RPCError(RPC_TYPE_ERROR, f"Unexpected key {key}")
-
-
 def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
     outputs = get_array(args[0])
     if not outputs:
         raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, outputs are missing")
     options = {} if args[1] is None else get_obj(args[1])
-    _check_obj(options, {"mempool_only": "bool", "return_spending_tx": "bool"}, allow_null=True)
+    check_object(options, {"mempool_only": "bool", "return_spending_tx": "bool"}, allow_null=True, strict=True)
     mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else True
     return_tx = bool(options.get("return_spending_tx"))
     requests = []
     for item in outputs:
         obj = get_obj(item)
-        _check_obj(obj, {"txid": "string", "vout": "number"}, allow_null=False)
+        check_object(obj, {"txid": "string", "vout": "number"}, allow_null=False, strict=True)
         txid = parse_hash_v(obj["txid"], "txid")
         n = get_int(obj["vout"])
         if n < 0:

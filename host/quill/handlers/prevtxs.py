@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from quill.consensus import MAX_MONEY
-from quill.rpc.args import amount_from_value, check_fields, get_int, get_str, json_type_error, parse_hash_v, parse_hex_v
+from quill.rpc.args import amount_from_value, check_object, get_int, get_str, json_type_error, parse_hash_v, parse_hex_v
 from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPCError
 from quill.signing.keystore import Key, KeyStore
 from quill.tx import script as S
@@ -70,7 +70,7 @@ def parse_prevtxs(prevtxs: list | None, keystore: KeyStore, coins: dict[OutPoint
         if not isinstance(entry, dict):
             raise RPCError(RPC_DESERIALIZATION_ERROR,
                            'expected object with {"txid\'","vout","scriptPubKey"}')
-        check_fields(entry, {"txid": "string", "vout": "number", "scriptPubKey": "string"})
+        check_object(entry, {"txid": "string", "vout": "number", "scriptPubKey": "string"})
         txid = parse_hash_v(entry["txid"], "txid")
         vout = get_int(entry["vout"])
         if vout < 0:

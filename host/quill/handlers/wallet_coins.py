@@ -18,6 +18,7 @@ from quill.handlers.wallet import _Locked, _manager, _view
 from quill.rpc.args import (
     INT64,
     amount_from_value,
+    check_object,
     get_array,
     get_bool,
     get_int,
@@ -30,13 +31,11 @@ from quill.rpc.errors import (
     RPC_INVALID_ADDRESS_OR_KEY,
     RPC_INVALID_PARAMETER,
     RPC_METHOD_DEPRECATED,
-    RPC_TYPE_ERROR,
     RPC_WALLET_ERROR,
     RPC_WALLET_INVALID_LABEL_NAME,
     RPCError,
 )
 from quill.rpc.registry import ARR, BOOL, NUM, OBJ, STR, Method, Param
-from quill.rpc.univalue import type_name
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import OutPoint
@@ -54,21 +53,6 @@ def _decode(ctx: Any, text: str) -> bytes | None:
         return decode_destination(text, ctx.node.chain_name)
     except AddressError:
         return None
-
-
-def _check_obj(obj: dict[str, Any], expected: dict[str, str | None], allow_null: bool) -> None:
-    """Core's RPCTypeCheckObj, strict (None: any type)."""
-    for key in sorted(expected, key=lambda k: k.encode()):
-        value = obj.get(key)
-        if value is None and not allow_null:
-            raise RPCError(RPC_TYPE_ERROR, f"Missing {key}")
-        wanted = expected[key]
-        if value is not None and wanted is not None and type_name(value) != wanted:
-            raise RPCError(RPC_TYPE_ERROR, f"JSON value of type {type_name(value)} for field {key} "
-                                           f"is not of expected type {wanted}")
-    for key in obj:
-        if key not in expected:
-            raise RPCError(RPC_TYPE_ERROR, f"Unexpected key {key}")
 
 
 # -- the wallet and its directory ----------------------------------------------------------
@@ -164,8 +148,9 @@ def _coin_filter(args: list[Any]) -> CoinFilter:
         f.include_unsafe = get_bool(include_unsafe)
     if options_v is not None:
         options = get_obj(options_v)
-        _check_obj(options, {"minimumAmount": None, "maximumAmount": None, "minimumSumAmount": None,
-                             "maximumCount": "number", "include_immature_coinbase": "bool"}, allow_null=True)
+        check_object(options, {"minimumAmount": None, "maximumAmount": None, "minimumSumAmount": None,
+                               "maximumCount": "number", "include_immature_coinbase": "bool"},
+                     allow_null=True, strict=True)
         if "minimumAmount" in options:
             f.min_amount = amount_from_value(options["minimumAmount"])
         if "maximumAmount" in options:
@@ -292,7 +277,7 @@ def lockunspent(ctx: Any, args: list[Any]) -> Any:
         outpoints = []
         for item in get_array(args[1]):
             obj = get_obj(item)
-            _check_obj(obj, {"txid": "string", "vout": "number"}, allow_null=False)
+            check_object(obj, {"txid": "string", "vout": "number"}, allow_null=False, strict=True)
             txid = parse_hash_v(obj["txid"], "txid")
             n = get_int(obj["vout"])
             if n < 0:

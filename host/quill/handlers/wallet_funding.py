@@ -10,8 +10,7 @@ from quill.amount import Amount
 from quill.handlers.core_help import core_help
 from quill.handlers.psbt import _psbt_version, construct_transaction
 from quill.handlers.wallet import _Locked
-from quill.handlers.wallet_coins import _check_obj
-from quill.rpc.args import amount_from_value, get_array, get_bool, get_int, get_obj, get_str
+from quill.rpc.args import amount_from_value, check_object, get_array, get_bool, get_int, get_obj, get_str
 from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
     RPC_INVALID_ADDRESS_OR_KEY,
@@ -174,7 +173,7 @@ _ALIASES = {"changeAddress": "change_address", "changePosition": "change_positio
 
 def _options(value: Any) -> dict[str, Any]:
     options = {} if value is None else dict(get_obj(value))
-    _check_obj(options, _OPTION_TYPES, allow_null=True)
+    check_object(options, _OPTION_TYPES, allow_null=True, strict=True)
     for camel, snake in _ALIASES.items():
         if options.get(snake) is not None:
             options[camel] = options[snake]

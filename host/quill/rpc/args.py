@@ -95,16 +95,22 @@ def optional(value: Any, getter: Any, default: Any) -> Any:
     return default if value is None else getter(value)
 
 
-def check_fields(obj: dict, fields: dict[str, str]) -> None:
-    """Core's RPCTypeCheckObj with fAllowNull=false: fields checked in byte-wise sorted order,
-    each present and not null ('Missing x'), each of its JSON type."""
-    for name in sorted(fields, key=lambda n: n.encode()):
-        expected = fields[name]
-        if name not in obj or obj[name] is None:
+def check_object(obj: dict, expected: dict[str, str | None], *, allow_null: bool = False,
+                 strict: bool = False) -> None:
+    """Core's RPCTypeCheckObj(o, typesExpected, fAllowNull, fStrict): the expected fields in
+    byte-wise sorted order (a std::map), each present and not null ('Missing x') unless
+    `allow_null`, each of its JSON type (None: any type); `strict` refuses any other key."""
+    for name in sorted(expected, key=lambda n: n.encode()):
+        value = obj.get(name)
+        if value is None and not allow_null:
             raise RPCError(RPC_TYPE_ERROR, f"Missing {name}")
-        value = obj[name]
-        if type_name(value) != expected:
-            raise json_type_error(value, expected, name)
+        wanted = expected[name]
+        if value is not None and wanted is not None and type_name(value) != wanted:
+            raise json_type_error(value, wanted, name)
+    if strict:
+        for name in obj:
+            if name not in expected:
+                raise RPCError(RPC_TYPE_ERROR, f"Unexpected key {name}")
 
 
 # -- Core's rpc/util.cpp ----------------------------------------------------------------
