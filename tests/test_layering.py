@@ -83,3 +83,14 @@ def test_output_script_templates_are_written_only_in_tx_script():
     template = re.compile(r'b"(\\x76\\xa9\\x14|\\xa9\\x14|\\x00\\x14|\\x00\\x20|\\x51\\x20)"')
     homes = [str(p.relative_to(REPO)) for p in _modules(HOST) if template.search(p.read_text())]
     assert homes == ["host/quill/tx/script.py"]
+
+
+def test_a_method_core_has_carries_only_cores_help():
+    """Core's help file is the one home of a Core method's help: no hand-written text beside it."""
+    from quill.daemon.main import build_registry
+    for method in build_registry().methods.values():
+        if not method.core_help:
+            continue
+        written = [method.description, method.result, method.examples]
+        written += [text for p in method.params for text in (p.help, p.placeholder)]
+        assert not any(written), f"{method.name} has Core's help file and its own help text"

@@ -254,47 +254,24 @@ def getmempoolentry(ctx, args):
         return mempool_entry_json(pool, entry)
 
 
-_HASH = Param("blockhash", STR_HEX, True, "The block hash")
+_HASH = Param("blockhash", STR_HEX, True)
 
 METHODS = [
-    Method("getblockchaininfo", "blockchain", getblockchaininfo,
-           description="Returns an object containing various state info regarding blockchain processing."),
-    Method("getblockcount", "blockchain", getblockcount,
-           description="Returns the height of the most-work fully-validated chain.\nThe genesis block has height 0.",
-           result="n    (numeric) The current block count"),
-    Method("getbestblockhash", "blockchain", getbestblockhash,
-           description="Returns the hash of the best (tip) block in the most-work fully-validated chain.",
-           result='"hex"    (string) the block hash, hex-encoded'),
-    Method("getblockhash", "blockchain", getblockhash, [Param("height", NUM, True, "The height index")],
-           description="Returns hash of block in best-block-chain at height provided.",
-           result='"hex"    (string) The block hash'),
+    Method("getblockchaininfo", "blockchain", getblockchaininfo),
+    Method("getblockcount", "blockchain", getblockcount),
+    Method("getbestblockhash", "blockchain", getbestblockhash),
+    Method("getblockhash", "blockchain", getblockhash, [Param("height", NUM, True)]),
     Method("getblockheader", "blockchain", getblockheader,
-           [_HASH, Param("verbose", BOOL, False, "true for a json object, false for the hex-encoded data")],
-           description="If verbose is false, returns a string that is serialized, hex-encoded data for blockheader "
-                       "'hash'.\nIf verbose is true, returns an Object with information about blockheader <hash>."),
+           [_HASH, Param("verbose", BOOL, False)]),
     Method("getblock", "blockchain", getblock,
-           [_HASH, Param("verbosity", ANY, False, "0 for hex-encoded data, 1 for a JSON object, 2 for JSON object "
-                                                  "with transaction data, and 3 for JSON object with transaction "
-                                                  "data including prevout information for inputs")],
-           description="If verbosity is 0, returns a string that is serialized, hex-encoded data for block 'hash'.\n"
-                       "If verbosity is 1, returns an Object with information about block <hash>.\n"
-                       "If verbosity is 2, returns an Object with information about block <hash> and information "
-                       "about each transaction.\nIf verbosity is 3, returns an Object with information about block "
-                       "<hash> and information about each transaction, including prevout information for inputs."),
+           [_HASH, Param("verbosity", ANY, False)]),
     Method("invalidateblock", "blockchain", invalidateblock,
-           [Param("blockhash", STR_HEX, True, "the hash of the block to mark as invalid")],
-           description="Permanently marks a block as invalid, as if it violated a consensus rule."),
+           [Param("blockhash", STR_HEX, True)]),
     Method("reconsiderblock", "blockchain", reconsiderblock,
-           [Param("blockhash", STR_HEX, True, "the hash of the block to reconsider")],
-           description="Removes invalidity status of a block, its ancestors and its descendants, reconsider them "
-                       "for activation.\nThis can be used to undo the effects of invalidateblock."),
+           [Param("blockhash", STR_HEX, True)]),
     Method("getrawmempool", "blockchain", getrawmempool,
-           [Param("verbose", BOOL, False, "True for a json object, false for array of transaction ids"),
-            Param("mempool_sequence", BOOL, False, "If verbose=false, returns a json object with transaction list "
-                                                   "and mempool sequence number attached.")],
-           description="Returns all transaction ids in memory pool as a json array of string transaction ids.\n\n"
-                       "Hint: use getmempoolentry to fetch a specific transaction from the mempool."),
+           [Param("verbose", BOOL, False),
+            Param("mempool_sequence", BOOL, False)]),
     Method("getmempoolentry", "blockchain", getmempoolentry,
-           [Param("txid", STR_HEX, True, "The transaction id (must be in mempool)")],
-           description="Returns mempool data for given transaction"),
+           [Param("txid", STR_HEX, True)]),
 ]

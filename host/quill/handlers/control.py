@@ -53,27 +53,13 @@ def echo(ctx, args):
 _ECHO_PARAMS = [Param(f"arg{i}", ANY) for i in range(10)]
 
 METHODS = [
-    Method("help", "control", help_, [Param("command", STR, help='(default=all commands) The command to get help on', placeholder='"command"')],
-           description="List all commands, or get help for a specified command.",
-           result='"str"    (string) The help text', lane=INLINE),
-    Method("stop", "control", stop, description="Request a graceful shutdown of Quill.",
-           result='"str"    (string) A string with the content \'Quill stopping\'', lane=INLINE),
-    Method("uptime", "control", uptime, description="Returns the total uptime of the server.",
-           result="n    (numeric) The number of seconds that the server has been running",
-           examples="> quill-cli uptime", lane=INLINE),
-    Method("getrpcinfo", "control", getrpcinfo, description="Returns details of the RPC server.",
-           result='{\n  "active_commands" : [...],    (json array) All active commands\n'
-                  '  "logpath" : "str"              (string) The complete file path to the debug log\n}',
+    Method("help", "control", help_, [Param("command", STR)], lane=INLINE),
+    Method("stop", "control", stop, lane=INLINE),
+    Method("uptime", "control", uptime, lane=INLINE),
+    Method("getrpcinfo", "control", getrpcinfo,
            lane=INLINE),
     Method("echo", HIDDEN, echo, _ECHO_PARAMS,
-           description="Simply echo back the input arguments. This command is for testing.\n\n"
-                       "It will return an internal bug report when arg9='trigger_internal_bug' is passed.\n\n"
-                       "The difference between echo and echojson is that echojson has argument conversion "
-                       "enabled in the client-side table in quill-cli and the GUI. There is no server-side difference.",
            lane=INLINE),
     Method("echojson", HIDDEN, echo, _ECHO_PARAMS,
-           description="Simply echo back the input arguments. This command is for testing.\n\n"
-                       "The difference between echo and echojson is that echojson has argument conversion "
-                       "enabled in the client-side table in quill-cli and the GUI. There is no server-side difference.",
            lane=INLINE),
 ]

@@ -110,24 +110,14 @@ def submitblock(ctx, args):
 
 METHODS = [
     Method("generatetoaddress", "generating", generatetoaddress,
-           [Param("nblocks", NUM, True, "How many blocks are generated."),
-            Param("address", STR, True, "The address to send the newly generated bitcoin to."),
-            Param("maxtries", NUM, False, "How many iterations to try.")],
-           description="Mine to a specified address and return the block hashes.",
-           result='[           (json array) hashes of blocks generated\n  "hex",    (string) blockhash\n  ...\n]'),
+           [Param("nblocks", NUM, True),
+            Param("address", STR, True),
+            Param("maxtries", NUM, False)]),
     Method("generateblock", "generating", generateblock,
-           [Param("output", STR, True, "The address or descriptor to send the newly generated bitcoin to."),
-            Param("transactions", ARR, True, "An array of hex strings which are either txids or raw transactions.\n"
-                                            "Txids must reference transactions currently in the mempool.\n"
-                                            "All transactions must be valid and in valid order, otherwise the "
-                                            "block will be rejected."),
-            Param("submit", BOOL, False, "Whether to submit the block before the RPC call returns or to return "
-                                         "it as hex.")],
-           description="Mine a set of ordered transactions to a specified address or descriptor and return the "
-                       "block hash."),
+           [Param("output", STR, True),
+            Param("transactions", ARR, True),
+            Param("submit", BOOL, False)]),
     Method("submitblock", "mining", submitblock,
-           [Param("hexdata", STR_HEX, True, "the hex-encoded block data to submit"),
-            Param("dummy", STR, False, "dummy value, for compatibility with BIP22. This value is ignored.")],
-           description="Attempts to submit new block to network.\n"
-                       "See https://en.bitcoin.it/wiki/BIP_0022 for full specification."),
+           [Param("hexdata", STR_HEX, True),
+            Param("dummy", STR, False)]),
 ]

@@ -94,22 +94,7 @@ def getrawtransaction(ctx, args):
 
 METHODS = [
     Method("sendrawtransaction", "rawtransactions", sendrawtransaction,
-           [Param("hexstring", STR_HEX, True, "The hex string of the raw transaction"),
-            Param("maxfeerate", AMOUNT, False, "Reject transactions whose fee rate is higher than the specified "
-                                               "value, expressed in BTC/kvB.\nFee rates larger than 1BTC/kvB are "
-                                               "rejected.\nSet to 0 to accept any fee rate."),
-            Param("maxburnamount", AMOUNT, False, "Reject transactions with provably unspendable outputs (e.g. "
-                                                  "'datacarrier' outputs that use the OP_RETURN opcode) greater "
-                                                  "than the specified value, expressed in BTC.")],
-           description="Submit a raw transaction (serialized, hex-encoded) to local node and network.",
-           result='"hex"    (string) The transaction hash in hex'),
+           [Param("hexstring", STR_HEX, True), Param("maxfeerate", AMOUNT), Param("maxburnamount", AMOUNT)]),
     Method("getrawtransaction", "rawtransactions", getrawtransaction,
-           [Param("txid", STR_HEX, True, "The transaction id"),
-            Param("verbosity", ANY, False, "0 for hex-encoded data, 1 for a JSON object, and 2 for JSON object "
-                                           "with fee and prevout"),
-            Param("blockhash", STR_HEX, False, "The block in which to look for the transaction")],
-           description="By default, this call only returns a transaction if it is in the mempool. Quill keeps a "
-                       "transaction index, so confirmed transactions are found as with -txindex.\n\n"
-                       "If a blockhash argument is passed, it will return the transaction if\n"
-                       "the specified block is available and the transaction is in that block."),
+           [Param("txid", STR_HEX, True), Param("verbosity", ANY), Param("blockhash", STR_HEX)]),
 ]

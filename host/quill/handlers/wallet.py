@@ -466,90 +466,58 @@ def abortrescan(ctx, args):
 _W = "wallet"
 
 
-def _m(name, handler, params, description, category=_W, wallet=True):
-    return Method(name, category, handler, params=params, description=description, wallet=wallet)
+def _m(name, handler, params, category=_W, wallet=True):
+    return Method(name, category, handler, params=params, wallet=wallet)
 
 
 METHODS = [
     _m("createwallet", createwallet, [
-        Param("wallet_name", STR, required=True, help="The name for the new wallet."),
-        Param("disable_private_keys", BOOL, help="Must be true: Quill wallets are watch-only."),
-        Param("blank", BOOL, help="Create a blank wallet."),
-        Param("passphrase", STR, help="Not supported (watch-only)."),
-        Param("avoid_reuse", BOOL, help="Keep track of coin reuse."),
-        Param("descriptors", BOOL, help="Must be true (default)."),
-        Param("load_on_startup", BOOL, help="Save wallet name to persistent settings and load on startup."),
-        Param("external_signer", BOOL, help="Not supported."),
-    ], "Creates and loads a new watch-only descriptor wallet.", wallet=False),
-    _m("loadwallet", loadwallet, [
-        Param("filename", STR, required=True, help="The wallet directory or .dat file."),
-        Param("load_on_startup", BOOL, help="Save wallet name to persistent settings and load on startup."),
-    ], "Loads a wallet from a wallet file or directory.", wallet=False),
-    _m("unloadwallet", unloadwallet, [
-        Param("wallet_name", STR, help="The name of the wallet to unload."),
-        Param("load_on_startup", BOOL, help="Save wallet name to persistent settings and load on startup."),
-    ], "Unloads the wallet referenced by the request endpoint or the wallet_name argument.", wallet=False),
-    _m("listwallets", listwallets, [], "Returns a list of currently loaded wallets.", wallet=False),
-    _m("importdescriptors", importdescriptors, [
-        Param("requests", ARR, required=True, help="Data to be imported"),
-    ], "Import descriptors. This will trigger a rescan of the blockchain based on the earliest timestamp "
-       "of all descriptors being imported."),
-    _m("listdescriptors", listdescriptors, [
-        Param("private", BOOL, help="Show private descriptors."),
-    ], "List descriptors imported into a descriptor-enabled wallet."),
+        Param("wallet_name", STR, required=True),
+        Param("disable_private_keys", BOOL),
+        Param("blank", BOOL),
+        Param("passphrase", STR),
+        Param("avoid_reuse", BOOL),
+        Param("descriptors", BOOL),
+        Param("load_on_startup", BOOL),
+        Param("external_signer", BOOL),
+    ], wallet=False),
+    _m("loadwallet", loadwallet, [Param("filename", STR, required=True), Param("load_on_startup", BOOL)], wallet=False),
+    _m("unloadwallet", unloadwallet, [Param("wallet_name", STR), Param("load_on_startup", BOOL)], wallet=False),
+    _m("listwallets", listwallets, [], wallet=False),
+    _m("importdescriptors", importdescriptors, [Param("requests", ARR, required=True)]),
+    _m("listdescriptors", listdescriptors, [Param("private", BOOL)]),
     _m("getdescriptorinfo", getdescriptorinfo, [
-        Param("descriptor", STR, required=True, help="The descriptor."),
-    ], "Analyses a descriptor.", category="util", wallet=False),
+        Param("descriptor", STR, required=True),
+    ], category="util", wallet=False),
     _m("deriveaddresses", deriveaddresses, [
-        Param("descriptor", STR, required=True, help="The descriptor."),
-        Param("range", RANGE, help="If a ranged descriptor is used, this specifies the end or the range "
-                                   "(in [begin,end] notation) to derive."),
-    ], "Derives one or more addresses corresponding to an output descriptor.", category="util", wallet=False),
-    _m("getnewaddress", getnewaddress, [
-        Param("label", STR, help="The label name for the address to be linked to."),
-        Param("address_type", STR, help="The address type to use."),
-    ], "Returns a new Bitcoin address for receiving payments."),
-    _m("getrawchangeaddress", getrawchangeaddress, [
-        Param("address_type", STR, help="The address type to use."),
-    ], "Returns a new Bitcoin address, for receiving change."),
-    _m("setlabel", setlabel, [
-        Param("address", STR, required=True, help="The bitcoin address to be associated with a label."),
-        Param("label", STR, required=True, help="The label to assign to the address."),
-    ], "Sets the label associated with the given address."),
-    _m("getaddressinfo", getaddressinfo, [
-        Param("address", STR, required=True, help="The bitcoin address for which to get information."),
-    ], "Return information about the given bitcoin address."),
+        Param("descriptor", STR, required=True),
+        Param("range", RANGE),
+    ], category="util", wallet=False),
+    _m("getnewaddress", getnewaddress, [Param("label", STR), Param("address_type", STR)]),
+    _m("getrawchangeaddress", getrawchangeaddress, [Param("address_type", STR)]),
+    _m("setlabel", setlabel, [Param("address", STR, required=True), Param("label", STR, required=True)]),
+    _m("getaddressinfo", getaddressinfo, [Param("address", STR, required=True)]),
     _m("gettransaction", gettransaction, [
-        Param("txid", STR, required=True, help="The transaction id"),
-        Param("include_watchonly", BOOL, help="Whether to include watch-only addresses in balance calculation "
-                                              "and details[]"),
-        Param("verbose", BOOL, help="Whether to include a `decoded` field containing the decoded transaction"),
-    ], "Get detailed information about in-wallet transaction <txid>"),
+        Param("txid", STR, required=True),
+        Param("include_watchonly", BOOL),
+        Param("verbose", BOOL),
+    ]),
     _m("listsinceblock", listsinceblock, [
-        Param("blockhash", STR, help="If set, the block hash to list transactions since, otherwise list all "
-                                     "transactions."),
-        Param("target_confirmations", NUM, help="Return the nth block hash from the main chain."),
-        Param("include_watchonly", BOOL, help="Include transactions to watch-only addresses"),
-        Param("include_removed", BOOL, help="Show transactions that were removed due to a reorg in the "
-                                            "\"removed\" array"),
-        Param("include_change", BOOL, help="Also add entries for change outputs."),
-        Param("label", STR, help="Return only incoming transactions paying to addresses with the specified "
-                                 "label."),
-    ], "Get all transactions in blocks since block [blockhash], or all transactions if omitted."),
+        Param("blockhash", STR),
+        Param("target_confirmations", NUM),
+        Param("include_watchonly", BOOL),
+        Param("include_removed", BOOL),
+        Param("include_change", BOOL),
+        Param("label", STR),
+    ]),
     _m("listtransactions", listtransactions, [
-        Param("label", STR, help="If set, should be a valid label name to return only incoming transactions"),
-        Param("count", NUM, help="The number of transactions to return"),
-        Param("skip", NUM, help="The number of transactions to skip"),
-        Param("include_watchonly", BOOL, help="Include transactions to watch-only addresses"),
-    ], "Returns up to 'count' most recent transactions."),
-    _m("abandontransaction", abandontransaction, [
-        Param("txid", STR_HEX, required=True, help="The transaction id"),
-    ], "Mark in-wallet transaction <txid> as abandoned."),
-    _m("getbalances", getbalances, [], "Returns an object with all balances in BTC."),
-    _m("rescanblockchain", rescanblockchain, [
-        Param("start_height", NUM, help="block height where the rescan should start"),
-        Param("stop_height", NUM, help="the last block height that should be scanned."),
-    ], "Rescan the local blockchain for wallet related transactions."),
-    _m("abortrescan", abortrescan, [], "Stops current wallet rescan triggered by an RPC call, e.g. by a "
-       "rescanblockchain call.\nNote: Use \"getwalletinfo\" to query the scanning progress."),
+        Param("label", STR),
+        Param("count", NUM),
+        Param("skip", NUM),
+        Param("include_watchonly", BOOL),
+    ]),
+    _m("abandontransaction", abandontransaction, [Param("txid", STR_HEX, required=True)]),
+    _m("getbalances", getbalances, []),
+    _m("rescanblockchain", rescanblockchain, [Param("start_height", NUM), Param("stop_height", NUM)]),
+    _m("abortrescan", abortrescan, []),
 ]
