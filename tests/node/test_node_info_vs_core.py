@@ -59,6 +59,23 @@ def test_help_is_cores_text_for_every_method_core_has(nodes: Any) -> None:
     assert quill_only and all(f"`{m}" in readme for m in quill_only), quill_only
 
 
+def _overview_sections(text: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    for block in text.split("\n\n"):
+        title, *lines = block.split("\n")
+        sections[title] = lines
+    return sections
+
+
+def test_the_help_overview_is_cores_for_the_methods_quill_has(nodes: Any) -> None:
+    core, builtin, _ = nodes
+    ours, cores = _overview_sections(builtin.rpc("help")), _overview_sections(core.rpc("help"))
+    assert ours.pop("== Device ==") == ["getdeviceinfo", 'setconfirmationpolicy "policy" ( amount )']
+    assert list(ours) == [title for title in cores if title in ours]
+    for title, lines in ours.items():
+        assert lines == [line for line in cores[title] if line in lines], title
+
+
 def test_an_arity_error_answers_cores_help(nodes: Any) -> None:
     core, builtin, _ = nodes
     for method, params in (("getblockcount", [1]), ("decodescript", []), ("getblockhash", [1, 2])):

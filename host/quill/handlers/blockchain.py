@@ -8,7 +8,7 @@ from quill.amount import Amount
 from quill.chain import pow as chain_pow
 from quill.rpc.args import get_int, parse_hash_v, parse_verbosity
 from quill.rpc.errors import RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPCError
-from quill.rpc.registry import ANY, BOOL, NUM, STR_HEX, Method, Param
+from quill.rpc.registry import ANY, BOOL, HIDDEN, NUM, STR_HEX, Method, Param
 from quill.rpc.univalue import Number
 from quill.tx.decode import script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
@@ -265,9 +265,9 @@ METHODS = [
            [_HASH, Param("verbose", BOOL, False)]),
     Method("getblock", "blockchain", getblock,
            [_HASH, Param("verbosity", ANY, False)]),
-    Method("invalidateblock", "blockchain", invalidateblock,
+    Method("invalidateblock", HIDDEN, invalidateblock,
            [Param("blockhash", STR_HEX, True)]),
-    Method("reconsiderblock", "blockchain", reconsiderblock,
+    Method("reconsiderblock", HIDDEN, reconsiderblock,
            [Param("blockhash", STR_HEX, True)]),
     Method("getrawmempool", "blockchain", getrawmempool,
            [Param("verbose", BOOL, False),

@@ -2,9 +2,7 @@
 uptime, getrpcinfo, and the hidden echo/echojson used to test the transport."""
 
 from quill.rpc.errors import RPC_MISC_ERROR, RPCError
-from quill.rpc.registry import ANY, INLINE, STR, Method, Param
-
-HIDDEN = "hidden"
+from quill.rpc.registry import ANY, HIDDEN, INLINE, STR, Method, Param
 
 
 def help_(ctx, args):

@@ -12,7 +12,7 @@ from quill.rpc.errors import (
     RPC_VERIFY_ERROR,
     RPCError,
 )
-from quill.rpc.registry import ARR, BOOL, NUM, STR, STR_HEX, Method, Param
+from quill.rpc.registry import ARR, BOOL, HIDDEN, NUM, STR, STR_HEX, Method, Param
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx, parse_hex
 from quill.tx.descriptor import descriptor_checksum
@@ -109,11 +109,11 @@ def submitblock(ctx, args):
 
 
 METHODS = [
-    Method("generatetoaddress", "generating", generatetoaddress,
+    Method("generatetoaddress", HIDDEN, generatetoaddress,
            [Param("nblocks", NUM, True),
             Param("address", STR, True),
             Param("maxtries", NUM, False)]),
-    Method("generateblock", "generating", generateblock,
+    Method("generateblock", HIDDEN, generateblock,
            [Param("output", STR, True),
             Param("transactions", ARR, True),
             Param("submit", BOOL, False)]),

@@ -218,15 +218,15 @@ def fundrawtransaction(ctx: Any, args: list[Any]) -> Any:
     return {"hex": funded.tx.hex(), "fee": Amount(funded.fee), "changepos": funded.change_pos}
 
 
-def _m(name: str, handler: Any, params: list[Param]) -> Method:
-    return Method(name, "wallet", handler, params, wallet=True, core_help=core_help(name))
+def _m(name: str, category: str, handler: Any, params: list[Param]) -> Method:
+    return Method(name, category, handler, params, wallet=True, core_help=core_help(name))
 
 
 METHODS = [
-    _m("walletcreatefundedpsbt", walletcreatefundedpsbt,
+    _m("walletcreatefundedpsbt", "wallet", walletcreatefundedpsbt,
        [Param("inputs", ANY), Param("outputs", ANY, required=True), Param("locktime", NUM), Param("options", OBJ),
         Param("bip32derivs", BOOL), Param("version", NUM), Param("psbt_version", NUM)]),
-    _m("fundrawtransaction", fundrawtransaction,
+    _m("fundrawtransaction", "rawtransactions", fundrawtransaction,
        [Param("hexstring", STR_HEX, required=True), Param("options", ANY), Param("iswitness", BOOL)]),
 ]
 

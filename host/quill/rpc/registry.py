@@ -27,6 +27,9 @@ ANY = "any"
 # POOL: the -rpcthreads workers, for anything that may block (SQLite, locks).
 # DEVICE: the device's own queue, one call at a time, so that calls waiting for
 # the signing device never hold an RPC worker (quill.device.queue).
+# The category Core leaves out of `help`'s overview (test-only and internal methods).
+HIDDEN = "hidden"
+
 INLINE = "inline"
 POOL = "pool"
 DEVICE = "device"
