@@ -5,7 +5,6 @@ against protocol/quill.cddl."""
 import queue
 import threading
 import time
-from pathlib import Path
 
 import cbor2
 import pycddl
@@ -13,11 +12,11 @@ import serial
 
 from quill.device.codec import canonical_dumps
 from quillfw.wire.framing import FRAME, REJECT, FrameReader, encode_frame
+from tests.kit.protocol import SCHEMA
 
 # quill-emu's idle timeout in these tests: short enough for stale-frame tests,
 # long enough for a loaded 2-core CI box
 IDLE_MS = 300
-SCHEMA = pycddl.Schema((Path(__file__).resolve().parents[2] / "protocol" / "quill.cddl").read_text())
 
 
 def frame(message) -> bytes:

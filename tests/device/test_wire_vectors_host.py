@@ -1,7 +1,6 @@
 """The host side of the wire vectors: cbor2 and the host codec produce and read
 exactly the protocol's bytes; every vector message is valid per quill.cddl."""
 import json
-from pathlib import Path
 
 import cbor2
 import pytest
@@ -9,8 +8,9 @@ import pytest
 from quill.device.codec import canonical_dumps, decode_body, encode_message
 from quillfw.wire import cbor as firmware_cbor
 from tests.device.rawlink import check_cddl
+from tests.kit.protocol import PROTOCOL
 
-VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
+VECTORS = PROTOCOL / "vectors"
 MESSAGES = json.loads((VECTORS / "messages.json").read_text())["vectors"]
 
 

@@ -4,32 +4,18 @@ emulator at 97K): every request and expected reply encodes to the vector's
 bytes and validates, and a fresh device answers the exchange exactly."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import cbor2
-import pycddl
 import pytest
 
 from quill.device.codec import canonical_dumps
 from quillfw.board.runtime import build_dispatcher
 from quillfw.keys import methods as key_methods
 from quillfw.wire import cbor
+from tests.kit.protocol import SCHEMA, from_json, vectors
 
-ROOT = Path(__file__).resolve().parents[2]
-VECTORS = json.loads((ROOT / "protocol" / "vectors" / "keys.json").read_text())["vectors"]
-SCHEMA = pycddl.Schema((ROOT / "protocol" / "quill.cddl").read_text())
-
-
-def from_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"bytes"}:
-            return bytes.fromhex(value["bytes"])
-        return {k: from_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_json(v) for v in value]
-    return value
+VECTORS = vectors("keys")
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["name"])

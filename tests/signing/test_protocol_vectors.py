@@ -1,29 +1,15 @@
 """protocol/vectors/signing.json against both codecs, the CDDL schema and the
 firmware's signing methods (CPython; the emulator runs them in the RPC tests)."""
-import json
-from pathlib import Path
 
 import cbor2
-import pycddl
 import pytest
 
 from quill.device.codec import canonical_dumps
 from quillfw.board.runtime import build_dispatcher
 from quillfw.wire import cbor, framing
+from tests.kit.protocol import SCHEMA, from_json, vectors
 
-ROOT = Path(__file__).resolve().parents[2]
-VECTORS = json.loads((ROOT / "protocol" / "vectors" / "signing.json").read_text())["vectors"]
-SCHEMA = pycddl.Schema((ROOT / "protocol" / "quill.cddl").read_text())
-
-
-def from_json(value):
-    if isinstance(value, dict):
-        if set(value) == {"bytes"}:
-            return bytes.fromhex(value["bytes"])
-        return {k: from_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_json(v) for v in value]
-    return value
+VECTORS = vectors("signing")
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["name"])

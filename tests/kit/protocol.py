@@ -1,0 +1,27 @@
+"""The wire protocol's own files (protocol/): its CDDL schema and its vectors.
+
+Vector files write byte strings as {"bytes": "<hex>"}; `from_json` turns them back
+into the message the device and the host encode."""
+import json
+from pathlib import Path
+from typing import Any
+
+import pycddl
+
+PROTOCOL = Path(__file__).resolve().parents[2] / "protocol"
+SCHEMA = pycddl.Schema((PROTOCOL / "quill.cddl").read_text())
+
+
+def vectors(name: str) -> list[dict[str, Any]]:
+    """The "vectors" list of protocol/vectors/<name>.json."""
+    return json.loads((PROTOCOL / "vectors" / f"{name}.json").read_text())["vectors"]
+
+
+def from_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"bytes"}:
+            return bytes.fromhex(value["bytes"])
+        return {k: from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json(v) for v in value]
+    return value
