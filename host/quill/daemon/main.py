@@ -28,6 +28,7 @@ from quill.handlers import (
     mining,
     network,
     psbt,
+    psbt_process,
     rawtransactions,
     rawtransactions_chain,
     signing,
@@ -46,7 +47,8 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation, psbt, network, chainstate, wallet_coins, wallet_funding]
+                   confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
+                   psbt_process]
 
 
 def build_registry() -> Registry:

@@ -1,0 +1,251 @@
+"""walletprocesspsbt and descriptorprocesspsbt against the real Core.
+
+Core's "src" wallet holds the keys of P2WPKH, P2TR, P2SH-P2WPKH and P2PKH descriptors, a
+"cosigners" wallet those of a 2-of-3 wsh(sortedmulti()) and a 2-of-2 sh(multi()). A watch-only
+wallet on Core and one on Quill (following Core with -chainsource, an emulated device attached)
+import the same public descriptors and receive one coin of each kind. The same PSBTs go to both:
+the answers (PSBT bytes, complete, hex) and errors must be equal. PSBTs signed by Core's key
+holders are finalized by both watch-only wallets. descriptorprocesspsbt with public descriptors
+must give Core's bytes; with private ones Quill signs on the device: ECDSA signatures are
+deterministic (RFC6979, low R) and equal to Core's, BIP340 ones (random nonce data in Core)
+must verify.
+"""
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from tests.kit.bitcoind import BitcoinD
+from tests.kit.rpc_daemon import QuillDaemon
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
+
+SINGLE = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh(", "legacy": "pkh("}
+
+
+def _key(desc: str) -> str:
+    """The key expression of a single-key descriptor, without checksum."""
+    body = desc.split("#")[0]
+    return body[body.index("(") + 1:body.index(")")]
+
+
+def _add_checksum(core: Any, desc: str) -> str:
+    return str(core.rpc("getdescriptorinfo", desc)["descriptor"])
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+        quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
+                            "-chainpollinterval=100", "-device=emulator", "-emuheap=112K").start()
+        try:
+            yield _build(core, quill)
+        finally:
+            quill.stop()
+
+
+def _cosigner_keys(core: Any) -> list[tuple[str, str]]:
+    """(public, private) key expressions of three chains of one Core wallet."""
+    core.rpc("createwallet", "cosigners")
+    found = []
+    for private in (False, True):
+        descs = core.rpc("listdescriptors", private, wallet="cosigners")["descriptors"]
+        found.append([_key(d["desc"]) for prefix in ("wpkh(", "pkh(", "tr(") for d in descs
+                      if d["desc"].startswith(prefix) and not d["internal"]])
+    return list(zip(found[0], found[1], strict=True))
+
+
+def _build(core: Any, quill: Any) -> dict[str, Any]:
+    core.rpc("createwallet", "keys")
+    keys = Wallet(core, "keys")
+    miner = keys.rpc("getnewaddress", "", "bech32")
+    core.rpc("generatetoaddress", 101, miner)
+    core.rpc("createwallet", "src")
+    public = core.rpc("listdescriptors", wallet="src")["descriptors"]
+    private = core.rpc("listdescriptors", True, wallet="src")["descriptors"]
+    cosigners = _cosigner_keys(core)
+    multi = {
+        "wsh": ("wsh(sortedmulti(2,{},{},{}))", 3),
+        "sh": ("sh(multi(2,{},{}))", 2),
+    }
+    out: dict[str, Any] = {"core": core, "quill": quill, "keys": keys, "miner": miner,
+                           "private": {}, "public": {}}
+    requests = [{"desc": d["desc"], "timestamp": 0, "active": True, "internal": d["internal"],
+                 "range": d["range"], "next_index": d["next_index"]}
+                for d in public if d["active"] and d["desc"].startswith(tuple(SINGLE.values()))]
+    for kind, (template, n) in multi.items():
+        pub = _add_checksum(core, template.format(*[c[0] for c in cosigners[:n]]))
+        out["public"][kind] = pub
+        out["private"][kind] = template.format(*[c[1] for c in cosigners[:n]])
+        requests.append({"desc": pub, "timestamp": 0, "range": [0, 20]})
+    for kind, prefix in SINGLE.items():
+        out["public"][kind] = [d["desc"] for d in public if d["desc"].startswith(prefix) and not d["internal"]][0]
+        out["private"][kind] = [d["desc"] for d in private if d["desc"].startswith(prefix) and not d["internal"]][0]
+    pair = []
+    for node in (core, quill):
+        node.rpc("createwallet", "wo", True, True)
+        w = Wallet(node, "wo")
+        assert all(r["success"] for r in w.rpc("importdescriptors", requests))
+        pair.append(w)
+    out["c"], out["q"] = pair
+    coins: dict[str, Any] = {}
+    for kind in SINGLE:
+        address = pair[0].rpc("getnewaddress", "", kind)
+        assert pair[1].rpc("getnewaddress", "", kind) == address
+        coins[kind] = (keys.rpc("sendtoaddress", address, "0.5"), address)
+    for kind in multi:
+        address = core.rpc("deriveaddresses", out["public"][kind], [0, 0])[0]
+        coins[kind] = (keys.rpc("sendtoaddress", address, "0.25"), address)
+    core.rpc("generatetoaddress", 1, miner)
+    sync(core, quill)
+    utxos = {u["address"]: {"txid": u["txid"], "vout": u["vout"]} for u in pair[0].rpc("listunspent")}
+    out["utxo"] = {kind: utxos[address] for kind, (_, address) in coins.items()}
+    out["change"] = pair[0].rpc("getrawchangeaddress", "bech32")
+    assert pair[1].rpc("getrawchangeaddress", "bech32") == out["change"]
+    out["external"] = keys.rpc("getnewaddress", "", "bech32m")
+    return out
+
+
+def _psbt(s: dict[str, Any], kinds: list[str], version: int = 0, sequence: int | None = None) -> str:
+    inputs = [dict(s["utxo"][k], **({} if sequence is None else {"sequence": sequence})) for k in kinds]
+    outputs = [{s["external"]: Decimal("0.1") * len(kinds)}, {s["change"]: Decimal("0.05")}]
+    return str(s["core"].rpc("createpsbt", inputs, outputs, 0, True, 2, version))
+
+
+def same(s: dict[str, Any], method: str, *params: Any) -> Any:
+    theirs, ours = answer(s["c"], method, *params), answer(s["q"], method, *params)
+    if ours != theirs and theirs[0] == ours[0] == "ok":
+        decoded = [s["core"].rpc("decodepsbt", r[1]["psbt"]) for r in (ours, theirs)]
+        assert decoded[0] == decoded[1], (method, params, json.dumps(decoded, default=str))
+    assert ours == theirs, (method, params)
+    return theirs
+
+
+def test_help_is_cores_text(scenario: Any) -> None:
+    core, quill = scenario["core"], scenario["quill"]
+    for method in ("walletprocesspsbt", "descriptorprocesspsbt"):
+        assert quill.rpc("help", method) == core.rpc("help", method)
+
+
+ALL_KINDS = ["bech32", "bech32m", "p2sh-segwit", "legacy", "wsh", "sh"]
+
+
+@pytest.mark.parametrize("kinds", [ALL_KINDS, ["bech32m"], ["wsh", "bech32"], ["legacy"]], ids=repr)
+@pytest.mark.parametrize("version", [0, 2])
+def test_unsigned_psbt_updated_as_core(scenario: Any, kinds: list[str], version: int) -> None:
+    psbt = _psbt(scenario, kinds, version)
+    for params in ([], [True, None, False], [False, "ALL", True, False], [True, "DEFAULT"],
+                   [True, "ALL|ANYONECANPAY"], [True, "SINGLE|ANYONECANPAY", False, True]):
+        kind, result = same(scenario, "walletprocesspsbt", psbt, *params)
+        assert kind == "ok" and result["complete"] is False
+
+
+def test_psbt_of_strangers_and_partial_psbts(scenario: Any) -> None:
+    s = scenario
+    # An input the wallet does not know, beside its own: Core still checks and updates it.
+    stranger = s["keys"].rpc("listunspent")[0]
+    psbt = s["core"].rpc("createpsbt", [{"txid": stranger["txid"], "vout": stranger["vout"]}, s["utxo"]["bech32"]],
+                         [{s["external"]: 1}])
+    same(s, "walletprocesspsbt", psbt)
+    # Core's utxoupdatepsbt output (UTXOs already there, from the node) processed again.
+    updated = s["core"].rpc("utxoupdatepsbt", psbt)
+    same(s, "walletprocesspsbt", updated)
+    same(s, "walletprocesspsbt", updated, True, "NONE")
+
+
+def _core_signed(s: dict[str, Any], psbt: str, kinds: list[str]) -> str:
+    """The PSBT with every input signed by its key holders on Core (not finalized)."""
+    descs = _ranged([s["private"][k] for k in kinds])
+    return str(s["core"].rpc("descriptorprocesspsbt", psbt, descs, None, True, False)["psbt"])
+
+
+@pytest.mark.parametrize("kinds", [ALL_KINDS, ["bech32m", "bech32"], ["wsh"]], ids=repr)
+def test_signed_elsewhere_then_finalized_as_core(scenario: Any, kinds: list[str]) -> None:
+    signed = _core_signed(scenario, _psbt(scenario, kinds), kinds)
+    kind, result = same(scenario, "walletprocesspsbt", signed)
+    assert kind == "ok" and result["complete"] is True and "hex" in result
+    same(scenario, "walletprocesspsbt", signed, True, None, True, False)  # finalize=false
+    same(scenario, "walletprocesspsbt", signed, True, "SINGLE")           # sighash mismatch
+
+
+def test_bad_input_gets_cores_errors(scenario: Any) -> None:
+    s = scenario
+    psbt = _psbt(s, ["bech32"])
+    for params in (["not base64"], ["cHNidP8="], [psbt, True, "ALL|NONE"], [psbt, True, 7], [psbt, "yes"],
+                   [psbt, True, None, "no"], [psbt, True, None, True, 1]):
+        kind, *_ = same(s, "walletprocesspsbt", *params)
+        assert kind == "error", params
+    # An input of a wallet transaction whose output index does not exist.
+    txid = s["utxo"]["bech32"]["txid"]
+    missing = s["core"].rpc("createpsbt", [{"txid": txid, "vout": 7}], [{s["external"]: 1}])
+    assert same(s, "walletprocesspsbt", missing)[0] == "error"
+    # A sighash type stored in the PSBT and a different one asked for.
+    single = s["core"].rpc("walletprocesspsbt", psbt, False, "SINGLE", wallet="wo")["psbt"]
+    assert same(s, "walletprocesspsbt", single)[0] == "error"
+    assert same(s, "walletprocesspsbt", single, True, "SINGLE")[0] == "ok"
+    # No such wallet.
+    c, q = Wallet(s["core"], "absent"), Wallet(s["quill"], "absent")
+    assert answer(q, "walletprocesspsbt", psbt) == answer(c, "walletprocesspsbt", psbt)
+
+
+def both_nodes(s: dict[str, Any], method: str, *params: Any) -> Any:
+    core, quill = s["core"], s["quill"]
+    theirs, ours = answer(Wallet(core, "keys"), method, *params), answer(Wallet(quill, "wo"), method, *params)
+    if ours != theirs and theirs[0] == ours[0] == "ok":
+        decoded = [core.rpc("decodepsbt", r[1]["psbt"]) for r in (ours, theirs)]
+        assert decoded[0] == decoded[1], (method, params, json.dumps(decoded, default=str))
+    assert ours == theirs, (method, params)
+    return theirs
+
+
+def _ranged(descs: list[str]) -> list[dict[str, Any]]:
+    """The descriptors' first children only (Core's default range, 0 to 1000, costs Core seconds)."""
+    return [{"desc": d, "range": [0, 2]} for d in descs]
+
+
+def test_descriptorprocesspsbt_public_descriptors(scenario: Any) -> None:
+    s = scenario
+    psbt = _psbt(s, ALL_KINDS)
+    public = _ranged([s["public"][k] for k in ALL_KINDS])
+    for params in ([public], [public, None, False], [public, "ALL", True, False],
+                   [[{"desc": s["public"]["wsh"], "range": 3}, s["public"]["bech32"]]]):
+        kind, result = both_nodes(s, "descriptorprocesspsbt", psbt, *params)
+        assert kind == "ok" and result["complete"] is False
+    signed = _core_signed(s, psbt, ALL_KINDS)
+    kind, result = both_nodes(s, "descriptorprocesspsbt", signed, [])
+    assert kind == "ok" and result["complete"] is True
+
+
+@pytest.mark.parametrize("kinds", [["bech32", "p2sh-segwit", "legacy", "wsh", "sh"], ["wsh"]], ids=repr)
+def test_descriptorprocesspsbt_signs_on_the_device_as_core(scenario: Any, kinds: list[str]) -> None:
+    s = scenario
+    psbt = _psbt(s, kinds)
+    private = _ranged([s["private"][k] for k in kinds])
+    for params in ([private], [private, "ALL|ANYONECANPAY", True, False]):
+        kind, result = both_nodes(s, "descriptorprocesspsbt", psbt, *params)
+        assert kind == "ok"
+
+
+def test_descriptorprocesspsbt_taproot_signature_verifies(scenario: Any) -> None:
+    s = scenario
+    psbt = _psbt(s, ["bech32m", "bech32"])
+    private = _ranged([s["private"][k] for k in ("bech32m", "bech32")])
+    ours = s["quill"].rpc("descriptorprocesspsbt", psbt, private)
+    theirs = s["core"].rpc("descriptorprocesspsbt", psbt, private)
+    assert ours["complete"] is theirs["complete"] is True
+    accepted = s["core"].rpc("testmempoolaccept", [ours["hex"]], 0)[0]
+    assert accepted["allowed"], accepted
+    # Everything but the BIP340 signature is Core's.
+    mine, core = (s["core"].rpc("decoderawtransaction", r["hex"]) for r in (ours, theirs))
+    assert len(mine["vin"][0]["txinwitness"][0]) == 128
+    for tx in (mine, core):
+        tx["vin"][0]["txinwitness"] = []
+        for key in ("hash", "txid"):
+            tx.pop(key)
+    assert mine == core
+    unfinalized = s["quill"].rpc("descriptorprocesspsbt", psbt, private, None, True, False)
+    decoded = s["core"].rpc("decodepsbt", unfinalized["psbt"])
+    assert len(decoded["inputs"][0]["taproot_key_path_sig"]) == 128
+    assert s["core"].rpc("finalizepsbt", unfinalized["psbt"])["hex"] == ours["hex"]
