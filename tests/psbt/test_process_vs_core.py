@@ -37,7 +37,8 @@ def _add_checksum(core: Any, desc: str) -> str:
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+    # Core without -fallbackfee, its default (and Quill's): no fee estimate means none.
+    with BitcoinD(tmp_path_factory.mktemp("core"), "-fallbackfee=0") as core:
         quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
                             "-chainpollinterval=100", "-device=emulator", "-emuheap=112K").start()
         try:
@@ -55,6 +56,11 @@ def _cosigner_keys(core: Any) -> list[tuple[str, str]]:
         found.append([_key(d["desc"]) for prefix in ("wpkh(", "pkh(", "tr(") for d in descs
                       if d["desc"].startswith(prefix) and not d["internal"]])
     return list(zip(found[0], found[1], strict=True))
+
+
+def _send(keys: Any, address: str, amount: str) -> str:
+    """sendtoaddress at 2 sat/vB (Core has no fee estimate and no -fallbackfee here)."""
+    return str(keys.rpc("sendtoaddress", address, amount, "", "", False, True, None, "unset", None, 2))
 
 
 def _build(core: Any, quill: Any) -> dict[str, Any]:
@@ -94,10 +100,13 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
     for kind in SINGLE:
         address = pair[0].rpc("getnewaddress", "", kind)
         assert pair[1].rpc("getnewaddress", "", kind) == address
-        coins[kind] = (keys.rpc("sendtoaddress", address, "0.5"), address)
+        coins[kind] = (_send(keys, address, "0.5"), address)
+    bump_address = pair[0].rpc("getnewaddress", "", "bech32")   # for psbtbumpfee
+    assert pair[1].rpc("getnewaddress", "", "bech32") == bump_address
+    coins["bump"] = (_send(keys, bump_address, "0.5"), bump_address)
     for kind in multi:
         address = core.rpc("deriveaddresses", out["public"][kind], [0, 0])[0]
-        coins[kind] = (keys.rpc("sendtoaddress", address, "0.25"), address)
+        coins[kind] = (_send(keys, address, "0.25"), address)
     core.rpc("generatetoaddress", 1, miner)
     sync(core, quill)
     utxos = {u["address"]: {"txid": u["txid"], "vout": u["vout"]} for u in pair[0].rpc("listunspent")}
@@ -125,7 +134,7 @@ def same(s: dict[str, Any], method: str, *params: Any) -> Any:
 
 def test_help_is_cores_text(scenario: Any) -> None:
     core, quill = scenario["core"], scenario["quill"]
-    for method in ("walletprocesspsbt", "descriptorprocesspsbt"):
+    for method in ("walletprocesspsbt", "descriptorprocesspsbt", "psbtbumpfee", "bumpfee"):
         assert quill.rpc("help", method) == core.rpc("help", method)
 
 
@@ -249,3 +258,58 @@ def test_descriptorprocesspsbt_taproot_signature_verifies(scenario: Any) -> None
     decoded = s["core"].rpc("decodepsbt", unfinalized["psbt"])
     assert len(decoded["inputs"][0]["taproot_key_path_sig"]) == 128
     assert s["core"].rpc("finalizepsbt", unfinalized["psbt"])["hex"] == ours["hex"]
+
+
+def _normalized_bump(core: Any, answer_: Any, tip: int) -> Any:
+    """A psbtbumpfee answer with what Core picks at random made canonical: the change position
+    (outputs sorted) and a locktime up to 100 blocks back (one time in ten)."""
+    if answer_[0] != "ok":
+        return answer_
+    decoded = core.rpc("decodepsbt", answer_[1]["psbt"])
+    holder, key = (decoded["tx"], "locktime") if "tx" in decoded else (decoded, "fallback_locktime")
+    assert tip - 99 <= holder[key] <= tip
+    holder[key] = tip
+    if "tx" in decoded:
+        for field in ("txid", "hash"):
+            decoded["tx"].pop(field)
+        pairs = sorted(zip(decoded["tx"]["vout"], decoded["outputs"], strict=True),
+                       key=lambda pair: pair[0]["scriptPubKey"]["hex"])
+        decoded["tx"]["vout"] = [dict(out, n=None) for out, _ in pairs]
+        decoded["outputs"] = [fields for _, fields in pairs]
+    else:
+        decoded["outputs"].sort(key=lambda o: o["script"]["hex"])
+    return answer_[1]["origfee"], answer_[1]["fee"], answer_[1]["errors"], decoded
+
+
+def test_psbtbumpfee_as_core(scenario: Any) -> None:
+    s = scenario
+    core = s["core"]
+    c, q = s["c"], s["q"]
+    # The watch-only wallets' payment, signed by the key holder and broadcast.
+    funded = c.rpc("walletcreatefundedpsbt", [s["utxo"]["bump"]], [{s["external"]: "0.2"}], 0,
+                   {"fee_rate": 2, "add_inputs": False, "changePosition": 1})
+    signed = core.rpc("descriptorprocesspsbt", funded["psbt"], _ranged([s["private"]["bech32"]]))
+    txid = core.rpc("sendrawtransaction", signed["hex"])
+    sync(core, s["quill"])
+    tip = core.rpc("getblockcount")
+    outcomes = []
+    for options in ({"fee_rate": 5}, {"fee_rate": "7.5", "psbt_version": 0}, None, {"conf_target": 6},
+                    {"fee_rate": 5, "original_change_index": 0}, {"fee_rate": 5, "replaceable": False},
+                    {"fee_rate": 5, "outputs": [{s["external"]: "0.1"}]},
+                    {"fee_rate": 1}, {"fee_rate": 100000}, {"fee_rate": 5, "original_change_index": 2},
+                    {"fee_rate": 5, "conf_target": 2}, {"fee_rate": 5, "estimate_mode": "economical"},
+                    {"estimate_mode": "fast"}, {"conf_target": 0}, {"fee_rate": 5, "outputs": []},
+                    {"fee_rate": 5, "outputs": [{s["external"]: 1}], "original_change_index": 0},
+                    {"fee_rate": 5, "psbt_version": 1}, {"fee_rate": 5, "unknown": 1}, {"replaceable": 1}):
+        params = [txid] if options is None else [txid, options]
+        theirs, ours = answer(c, "psbtbumpfee", *params), answer(q, "psbtbumpfee", *params)
+        assert _normalized_bump(core, ours, tip) == _normalized_bump(core, theirs, tip), options
+        outcomes.append(theirs[0])
+    assert outcomes[:7] == ["ok"] * 7 and set(outcomes[7:]) == {"error"}
+    for params in (["00" * 32], ["zz"], [signed["hex"][:64]]):
+        assert answer(q, "psbtbumpfee", *params) == answer(c, "psbtbumpfee", *params)
+    assert answer(q, "bumpfee", txid) == answer(c, "bumpfee", txid)
+    # Once mined, its coin is spent: Core says so first.
+    core.rpc("generatetoaddress", 1, s["miner"])
+    sync(core, s["quill"])
+    assert answer(q, "psbtbumpfee", txid, {"fee_rate": 5}) == answer(c, "psbtbumpfee", txid, {"fee_rate": 5})

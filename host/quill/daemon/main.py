@@ -25,6 +25,7 @@ from quill.handlers import (
     confirmation,
     control,
     device,
+    feebump,
     mining,
     network,
     psbt,
@@ -48,7 +49,7 @@ log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
                    confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
-                   psbt_process]
+                   psbt_process, feebump]
 
 
 def build_registry() -> Registry:

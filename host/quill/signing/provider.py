@@ -54,14 +54,3 @@ class SigningProvider(KeyStore):
 
     def get_taproot_internal_key(self, output_key: bytes) -> bytes | None:
         return self.tr_internal_keys.get(output_key)
-
-    def merge(self, other: SigningProvider) -> None:
-        for key in other.keys.values():
-            self.add_key(key)
-        for scriptid, script in other.scripts.items():
-            self.scripts.setdefault(scriptid, script)
-        for table, theirs in ((self.pubkeys, other.pubkeys), (self.origins, other.origins),
-                              (self.xonly_origins, other.xonly_origins),
-                              (self.tr_internal_keys, other.tr_internal_keys)):
-            for k, v in theirs.items():
-                table.setdefault(k, v)  # type: ignore[attr-defined]

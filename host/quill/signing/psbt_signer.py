@@ -16,8 +16,8 @@ aggregate of MuSig2 partial signatures (Core aggregates them).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from quill.consensus import MAX_MONEY
