@@ -63,7 +63,8 @@ def _provider(descriptors: Any, chain_name: str) -> SigningProvider:
             try:
                 desc.script(index)
             except DerivationError:
-                raise cannot_derive(text) from None
+                # Core quotes the descriptor as given; Quill never echoes private keys.
+                raise cannot_derive(desc.to_string() if desc.has_private_keys() else text) from None
             expand(desc.node, index, provider, private=True)
     return provider
 

@@ -93,6 +93,14 @@ def _preconditions(wallet: Any, row: Any, mempool_children: list[bytes]) -> None
         raise BumpError(WALLET_ERROR, "Transaction has been mined, or is conflicted with a mined transaction")
 
 
+def _require_confirmed_inputs(wallet: Any, tx: Transaction) -> None:
+    """Core adds what it costs to bump unconfirmed ancestors (its MiniMiner); Quill cannot yet."""
+    for txin in tx.vin:
+        parent = wallet.store.get_tx(txin.prevout.hash)
+        if parent is None or wallet.depth(parent) <= 0:
+            raise BumpError(WALLET_ERROR, "Quill cannot bump a transaction that spends unconfirmed outputs yet")
+
+
 def _check_fee_rate(rate: int, max_vsize: int, old_fee: int, incremental: int) -> None:
     """Core's CheckFeeRate (the mempool's minimum fee is 0 until it is full; the inputs are
     confirmed, so there is no ancestor to bump)."""
@@ -141,6 +149,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
         raise BumpError(INVALID_PARAMETER, "Change position is out of range")
     coins = _spent_coins(wallet, original, find_coin)
     _preconditions(wallet, row, mempool_children(request.txid))
+    _require_confirmed_inputs(wallet, original)
     old_fee = sum(c.txout.value for c in coins) - sum(o.value for o in original.vout)
 
     txouts = request.outputs or original.vout
