@@ -11,9 +11,8 @@ from quill.handlers.core_help import core_help
 from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
 from quill.handlers.psbt import _add_outputs, _psbt_version, chain_lookups
 from quill.handlers.wallet import _Locked
-from quill.handlers.wallet_coins import _check_obj
 from quill.handlers.wallet_funding import _default_change_type
-from quill.rpc.args import amount_from_value, get_bool, get_int, get_obj, get_str, parse_hash_v
+from quill.rpc.args import amount_from_value, check_object, get_bool, get_int, get_obj, get_str, parse_hash_v
 from quill.rpc.errors import (
     RPC_INVALID_ADDRESS_OR_KEY,
     RPC_INVALID_PARAMETER,
@@ -89,7 +88,7 @@ def psbtbumpfee(ctx: Any, args: list[Any]) -> Any:
     with _Locked(ctx) as wallet:
         txid = parse_hash_v(txid_v, "txid")
         options = {} if options_v is None else dict(get_obj(options_v))
-        _check_obj(options, _OPTION_TYPES, allow_null=True)
+        check_object(options, _OPTION_TYPES, allow_null=True, strict=True)
         request = _request(txid, options, ctx.node.chain_name)
         psbt_version = _psbt_version(options.get("psbt_version"))
         chain = chain_of(ctx)
