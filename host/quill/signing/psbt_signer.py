@@ -22,7 +22,7 @@ from typing import Any
 
 from quill.consensus import MAX_MONEY
 from quill.signing.errors import SighashMismatch
-from quill.signing.solver import PlanningCreator, SignatureData, produce_signature
+from quill.signing.solver import SignatureData, produce_signature
 from quill.tx import script as S
 from quill.tx.hashes import hash160
 from quill.tx.interpreter import BaseSignatureChecker, tapleaf_hash, verify_script
@@ -250,8 +250,19 @@ def _store_provided(field: PSBTInput | PSBTOutput, sigdata: SignatureData) -> No
 OK, INCOMPLETE, FAILED, SIGHASH_MISMATCH = "ok", "incomplete", "failed", "sighash mismatch"
 
 
+class _NoSignatures:
+    """A creator that signs nothing: the keys are elsewhere (finalizing, analysing, updating;
+    Core's UpdatePSBTOutput runs the signer without secrets)."""
+
+    def create_sig(self, keystore: Any, keyid: bytes, script_code: bytes, sigversion: Any) -> None:
+        return None
+
+    def create_taproot_key_path_sig(self, keystore: Any, output_key: bytes) -> None:
+        return None
+
+
 def _no_signatures(index: int, amount: int, sighash: int, taproot_ready: bool) -> Any:
-    return PlanningCreator(index, amount, sighash, taproot_ready, {})
+    return _NoSignatures()
 
 
 def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None,  # noqa: C901 - SignPSBTInput
@@ -500,16 +511,6 @@ def _is_segwit_output(provider: Any, script: bytes) -> bool:
         return False
     redeem = provider.get_script(solutions[0])
     return redeem is not None and S.witness_program(redeem) is not None
-
-
-class _NoSignatures:
-    """A creator that signs nothing (Core's UpdatePSBTOutput runs the signer without secrets)."""
-
-    def create_sig(self, keystore: Any, keyid: bytes, script_code: bytes, sigversion: Any) -> None:
-        return None
-
-    def create_taproot_key_path_sig(self, keystore: Any, output_key: bytes) -> None:
-        return None
 
 
 def update_output(psbt: PSBT, index: int, provider: Any) -> None:
