@@ -1,13 +1,18 @@
-"""PSBT roles that sign nothing (BIP174): the Finalizer and Extractor (Core's FinalizePSBT /
-FinalizeAndExtractPSBT) and the analysis of what a PSBT still needs (Core's AnalyzePSBT).
+"""PSBT roles (BIP174): the Updater and Signer as Core's ProcessPSBT and SignPSBTInput run them,
+the Finalizer and Extractor (Core's FinalizePSBT / FinalizeAndExtractPSBT) and the analysis of
+what a PSBT still needs (Core's AnalyzePSBT).
 
-Finalizing signs nothing: Core runs its signer with a provider that holds no key, so only
-the signatures already in the PSBT build each input's final scriptSig and witness, and the
-result must pass script verification with the standard flags.
+The host never signs: a signature comes from a creator (quill.signing.solver), by default one that
+makes none, so that finalizing uses only the signatures already in the PSBT, as Core's signer
+with a provider that holds no key; descriptorprocesspsbt's creators plan and then answer with the
+device's signatures (psbt_device.py). What output descriptors know (scripts, key origins, taproot
+internal keys) comes from a provider (provider.py). Final inputs must pass script verification
+with the standard flags.
 
     complete = finalize_psbt(psbt)             # fills final_script_sig/witness where complete
     tx = extract_transaction(psbt)             # the signed transaction, or None if incomplete
     analysis = analyze_psbt(psbt)              # per input: has a UTXO, final, next role, missing
+    fill_utxos(psbt, find_tx, find_coin, provider); sign_and_update(psbt, provider, sighash, finalize)
 
 Taproot script paths are finalized for pk(K) leaves; other tapscripts (Core satisfies any
 miniscript) are left unfinalized, and so are inputs whose key-path signature would be the
@@ -446,7 +451,7 @@ def _placeholder_signed(psbt: PSBT, tx: Transaction) -> Transaction | None:
     return tx
 
 
-# -- the Updater without keys (Core's ProcessPSBT for utxoupdatepsbt) ---------------------------
+# -- the Updater and Signer (Core's ProcessPSBT: utxoupdatepsbt, descriptorprocesspsbt) ----------
 
 
 def update_from_chain(psbt: PSBT, find_tx: Any, find_coin: Any) -> None:
