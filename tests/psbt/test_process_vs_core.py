@@ -296,6 +296,7 @@ def test_psbtbumpfee_as_core(scenario: Any) -> None:
     for options in ({"fee_rate": 5}, {"fee_rate": "7.5", "psbt_version": 0}, None, {"conf_target": 6},
                     {"fee_rate": 5, "original_change_index": 0}, {"fee_rate": 5, "replaceable": False},
                     {"fee_rate": 5, "outputs": [{s["external"]: "0.1"}]},
+                    {"fee_rate": 6, "outputs": [{s["external"]: "0.1"}]},  # the next change address
                     {"fee_rate": 1}, {"fee_rate": 100000}, {"fee_rate": 5, "original_change_index": 2},
                     {"fee_rate": 5, "conf_target": 2}, {"fee_rate": 5, "estimate_mode": "economical"},
                     {"estimate_mode": "fast"}, {"conf_target": 0}, {"fee_rate": 5, "outputs": []},
@@ -305,7 +306,7 @@ def test_psbtbumpfee_as_core(scenario: Any) -> None:
         theirs, ours = answer(c, "psbtbumpfee", *params), answer(q, "psbtbumpfee", *params)
         assert _normalized_bump(core, ours, tip) == _normalized_bump(core, theirs, tip), options
         outcomes.append(theirs[0])
-    assert outcomes[:7] == ["ok"] * 7 and set(outcomes[7:]) == {"error"}
+    assert outcomes[:8] == ["ok"] * 8 and set(outcomes[8:]) == {"error"}
     for params in (["00" * 32], ["zz"], [signed["hex"][:64]]):
         assert answer(q, "psbtbumpfee", *params) == answer(c, "psbtbumpfee", *params)
     assert answer(q, "bumpfee", txid) == answer(c, "bumpfee", txid)
