@@ -85,6 +85,8 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
         pub = _add_checksum(core, template.format(*[c[0] for c in cosigners[:n]]))
         out["public"][kind] = pub
         out["private"][kind] = template.format(*[c[1] for c in cosigners[:n]])
+        # One cosigner's share: its private key, the others public.
+        out["private"][f"{kind}-one"] = template.format(cosigners[0][1], *[c[0] for c in cosigners[1:n]])
         requests.append({"desc": pub, "timestamp": 0, "range": [0, 20]})
     for kind, prefix in SINGLE.items():
         out["public"][kind] = [d["desc"] for d in public if d["desc"].startswith(prefix) and not d["internal"]][0]
@@ -177,6 +179,18 @@ def test_signed_elsewhere_then_finalized_as_core(scenario: Any, kinds: list[str]
     assert kind == "ok" and result["complete"] is True and "hex" in result
     same(scenario, "walletprocesspsbt", signed, True, None, True, False)  # finalize=false
     same(scenario, "walletprocesspsbt", signed, True, "SINGLE")           # sighash mismatch
+
+
+def test_multisig_with_one_signature_of_two(scenario: Any) -> None:
+    kinds = ["wsh", "sh"]
+    psbt = _psbt(scenario, kinds)
+    descs = _ranged([scenario["private"][f"{k}-one"] for k in kinds])
+    once = str(scenario["core"].rpc("descriptorprocesspsbt", psbt, descs)["psbt"])
+    for params in ([], [True, None, False], [True, "ALL", True, False]):
+        kind, result = same(scenario, "walletprocesspsbt", once, *params)
+        assert kind == "ok" and result["complete"] is False
+    decoded = scenario["core"].rpc("decodepsbt", scenario["q"].rpc("walletprocesspsbt", once)["psbt"])
+    assert [len(i["partial_signatures"]) for i in decoded["inputs"]] == [1, 1]
 
 
 def test_bad_input_gets_cores_errors(scenario: Any) -> None:
