@@ -25,9 +25,11 @@ from quill.handlers import (
     confirmation,
     control,
     device,
+    feebump,
     mining,
     network,
     psbt,
+    psbt_process,
     rawtransactions,
     rawtransactions_chain,
     signing,
@@ -46,7 +48,8 @@ from quill.wallet.manager import WalletManager
 log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation, psbt, network, chainstate, wallet_coins, wallet_funding]
+                   confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
+                   psbt_process, feebump]
 
 
 def build_registry() -> Registry:

@@ -202,8 +202,9 @@ _SCAN = _ScanReserver()
 DEFAULT_SCAN_RANGE = (0, 1000)
 
 
-def _scan_scripts(scanobject: Any, chain_name: str) -> list[tuple[bytes, str]]:
-    """Core's EvalDescriptorStringOrObject: each script of the descriptor with its inferred text."""
+def descriptor_object(scanobject: Any, chain_name: str) -> tuple[Any, str, int, int]:
+    """Core's EvalDescriptorStringOrObject up to the expansion: (the parsed descriptor, its
+    text, the first and last child to expand)."""
     low, high = DEFAULT_SCAN_RANGE
     if isinstance(scanobject, str):
         text = scanobject
@@ -221,12 +222,22 @@ def _scan_scripts(scanobject: Any, chain_name: str) -> list[tuple[bytes, str]]:
         raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, str(e)) from None
     if not desc.is_range():
         low = high = 0
+    return desc, text, low, high
+
+
+def cannot_derive(text: str) -> RPCError:
+    return RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"Cannot derive script without private keys: '{text}'")
+
+
+def _scan_scripts(scanobject: Any, chain_name: str) -> list[tuple[bytes, str]]:
+    """Core's EvalDescriptorStringOrObject: each script of the descriptor with its inferred text."""
+    desc, text, low, high = descriptor_object(scanobject, chain_name)
     out = []
     for i in range(low, high + 1):
         try:
             out.append((desc.script(i), desc.inferred_string(i)))
         except DerivationError:
-            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"Cannot derive script without private keys: '{text}'") from None
+            raise cannot_derive(text) from None
     return out
 
 

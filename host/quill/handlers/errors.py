@@ -42,6 +42,8 @@ SIGNING_ERRORS: dict[type[Exception], int] = {
     signing.DeviceCannotSign: rpc.RPC_MISC_ERROR,
     signing.DeviceLimitExceeded: rpc.RPC_INVALID_PARAMETER,
     signing.MissingAmount: rpc.RPC_TYPE_ERROR,
+    signing.SighashMismatch: rpc.RPC_DESERIALIZATION_ERROR,
+    signing.InputsMissing: rpc.RPC_VERIFY_ERROR,          # Core names it RPC_TRANSACTION_ERROR too
 }
 
 DEVICE_ERRORS: dict[type[Exception], int] = {

@@ -26,7 +26,7 @@ from quill.rpc.args import (
 )
 from quill.rpc.errors import RPC_DESERIALIZATION_ERROR, RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPCError
 from quill.rpc.registry import ANY, ARR, BOOL, NUM, STR, STR_HEX, Method, Param
-from quill.signing.psbt_signer import SighashMismatch, analyze_psbt, extract_transaction, update_from_chain
+from quill.signing.psbt_signer import analyze_psbt, extract_transaction, update_from_chain
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.hashes import hash_to_hex
@@ -254,15 +254,9 @@ def finalizepsbt(ctx: Any, args: list[Any]) -> Any:
     return {"psbt": encode_base64_psbt(psbt), "complete": tx is not None}
 
 
-def utxoupdatepsbt(ctx: Any, args: list[Any]) -> Any:
-    text, descriptors = args
-    if following(ctx):
-        # The followed node keeps the UTXO set and transaction index Quill does not.
-        return forward(ctx, "utxoupdatepsbt", text, *([] if descriptors is None else [descriptors]))
-    psbt = decode_psbt_arg(text)
-    if descriptors is not None and get_array(descriptors):
-        raise RPCError(RPC_INVALID_PARAMETER, "Quill's utxoupdatepsbt takes no descriptors on the built-in chain")
-    chain = chain_of(ctx)
+def chain_lookups(chain: Any) -> tuple[Any, Any]:
+    """Core's ProcessPSBT lookups: a previous transaction (txindex, then mempool) and a coin
+    (mempool, then UTXO set). Call them holding `chain.lock`."""
 
     def find_tx(txid: bytes) -> Any:
         found = chain.get_transaction(txid)
@@ -272,11 +266,21 @@ def utxoupdatepsbt(ctx: Any, args: list[Any]) -> Any:
         coin = chain.mempool().coin(outpoint) or chain.coin(outpoint)
         return None if coin is None else TxOut(coin.value, coin.script_pubkey)
 
-    try:
-        with chain.lock:
-            update_from_chain(psbt, find_tx, find_coin)
-    except SighashMismatch as e:
-        raise RPCError(RPC_DESERIALIZATION_ERROR, str(e)) from None
+    return find_tx, find_coin
+
+
+def utxoupdatepsbt(ctx: Any, args: list[Any]) -> Any:
+    text, descriptors = args
+    if following(ctx):
+        # The followed node keeps the UTXO set and transaction index Quill does not.
+        return forward(ctx, "utxoupdatepsbt", text, *([] if descriptors is None else [descriptors]))
+    psbt = decode_psbt_arg(text)
+    if descriptors is not None and get_array(descriptors):
+        raise RPCError(RPC_INVALID_PARAMETER, "Quill's utxoupdatepsbt takes no descriptors on the built-in chain")
+    chain = chain_of(ctx)
+    find_tx, find_coin = chain_lookups(chain)
+    with chain.lock:
+        update_from_chain(psbt, find_tx, find_coin)
     return encode_base64_psbt(psbt)
 
 

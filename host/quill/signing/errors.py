@@ -18,3 +18,18 @@ class DeviceLimitExceeded(SigningError):
 
 class MissingAmount(SigningError):
     """A segwit input whose prevtxs entry gave no amount (Core throws this from SignTransaction)."""
+
+
+class SighashMismatch(SigningError):
+    """A PSBT input asks for a sighash type other than the one being used (Core's
+    PSBTError::SIGHASH_MISMATCH)."""
+
+    def __init__(self, message: str = "Specified sighash value does not match value stored in PSBT") -> None:
+        super().__init__(message)
+
+
+class InputsMissing(SigningError):
+    """A PSBT input's previous transaction lacks the output it spends (Core's PSBTError::MISSING_INPUTS)."""
+
+    def __init__(self, message: str = "Inputs missing or spent") -> None:
+        super().__init__(message)

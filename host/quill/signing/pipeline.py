@@ -219,3 +219,27 @@ def sign_transaction(node, tx, keystore, coins, hash_type, stats=None):
               stats.get("messages", 0), stats.get("bytes_sent", 0), not errors,
               time.monotonic() - started)
     return result
+
+
+class _Session:
+    """What a device session needs of a transaction (a PSBT's unsigned one, for instance)."""
+
+    def __init__(self, tx, spent, hash_type):
+        self.tx = tx
+        self.spent = spent
+        self.hash_type = hash_type
+
+
+def plan_keys(keystore, spent):
+    """The BIP86 output keys the keystore's keys can sign for (PlanningCreator's last argument)."""
+    return _bip86_keys(keystore, spent)
+
+
+def device_signatures(node, tx, spent, requests, redeem_scripts, hash_type, stats=None):
+    """signrawtransactionwithkey's device step for any signer of `tx` (a PSBT's too):
+    {request.ident(): signature} for `requests`, made in one session on the device.
+    redeem_scripts: {input index: its redeem script or None}, to name each input's script type."""
+    script_types = {i: _device_script_type(spent[i].script_pubkey, redeem_scripts.get(i))
+                    for i in {r.input_index for r in requests}}
+    return _device_signatures(node, _Session(tx, spent, hash_type), requests, script_types,
+                              {} if stats is None else stats)

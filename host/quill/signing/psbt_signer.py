@@ -1,13 +1,18 @@
-"""PSBT roles that sign nothing (BIP174): the Finalizer and Extractor (Core's FinalizePSBT /
-FinalizeAndExtractPSBT) and the analysis of what a PSBT still needs (Core's AnalyzePSBT).
+"""PSBT roles (BIP174): the Updater and Signer as Core's ProcessPSBT and SignPSBTInput run them,
+the Finalizer and Extractor (Core's FinalizePSBT / FinalizeAndExtractPSBT) and the analysis of
+what a PSBT still needs (Core's AnalyzePSBT).
 
-Finalizing signs nothing: Core runs its signer with a provider that holds no key, so only
-the signatures already in the PSBT build each input's final scriptSig and witness, and the
-result must pass script verification with the standard flags.
+The host never signs: a signature comes from a creator (quill.signing.solver), by default one that
+makes none, so that finalizing uses only the signatures already in the PSBT, as Core's signer
+with a provider that holds no key; descriptorprocesspsbt's creators plan and then answer with the
+device's signatures (psbt_device.py). What output descriptors know (scripts, key origins, taproot
+internal keys) comes from a provider (provider.py). Final inputs must pass script verification
+with the standard flags.
 
     complete = finalize_psbt(psbt)             # fills final_script_sig/witness where complete
     tx = extract_transaction(psbt)             # the signed transaction, or None if incomplete
     analysis = analyze_psbt(psbt)              # per input: has a UTXO, final, next role, missing
+    fill_utxos(psbt, find_tx, find_coin, provider); sign_and_update(psbt, provider, sighash, finalize)
 
 Taproot script paths are finalized for pk(K) leaves; other tapscripts (Core satisfies any
 miniscript) are left unfinalized, and so are inputs whose key-path signature would be the
@@ -16,15 +21,17 @@ aggregate of MuSig2 partial signatures (Core aggregates them).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from quill.consensus import MAX_MONEY
-from quill.signing.solver import PlanningCreator, SignatureData, produce_signature
+from quill.signing.errors import SighashMismatch
+from quill.signing.solver import SignatureData, produce_signature
 from quill.tx import script as S
 from quill.tx.hashes import hash160
 from quill.tx.interpreter import BaseSignatureChecker, tapleaf_hash, verify_script
-from quill.tx.psbt import PSBT, PSBTInput
+from quill.tx.psbt import NULL32, PSBT, PSBTInput, PSBTOutput
 from quill.tx.script_error import ScriptError
 from quill.tx.script_flags import STANDARD_SCRIPT_VERIFY_FLAGS
 from quill.tx.serialize import compact_size
@@ -102,6 +109,17 @@ def _signed_and_verified(txin: PSBTInput, index: int, ctx: _Context) -> bool:
     ok, _ = verify_script(txin.final_script_sig, utxo.script_pubkey, txin.final_script_witness,
                           STANDARD_SCRIPT_VERIFY_FLAGS, ctx.checker(index, utxo.value))
     return bool(ok)
+
+
+def finalize_context(psbt: PSBT) -> _Context | None:
+    """Core's PrecomputePSBTData for the PSBT as it is now; None when its transaction is unknown."""
+    tx = psbt.unsigned_tx()
+    return None if tx is None else _Context(psbt, tx)
+
+
+def input_signed_and_verified(psbt: PSBT, index: int, ctx: _Context) -> bool:
+    """Core's PSBTInputSignedAndVerified with the precomputed data in `ctx`."""
+    return _signed_and_verified(psbt.inputs[index], index, ctx)
 
 
 def _sighash_mismatch(txin: PSBTInput, sighash: int) -> bool:
@@ -194,6 +212,9 @@ def _sigdata_of(txin: PSBTInput) -> SignatureData:
     sigdata.witness_script = txin.witness_script or None
     sigdata.taproot_key_path_sig = txin.tap_key_sig
     sigdata.misc_pubkeys = {hash160(pubkey): pubkey for pubkey in txin.hd_keypaths}
+    if txin.tap_internal_key != NULL32:
+        sigdata.tap_internal_key = txin.tap_internal_key
+    sigdata.tap_origins = dict(txin.tap_bip32_paths)
     return sigdata
 
 
@@ -215,16 +236,48 @@ def _store_sigdata(txin: PSBTInput, sigdata: SignatureData) -> None:
         txin.redeem_script = sigdata.redeem_script
     if not txin.witness_script and sigdata.witness_script:
         txin.witness_script = sigdata.witness_script
+    _store_provided(txin, sigdata)
+    if not txin.tap_key_sig and sigdata.taproot_key_path_sig:
+        txin.tap_key_sig = sigdata.taproot_key_path_sig
+
+
+def _store_provided(field: PSBTInput | PSBTOutput, sigdata: SignatureData) -> None:
+    """What a descriptor provider taught the signer: key origins and the taproot internal key
+    (Core's FromSignatureData, both for inputs and outputs)."""
+    for pubkey, origin in sigdata.origins.values():
+        field.hd_keypaths.setdefault(pubkey, origin)
+    if sigdata.tap_internal_key:
+        field.tap_internal_key = sigdata.tap_internal_key
+    for xonly, leaf_origin in sigdata.tap_origins.items():
+        field.tap_bip32_paths.setdefault(xonly, leaf_origin)
 
 
 OK, INCOMPLETE, FAILED, SIGHASH_MISMATCH = "ok", "incomplete", "failed", "sighash mismatch"
 
 
-def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None,
-               out: SignatureData | None = None, finalize: bool = True) -> str:  # noqa: C901 - SignPSBTInput
-    """Core's SignPSBTInput with no keys and finalize=true. A `ctx.placeholders` context is
-    Core's txdata=nullptr: placeholder signatures for every key (size estimation). Returns OK,
-    INCOMPLETE or FAILED (a missing input, a sighash mismatch); `out` receives what was missing."""
+class _NoSignatures:
+    """A creator that signs nothing: the keys are elsewhere (finalizing, analysing, updating;
+    Core's UpdatePSBTOutput runs the signer without secrets)."""
+
+    def create_sig(self, keystore: Any, keyid: bytes, script_code: bytes, sigversion: Any) -> None:
+        return None
+
+    def create_taproot_key_path_sig(self, keystore: Any, output_key: bytes) -> None:
+        return None
+
+
+def _no_signatures(index: int, amount: int, sighash: int, taproot_ready: bool) -> Any:
+    return _NoSignatures()
+
+
+def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None,  # noqa: C901 - SignPSBTInput
+               out: SignatureData | None = None, finalize: bool = True, provider: Any = None,
+               creator: Callable[[int, int, int, bool], Any] = _no_signatures) -> str:
+    """Core's SignPSBTInput. `provider` (default: none) is what descriptors tell the signer
+    (quill.signing.provider); `creator(index, amount, sighash, taproot_ready)` answers for each
+    signature (default: none, the keys being elsewhere). A `ctx.placeholders` context is Core's
+    txdata=nullptr: placeholder signatures for every key (size estimation). Returns OK,
+    INCOMPLETE, FAILED (a missing input) or SIGHASH_MISMATCH; `out` receives what was missing."""
     txin = psbt.inputs[index]
     if _signed_and_verified(txin, index, ctx):
         return OK
@@ -240,14 +293,15 @@ def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None
         txin.sighash_type = sighash
     if _sighash_mismatch(txin, sighash):
         return SIGHASH_MISMATCH
+    keys = _NoKeys() if provider is None else provider
     if ctx.placeholders:
         complete = produce_signature(_NoKeys(), _DummyCreator(), utxo.script_pubkey, sigdata, _AcceptAll())
-    elif taproot and not sigdata.complete and not txin.tap_key_sig:
-        complete = _finalize_script_path(txin, utxo.script_pubkey, sigdata, ctx.checker(index, utxo.value))
     else:
-        creator = PlanningCreator(index, utxo.value, sighash, ctx.have_all, {})
-        complete = produce_signature(_NoKeys(), creator, utxo.script_pubkey, sigdata,
-                                     ctx.checker(index, utxo.value))
+        checker = ctx.checker(index, utxo.value)
+        complete = produce_signature(keys, creator(index, utxo.value, sighash, ctx.have_all),
+                                     utxo.script_pubkey, sigdata, checker)
+        if taproot and not complete and not txin.tap_key_sig:
+            complete = _finalize_script_path(txin, utxo.script_pubkey, sigdata, checker)
     if require_witness_sig and not sigdata.witness_stage:
         return INCOMPLETE
     if not finalize and sigdata.complete:
@@ -397,18 +451,20 @@ def _placeholder_signed(psbt: PSBT, tx: Transaction) -> Transaction | None:
     return tx
 
 
-# -- the Updater without keys (Core's ProcessPSBT for utxoupdatepsbt) ---------------------------
-
-
-class SighashMismatch(Exception):
-    """A PSBT input asks for a sighash type other than the one being used."""
+# -- the Updater and Signer (Core's ProcessPSBT: utxoupdatepsbt, descriptorprocesspsbt) ----------
 
 
 def update_from_chain(psbt: PSBT, find_tx: Any, find_coin: Any) -> None:
-    """Core's ProcessPSBT with no descriptors: each input's previous transaction (txindex or
-    mempool, `find_tx(txid)`), else its coin (`find_coin(outpoint)`) for a segwit output; then
-    the witness UTXO wherever a witness spend is known, and previous transactions dropped when
-    every input is segwit v1. Raises SighashMismatch."""
+    """Core's ProcessPSBT with no descriptors (utxoupdatepsbt). Raises SighashMismatch."""
+    fill_utxos(psbt, find_tx, find_coin, None)
+    sign_and_update(psbt, None, None, finalize=False)
+
+
+def fill_utxos(psbt: PSBT, find_tx: Any, find_coin: Any, provider: Any) -> None:
+    """Core's ProcessPSBT, its first half: each input's previous transaction (txindex or
+    mempool, `find_tx(txid)`), else its coin (`find_coin(outpoint)`) for a segwit output
+    (a P2SH one when `provider` knows its redeem script)."""
+    keys = _NoKeys() if provider is None else provider
     missing = []
     for txin in psbt.inputs:
         if txin.non_witness_utxo is not None:
@@ -420,21 +476,68 @@ def update_from_chain(psbt: PSBT, find_tx: Any, find_coin: Any) -> None:
             missing.append(txin)
     for txin in missing:
         coin = find_coin(txin.outpoint)
-        if coin is not None and S.witness_program(coin.script_pubkey) is not None:
+        if coin is not None and _is_segwit_output(keys, coin.script_pubkey):
             txin.witness_utxo = coin
-    tx = psbt.unsigned_tx()
-    if tx is None:
+
+
+def sign_and_update(psbt: PSBT, provider: Any, sighash: int | None, finalize: bool,
+                    creator: Callable[[int, int, int, bool], Any] = _no_signatures) -> None:
+    """Core's ProcessPSBT, its second half: each input not yet final signed with `provider`
+    (scripts, key origins, keys; None: nothing) and `creator`, each output given what the
+    provider knows of it, and previous transactions dropped when every input is segwit v1.
+    Raises SighashMismatch."""
+    ctx = finalize_context(psbt)
+    if ctx is None:
         return
-    ctx = _Context(psbt, tx)
+    keys = _NoKeys() if provider is None else provider
     for index, txin in enumerate(psbt.inputs):
-        if txin.final_script_sig or txin.final_script_witness:
+        if is_signed(txin):
             continue
-        if sign_input(psbt, index, ctx, None, finalize=False) == SIGHASH_MISMATCH:
-            raise SighashMismatch("Specified sighash value does not match value stored in PSBT")
-    _remove_unnecessary_transactions(psbt)
+        if sign_input(psbt, index, ctx, sighash, finalize=finalize, provider=keys,
+                      creator=creator) == SIGHASH_MISMATCH:
+            raise SighashMismatch()
+    if provider is not None:
+        for index in range(len(psbt.outputs)):
+            update_output(psbt, index, provider)
+    remove_unnecessary_transactions(psbt)
 
 
-def _remove_unnecessary_transactions(psbt: PSBT) -> None:
+def is_signed(txin: PSBTInput) -> bool:
+    """Core's PSBTInputSigned: the input has its final scriptSig or witness."""
+    return bool(txin.final_script_sig or txin.final_script_witness)
+
+
+def _is_segwit_output(provider: Any, script: bytes) -> bool:
+    """Core's IsSegWitOutput: a witness program, or P2SH of one the provider knows."""
+    if S.witness_program(script) is not None:
+        return True
+    kind, solutions = S.solver(script)
+    if kind != S.SCRIPTHASH:
+        return False
+    redeem = provider.get_script(solutions[0])
+    return redeem is not None and S.witness_program(redeem) is not None
+
+
+def update_output(psbt: PSBT, index: int, provider: Any) -> None:
+    """Core's UpdatePSBTOutput: a would-be spend of the output fills its redeem and witness
+    scripts, key origins and taproot internal key from the provider."""
+    out = psbt.outputs[index]
+    sigdata = SignatureData()
+    sigdata.redeem_script = out.redeem_script or None
+    sigdata.witness_script = out.witness_script or None
+    sigdata.misc_pubkeys = {hash160(pubkey): pubkey for pubkey in out.hd_keypaths}
+    if out.tap_internal_key != NULL32:
+        sigdata.tap_internal_key = out.tap_internal_key
+    sigdata.tap_origins = dict(out.tap_bip32_paths)
+    produce_signature(provider, _NoSignatures(), out.script, sigdata)
+    if not out.redeem_script and sigdata.redeem_script:
+        out.redeem_script = sigdata.redeem_script
+    if not out.witness_script and sigdata.witness_script:
+        out.witness_script = sigdata.witness_script
+    _store_provided(out, sigdata)
+
+
+def remove_unnecessary_transactions(psbt: PSBT) -> None:
     """Core's RemoveUnnecessaryTransactions: full previous transactions go when every input
     is a segwit v1 output signed without ANYONECANPAY (BIP341 signs every spent output)."""
     for txin in psbt.inputs:

@@ -52,6 +52,11 @@ class SignatureData:
         self.missing_sigs = []
         self.missing_redeem_script = None
         self.missing_witness_script = None
+        # What a provider with descriptors adds (Core's misc_pubkeys with their origins,
+        # tr_spenddata.internal_key and taproot_misc_pubkeys); PSBTs keep them.
+        self.origins = {}                     # hash160(pubkey) -> (pubkey, KeyOrigin)
+        self.tap_internal_key = b""
+        self.tap_origins = {}                 # x-only key -> (leaf hashes, KeyOrigin)
 
 class SignRequest:
     """One signature the device makes: what the session's sign request needs."""
@@ -207,11 +212,30 @@ def _get_pubkey(keystore, sigdata, keyid):
         return sigdata.misc_pubkeys[keyid]
     return keystore.get_pubkey(keyid)
 
+def _key_origin(keystore, keyid):
+    """Core's GetKeyOrigin; a plain KeyStore (signrawtransactionwithkey's keys) knows none."""
+    lookup = getattr(keystore, "get_key_origin", None)
+    return None if lookup is None else lookup(keyid)
+
+def _taproot_spend_data(keystore, sigdata, output_key):
+    """Core's SignTaproot before signing: the output's internal key and its origin."""
+    lookup = getattr(keystore, "get_taproot_internal_key", None)
+    internal = None if lookup is None else lookup(output_key)
+    if internal is not None:
+        sigdata.tap_internal_key = internal
+    if sigdata.tap_internal_key:
+        origin = keystore.get_key_origin_by_xonly(sigdata.tap_internal_key) if lookup is not None else None
+        if origin is not None:
+            sigdata.tap_origins.setdefault(sigdata.tap_internal_key, (frozenset(), origin))
+
 def _create_sig(creator, sigdata, keystore, pubkey, script_code, sigversion):
     """Core's CreateSig: an extracted signature for the key first, else a new one."""
     keyid = hash160(pubkey)
     if keyid in sigdata.signatures:
         return sigdata.signatures[keyid][1]
+    origin = _key_origin(keystore, keyid)
+    if origin is not None:
+        sigdata.origins.setdefault(keyid, (pubkey, origin))
     sig = creator.create_sig(keystore, keyid, script_code, sigversion)
     if sig is not None:
         sigdata.signatures[keyid] = (pubkey, sig)
@@ -272,6 +296,7 @@ def _sign_step(keystore, creator, script_pubkey, sigversion, sigdata):  # noqa: 
             return False, ret, kind
         return True, [script], kind
     if kind == S.WITNESS_V1_TAPROOT:
+        _taproot_spend_data(keystore, sigdata, solutions[0])
         if not sigdata.taproot_key_path_sig:
             sig = creator.create_taproot_key_path_sig(keystore, solutions[0])
             if sig is not None:

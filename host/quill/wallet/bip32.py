@@ -74,7 +74,7 @@ class ExtPubKey:
 class ExtPrivKey:
     """An xprv parsed from a descriptor; only ever used to derive and neuter."""
 
-    __slots__ = ("depth", "parent_fp", "child", "chain_code", "_secret")
+    __slots__ = ("depth", "parent_fp", "child", "chain_code", "_secret", "_pub")
 
     def __init__(self, depth, parent_fp, child, chain_code, secret):
         self.depth = depth
@@ -82,17 +82,27 @@ class ExtPrivKey:
         self.child = child
         self.chain_code = chain_code
         self._secret = secret
+        self._pub = None
+
+    def _pubkey(self) -> bytes:
+        if self._pub is None:
+            self._pub = coincurve.PrivateKey(self._secret).public_key.format(compressed=True)
+        return self._pub
 
     def __repr__(self):
         return "ExtPrivKey(<secret>)"
 
     def neuter(self) -> ExtPubKey:
-        pub = coincurve.PrivateKey(self._secret).public_key.format(compressed=True)
+        pub = self._pubkey()
         return ExtPubKey(self.depth, self.parent_fp, self.child, self.chain_code, pub)
+
+    def secret(self) -> bytes:
+        """The private key, for the signing device only."""
+        return self._secret
 
     def derive(self, index: int) -> "ExtPrivKey":
         """BIP32 CKDpriv."""
-        pub = coincurve.PrivateKey(self._secret).public_key.format(compressed=True)
+        pub = self._pubkey()
         data = (b"\x00" + self._secret) if index & HARDENED else pub
         digest = _hmac512(self.chain_code, data + index.to_bytes(4, "big"))
         tweak = int.from_bytes(digest[:32], "big")

@@ -107,6 +107,10 @@ class Key:
         self.apostrophe = False
         self.xonly = False
         self.has_private = False
+        self.const_secret = None    # a WIF key's secret (memory only)
+
+    def __repr__(self):  # never a secret
+        return f"Key(const={None if self.const is None else self.const.hex()}, private={self.has_private})"
 
     def is_range(self) -> bool:
         return self.wildcard is not None
@@ -118,16 +122,11 @@ class Key:
         """The public key for child `index` (33/65 bytes, or 32 in tr())."""
         if self.const is not None:
             return self.const
-        steps = list(self.path)
-        if self.wildcard == "unhardened":
-            steps.append(index)
-        elif self.wildcard == "hardened":
-            steps.append(index | HARDENED)
-        if self.ext_priv is not None and any(p & HARDENED for p in steps):
-            key = self.ext_priv
-            for step in steps:
-                key = key.derive(step)
-            pub = key.neuter().pubkey
+        last = getattr(self, "_last", None)
+        if last is not None and last[0] == index:
+            return last[1]
+        if self.wildcard == "hardened" and self.ext_priv is not None:
+            pub = self._private_base().derive(index | HARDENED).neuter().pubkey
         else:
             key = self._public_base()
             if self.wildcard == "unhardened":
@@ -135,15 +134,45 @@ class Key:
             elif self.wildcard == "hardened":
                 key.derive(index | HARDENED)  # raises DerivationError: no private key
             pub = key.pubkey
-        return pub[1:] if self.xonly else pub
+        pub = pub[1:] if self.xonly else pub
+        self._last = (index, pub)  # a descriptor asks for the same child's key several times
+        return pub
+
+    def secret(self, index: int):
+        """(secret, compressed) of child `index` when the expression holds private key material
+        (Core's ExpandPrivate), else None. Memory only: it goes to the signing device."""
+        if self.const_secret is not None:
+            return self.const_secret, len(self.const) != 65
+        if self.ext_priv is None:
+            return None
+        key = self._private_base()
+        if self.wildcard == "unhardened":
+            key = key.derive(index)
+        elif self.wildcard == "hardened":
+            key = key.derive(index | HARDENED)
+        return key.secret(), True
+
+    def _private_base(self):
+        """The xprv at the end of the fixed path, derived once (memory only)."""
+        base = getattr(self, "_priv_base", None)
+        if base is None:
+            base = self.ext_priv
+            for step in self.path:
+                base = base.derive(step)
+            self._priv_base = base
+        return base
 
     def _public_base(self):
-        """The xpub at the end of the fixed path, derived once (ranges reuse it)."""
+        """The xpub at the end of the fixed path, derived once (ranges reuse it); from the
+        xprv when there is one (the path may have hardened steps)."""
         base = getattr(self, "_base", None)
         if base is None:
-            base = self.ext
-            for step in self.path:
-                base = base.derive(step)  # DerivationError on a hardened step
+            if self.ext_priv is not None:
+                base = self._private_base().neuter()
+            else:
+                base = self.ext
+                for step in self.path:
+                    base = base.derive(step)  # DerivationError on a hardened step
             self._base = base
         return base
 
@@ -210,6 +239,7 @@ def _parse_key_inner(text: str, ctx, chain, flags) -> Key:
                 raise DescriptorError("Uncompressed keys are not allowed")
             pub = coincurve.PrivateKey(raw).public_key.format(compressed=compressed)
             key.const = pub[1:] if key.xonly else pub
+            key.const_secret = raw
             key.has_private = True
             return key
     ext_priv = decode_ext_privkey(head, chain)

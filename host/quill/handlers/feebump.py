@@ -1,0 +1,143 @@
+"""bumpfee and psbtbumpfee (Core's wallet/rpc/spend.cpp bumpfee_helper). Quill's wallets are
+watch-only, so bumpfee answers Core's error for them; psbtbumpfee's replacement is
+quill.wallet.feebump's, its PSBT filled by the wallet (quill.wallet.psbt_process)."""
+from __future__ import annotations
+
+from typing import Any
+
+from quill.amount import Amount
+from quill.handlers.blockchain import chain_of
+from quill.handlers.core_help import core_help
+from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
+from quill.handlers.psbt import _add_outputs, _psbt_version, chain_lookups
+from quill.handlers.wallet import _Locked
+from quill.handlers.wallet_funding import _default_change_type
+from quill.rpc.args import amount_from_value, check_object, get_bool, get_int, get_obj, get_str, parse_hash_v
+from quill.rpc.errors import (
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_INVALID_PARAMETER,
+    RPC_MISC_ERROR,
+    RPC_WALLET_ERROR,
+    RPCError,
+)
+from quill.rpc.registry import OBJ, STR_HEX, Method, Param
+from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
+from quill.tx.transaction import Transaction, TxOut
+from quill.wallet import feebump, funding
+from quill.wallet.psbt_process import fill_psbt
+
+_CODES = {feebump.INVALID_ADDRESS_OR_KEY: RPC_INVALID_ADDRESS_OR_KEY, feebump.INVALID_PARAMETER: RPC_INVALID_PARAMETER,
+          feebump.WALLET_ERROR: RPC_WALLET_ERROR, feebump.MISC_ERROR: RPC_MISC_ERROR}
+
+_OPTION_TYPES: dict[str, str | None] = {
+    "confTarget": "number", "conf_target": "number", "fee_rate": None, "replaceable": "bool",
+    "estimate_mode": "string", "outputs": None, "original_change_index": "number", "psbt_version": "number",
+}
+
+
+def bumpfee(ctx: Any, args: list[Any]) -> Any:
+    with _Locked(ctx):
+        raise RPCError(RPC_WALLET_ERROR, "bumpfee is not available with wallets that have private keys disabled. "
+                                         "Use psbtbumpfee instead.")
+
+
+def _fee_rate(options: dict[str, Any]) -> int | None:
+    """Core's SetFeeEstimateMode: an explicit fee rate (sat/kvB), or None for the estimate."""
+    if options.get("confTarget") is not None and options.get("conf_target") is not None:
+        raise RPCError(RPC_INVALID_PARAMETER, "confTarget and conf_target options should not both be set. Use "
+                                              "conf_target (confTarget is deprecated).")
+    conf_target = options.get("confTarget", options.get("conf_target"))
+    mode = options.get("estimate_mode")
+    if options.get("fee_rate") is not None:
+        if conf_target is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both conf_target and fee_rate. Please provide "
+                           "either a confirmation target in blocks for automatic fee estimation, or an explicit "
+                           "fee rate.")
+        if mode is not None and get_str(mode) != "unset":
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both estimate_mode and fee_rate")
+        return amount_from_value(options["fee_rate"], 3)
+    if mode is not None and get_str(mode).upper() not in FEE_MODES:
+        raise RPCError(RPC_INVALID_PARAMETER,
+                       'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
+    if conf_target is not None:
+        target = get_int(conf_target)
+        if not 1 <= target <= MAX_CONF_TARGET:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    return None
+
+
+def _request(txid: bytes, options: dict[str, Any], chain_name: str) -> feebump.BumpRequest:
+    replaceable = True if options.get("replaceable") is None else get_bool(options["replaceable"])
+    fee_rate = _fee_rate(options)
+    outputs: list[TxOut] = []
+    if options.get("outputs") is not None:
+        if options["outputs"] == []:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, output argument cannot be an empty array")
+        temp = Transaction(2, [], [], 0)
+        _add_outputs(temp, options["outputs"], chain_name)
+        outputs = temp.vout
+    change_index = None
+    if options.get("original_change_index") is not None:
+        change_index = get_int(options["original_change_index"], (0, 0xFFFFFFFF))
+    return feebump.BumpRequest(txid, fee_rate, replaceable, outputs, change_index, DEFAULT_INCREMENTAL_RELAY_FEE,
+                               None)
+
+
+def psbtbumpfee(ctx: Any, args: list[Any]) -> Any:
+    txid_v, options_v = args
+    with _Locked(ctx) as wallet:
+        txid = parse_hash_v(txid_v, "txid")
+        options = {} if options_v is None else dict(get_obj(options_v))
+        check_object(options, _OPTION_TYPES, allow_null=True, strict=True)
+        request = _request(txid, options, ctx.node.chain_name)
+        psbt_version = _psbt_version(options.get("psbt_version"))
+        chain = chain_of(ctx)
+        _, find_coin = chain_lookups(chain)
+        change_type: list[str] = []
+
+        def new_change(recipients: list[TxOut]) -> tuple[bytes, int, str]:
+            """Core's ReserveDestination for the change: the next internal address (kept on success)."""
+            kind = _default_change_type(wallet, Transaction(2, [], recipients, 0))
+            info = wallet.active_descriptor(kind, True)
+            if info is None:
+                return b"", funding.DUMMY_NESTED_P2WPKH_INPUT_SIZE, f"Error: No {kind} addresses available."
+            change_type.append(kind)
+            script = info.desc.script(info.next_index)
+            try:
+                return script, funding.input_vsize(info.desc.node), ""
+            except funding.FundingError:
+                return script, funding.DUMMY_NESTED_P2WPKH_INPUT_SIZE, ""
+
+        request.new_change = new_change
+        height, tip_hash = wallet.tip()
+        header = None if tip_hash is None else chain.header_info(tip_hash)
+        tip_time = None if header is None else header.time
+        with chain.lock:  # re-entrant: the wallet's lock already holds it
+            try:
+                bump = feebump.create_bump(wallet, request, find_coin, _mempool_children(chain), (height, tip_time))
+            except feebump.BumpError as e:
+                raise RPCError(_CODES[e.kind], e.message) from None
+        if bump.new_change and change_type:
+            # Core keeps the reserved change address; its second try (avoid_partial_spends)
+            # reserves one more when the first made no change.
+            wallet.new_destination(change_type[0], True)
+            if not any(wallet.is_mine(o.script_pubkey) and wallet.is_change(o.script_pubkey) for o in bump.tx.vout):
+                wallet.new_destination(change_type[0], True)
+        psbt = psbt_from_tx(bump.tx, psbt_version)
+        fill_psbt(wallet, psbt, None, True, True)
+    return {"psbt": encode_base64_psbt(psbt), "origfee": Amount(bump.old_fee), "fee": Amount(bump.new_fee),
+            "errors": []}
+
+
+def _mempool_children(chain: Any) -> Any:
+    def children(txid: bytes) -> list[bytes]:
+        return list(chain.mempool().children(txid))
+    return children
+
+
+_PARAMS = [Param("txid", STR_HEX, required=True), Param("options", OBJ)]
+
+METHODS = [
+    Method("bumpfee", "wallet", bumpfee, _PARAMS, wallet=True, core_help=core_help("bumpfee")),
+    Method("psbtbumpfee", "wallet", psbtbumpfee, _PARAMS, wallet=True, core_help=core_help("psbtbumpfee")),
+]
