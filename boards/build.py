@@ -10,9 +10,10 @@
 Every firmware module (firmware/quillfw/**/*.py) is compiled by mpy-cross with the
 board's -march into build/<board>/quillfw/**/*.mpy (same folders); boot.py and main.py of
 boards/<board>/ are copied beside them as source (the board runs them by
-name). build/ is outside git. The firmware has no native code, so the .mpy
-files are bytecode only and carry no architecture: the unix port imports the
-very files a board gets.
+name). build/ is outside git. The .mpy files are bytecode only and carry no
+architecture, except quillfw/crypto/secp256k1_thumb (field arithmetic in inline
+Thumb assembler): an ARM board gets it as native code for its -march, a board
+of another architecture does not get it and signs with the big-int arithmetic.
 
 Size on the board: a "filesystem" board stores every file in whole
 filesystem blocks, which is what counts against its budget; a "frozen" board
@@ -76,10 +77,21 @@ class BuildOutput:
         return self.flash_bytes() <= self.board.flash_budget_bytes
 
 
-def firmware_sources():
+THUMB_MARCHES = ("armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp")
+
+
+def is_thumb_module(source):
+    """A module with inline Thumb assembler: native code, for the ARM boards only."""
+    return b"@micropython.asm_thumb" in Path(source).read_bytes()
+
+
+def firmware_sources(board=None):
     """Every module of the package, its subpackages (crypto, sighash, wire, signing,
-    board) included."""
-    return sorted((boardspec.FIRMWARE_DIR / PACKAGE).rglob("*.py"))
+    board) included; for a board, without the Thumb modules unless it is an ARM one."""
+    sources = sorted((boardspec.FIRMWARE_DIR / PACKAGE).rglob("*.py"))
+    if board is None or board.mpy_cross_march in THUMB_MARCHES:
+        return sources
+    return [s for s in sources if not is_thumb_module(s)]
 
 
 def compile_module(source, target, march):
@@ -96,7 +108,7 @@ def build(board, root=None) -> BuildOutput:
     package = root / PACKAGE
     package.mkdir(parents=True)
     out = BuildOutput(board, root)
-    for source in firmware_sources():
+    for source in firmware_sources(board):
         target = package / source.relative_to(boardspec.FIRMWARE_DIR / PACKAGE).with_suffix(".mpy")
         target.parent.mkdir(parents=True, exist_ok=True)
         compile_module(source, target, board.mpy_cross_march)

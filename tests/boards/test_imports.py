@@ -26,6 +26,9 @@ def test_every_compiled_module_imports_under_the_unix_port(builds, name):
     out = builds[name]
     modules = [".".join(p.relative_to(out.root).with_suffix("").parts).replace(".__init__", "")
                for p in out.modules]
+    # the Thumb arithmetic is native code for the board's ARM core: the unix port
+    # cannot load it, and quillfw.crypto.secp256k1 then uses its big ints
+    modules = [m for m in modules if m != "quillfw.crypto.secp256k1_thumb"]
     assert "quillfw.signing.session" in modules and "quillfw.crypto" in modules
     code = ("for m in %r:\n    __import__(m)\n"
             "    assert sys.modules[m].__file__.endswith('.mpy'), m\nprint('imported', len(%r))"

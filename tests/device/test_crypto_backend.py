@@ -16,11 +16,13 @@ def native_module():
         unavailable(f"cannot build the native crypto module: {exc}")
 
 
-@pytest.mark.parametrize("crypto, expected", [("python", "python"), ("native", "native"),
-                                              ("auto", "python")])
-def test_get_info_names_the_backend(native_module, crypto, expected):
+@pytest.mark.parametrize("crypto, heapsize, expected", [
+    ("python", "97K", "python"), ("native", "97K", "native"),
+    ("auto", "97K", "python"),      # no room for the module at the smallest board's heap
+    ("auto", "112K", "native"), ("python", "112K", "python")])
+def test_get_info_names_the_backend(native_module, crypto, heapsize, expected):
     assert native_module.name == "quill_secp256k1.mpy"
-    with Emulator(heapsize="97K", crypto=crypto) as emu, DeviceClient(emu.port) as client:
+    with Emulator(heapsize=heapsize, crypto=crypto) as emu, DeviceClient(emu.port) as client:
         info = client.get_info()
     assert info["crypto_backend"] == expected
     assert info["selftest"] == "ok"  # the known answers hold on the active backend
@@ -30,5 +32,6 @@ def test_native_refused_when_the_module_cannot_be_built(monkeypatch):
     monkeypatch.setenv("SECP256K1_SRC", "/nonexistent/secp256k1")
     with pytest.raises(natmod.NatmodUnavailable):
         Emulator(heapsize="97K", crypto="native")
-    with Emulator(heapsize="97K", crypto="auto") as emu, DeviceClient(emu.port) as client:
-        assert client.get_info()["crypto_backend"] == "python"
+    for heapsize in ("97K", "112K"):  # auto falls back to the pure arithmetic
+        with Emulator(heapsize=heapsize, crypto="auto") as emu, DeviceClient(emu.port) as client:
+            assert client.get_info()["crypto_backend"] == "python"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from quill.emulator.launcher import mpy_cross_arch
+
 FIRMWARE_DIR = Path(__file__).resolve().parents[2] / "firmware"
 PACKAGE_DIR = FIRMWARE_DIR / "quillfw"
 
@@ -42,6 +44,6 @@ def compile_firmware(dest: Path, modules: list[str] | None = None) -> Path:
         rel = source.relative_to(FIRMWARE_DIR)
         target = (Path(dest) / rel).with_suffix(".mpy")
         target.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([mpy_cross(), "-s", rel.as_posix(), "-o", str(target), str(source)],
-                       check=True, capture_output=True)
+        subprocess.run([mpy_cross(), *mpy_cross_arch(source), "-s", rel.as_posix(), "-o", str(target),
+                        str(source)], check=True, capture_output=True)
     return Path(dest)

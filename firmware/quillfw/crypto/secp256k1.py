@@ -67,7 +67,7 @@ def _native_module():
         return None
     try:
         import quill_secp256k1
-    except ImportError:
+    except (ImportError, ValueError):  # ValueError: built for another architecture
         if choice == "native":
             raise
         return None
@@ -78,19 +78,81 @@ def _native_module():
 NATIVE = _native_module()
 del _native_module
 
+
+def _thumb_module():
+    """quillfw.crypto.secp256k1_thumb, the field arithmetic in inline Thumb assembler,
+    on a Cortex-M board; None elsewhere (CPython has no micropython module, other
+    MicroPython ports reject the decorator or the ARMv6-M .mpy)."""
+    if NATIVE is not None:
+        return None
+    try:
+        from quillfw.crypto import secp256k1_thumb
+    except Exception:  # ImportError, SyntaxError, ValueError: incompatible .mpy arch
+        return None
+    return secp256k1_thumb
+
+
+_FE = _thumb_module()
+del _thumb_module
+# _FE's one working buffer, allocated once while the heap is young: 32-byte field
+# elements in the slots below (slot i at byte 32*i), the product scratch in slots
+# 0-1 and the comb's column digits in slot 15.
+_FB = bytearray(512) if _FE is not None else None
+_X = const(2)
+_Y = const(3)
+_Z = const(4)
+_TX = const(5)
+_TY = const(6)
+_ZZ = const(7)
+_H = const(8)
+_R = const(9)
+_HH = const(10)
+_HHH = const(11)
+_V = const(12)
+_S = const(13)
+_ZERO = const(14)
+_IDX = const(480)  # slot 15, as a byte offset
+
 _GTABLE = memoryview(_GTABLE_BYTES)  # slicing a memoryview copies nothing
 
 
 def inverse(a, m):
-    """a^-1 mod m by the extended Euclidean algorithm (never pow(a, -1, m))."""
+    """a^-1 mod m by the extended Euclidean algorithm (never pow(a, -1, m)),
+    with Lehmer's steps (Knuth, TAOCP 4.5.2, Algorithm L): while the remainders
+    are long, the quotients are found from their top 28 bits in small ints, and
+    each batch of ~15 steps is applied to the big ints at once: 4x fewer big-int
+    operations, so less time and garbage, than one full step per quotient."""
     a %= m
     if a == 0:
         raise ZeroDivisionError("no inverse of 0")
-    t0, t1, r0, r1 = 0, 1, m, a
+    r0, r1, t0, t1 = m, a, 0, 1
+    sh = 0
+    while r0 >> sh >= 1 << 28:
+        sh += 8
+    while r1 >> 28:
+        while sh and r0 >> sh < 1 << 24:
+            sh -= 4
+        x = r0 >> sh
+        y = r1 >> sh
+        A, B, C, D = 1, 0, 0, 1  # noqa: N806 (Knuth's names)
+        while y + C and y + D:
+            q = (x + A) // (y + C)
+            if q != (x + B) // (y + D):
+                break
+            A, C = C, A - q * C  # noqa: N806
+            B, D = D, B - q * D  # noqa: N806
+            x, y = y, x - q * y
+        if B == 0:
+            q, r = divmod(r0, r1)
+            r0, r1 = r1, r
+            t0, t1 = t1, t0 - q * t1
+        else:
+            r0, r1 = A * r0 + B * r1, C * r0 + D * r1
+            t0, t1 = A * t0 + B * t1, C * t0 + D * t1
     while r1:
         q = r0 // r1
-        t0, t1 = t1, t0 - q * t1
         r0, r1 = r1, r0 - q * r1
+        t0, t1 = t1, t0 - q * t1
     return t0 % m
 
 
@@ -104,24 +166,18 @@ def scalar_from_secret(secret32):
     return d
 
 
-# --- field arithmetic mod P by folding (no big-int division) -----------------
+# --- field arithmetic mod P ---------------------------------------------------
 #
-# 2^256 = C (mod P) with C = 2^32 + 977, so x = hi*2^256 + lo = hi*C + lo.
-# One fold ("f1") takes |x| < 2^b to below 2^(b-223) + 2^256; two ("f2") take
-# any |x| < 2^700 to (-2^256, 2^257): a "loose" element, congruent to the true
-# value, not necessarily canonical. The point formulas keep X, Y, Z loose and
-# fold a product once where its only use is inside a product that is folded
-# twice (bounds in bits beside each line), so only values leaving this module
-# are made canonical, with one % P.
-# Why: % P is a long division; on a Cortex-M0+ each of its 16-bit quotient
-# digits costs a software 64/32-bit division. A fold is a shift, a mask, a
-# multiplication by a 33-bit constant and an addition. >> and & on negative
-# ints are floor and two's complement on MicroPython as on CPython, so a
-# negative x folds exactly too.
-# The hot loops (_comb_g, _window_mul) inline the two folds: a call costs
-# about as much as the fold itself there.
+# Two implementations of the same formulas, giving the same points:
+#  * on a Cortex-M board, _FE (secp256k1_thumb, inline assembler) works on
+#    32-byte little-endian elements inside the one buffer _FB: no big-int object
+#    is created per operation, so a signature leaves almost no garbage, and a
+#    256-bit product with its reduction costs ~1,600 instructions instead of
+#    ~16,000 for a big-int product and its reduction on a Cortex-M0+;
+#  * everywhere else (the unix port, CPython), big ints reduced with one % P per
+#    product: on a 64-bit port a % P costs what two folds by 2^256 = 2^32 + 977
+#    cost, and it allocates one int instead of eight.
 
-_C = const(0x1000003D1)
 _M256 = const((1 << 256) - 1)
 
 
@@ -178,9 +234,116 @@ def _to_affine(jp):
     if jp is None:
         return None
     X, Y, Z = jp
+    if _FE is not None:
+        return _to_affine_thumb(X, Y, Z)
     zi = inverse(Z, P)
     zi2 = zi * zi % P
     return X * zi2 % P, Y * zi2 * zi % P
+
+
+# --- the Thumb arithmetic's programs (tools/gen_fe_thumb.py: run's operations) --
+
+_MUL, _SUB, _ADD, _MULK, _LOAD, _NEGIF, _SQRN = 1, 2, 3, 4, 5, 6, 7
+_SQRT_OUT = const(13)  # _S: where _SQRT_CHAIN's last result lands
+
+
+def _program(*parts):
+    """run's bytes program: the operations of parts in order, then op 0."""
+    out = bytearray()
+    for ops in parts:
+        for op in ops:
+            out.extend(bytes(op))
+    return bytes(out) + bytes(4)
+
+
+def _chain_ops(chain):
+    """(dst, src, squarings, multiplier) steps as operations."""
+    return [op for dst, src, n, m in chain for op in ((_SQRN, dst, src, n), (_MUL, dst, dst, m))]
+
+
+def _thumb_programs():
+    """The programs, built once at import: their operation tuples are then garbage."""
+    # libsecp256k1's former addition chain for a^(P-2) = a^-1 (Fermat): a in _TX, then
+    # x2, x3, x11, x22, x44, x88 (x_n = a^(2^n - 1)) in _TY, _ZZ, _H, _R, _HH, _HHH and
+    # the running value in _S; 255 squarings and 15 multiplications.
+    inv = _chain_ops(((_TY, _TX, 1, _TX), (_ZZ, _TY, 1, _TX), (_S, _ZZ, 3, _ZZ), (_S, _S, 3, _ZZ),
+                      (_H, _S, 2, _TY), (_R, _H, 11, _H), (_HH, _R, 22, _R), (_HHH, _HH, 44, _HH),
+                      (_S, _HHH, 88, _HHH), (_S, _S, 44, _HH), (_S, _S, 3, _ZZ), (_S, _S, 23, _R),
+                      (_S, _S, 5, _TX), (_S, _S, 3, _TY), (_S, _S, 2, _TX)))
+    # dbl-2009-l, as _comb_pure doubles: YY in _ZZ, M in _H
+    dbl = ((_MUL, _ZZ, _Y, _Y), (_MUL, _S, _X, _ZZ), (_MULK, _S, _S, 4), (_MUL, _H, _X, _X),
+           (_MULK, _H, _H, 3), (_MUL, _Z, _Y, _Z), (_ADD, _Z, _Z, _Z), (_MUL, _X, _H, _H),
+           (_SUB, _X, _X, _S), (_SUB, _X, _X, _S), (_SUB, _S, _S, _X), (_MUL, _S, _H, _S),
+           (_MUL, _ZZ, _ZZ, _ZZ), (_MULK, _ZZ, _ZZ, 8), (_SUB, _Y, _S, _ZZ))
+    # the affine point at src + off (negated if the flag is set): into (_X, _Y), or
+    # added to (_X, _Y, _Z) by madd-2007-bl as _comb_pure adds (H = 0 leaves Z = 0)
+    put = ((_LOAD, _X, 0, 0), (_LOAD, _Y, 0, 1), (_NEGIF, _Y, _ZERO, _Y))
+    madd = ((_LOAD, _TX, 0, 0), (_LOAD, _TY, 0, 1), (_NEGIF, _TY, _ZERO, _TY),
+            (_MUL, _ZZ, _Z, _Z), (_MUL, _H, _TX, _ZZ), (_SUB, _H, _H, _X), (_MUL, _R, _TY, _Z),
+            (_MUL, _R, _R, _ZZ), (_SUB, _R, _R, _Y), (_MUL, _HH, _H, _H), (_MUL, _HHH, _H, _HH),
+            (_MUL, _V, _X, _HH), (_MUL, _Z, _Z, _H), (_MUL, _X, _R, _R), (_SUB, _X, _X, _HHH),
+            (_SUB, _X, _X, _V), (_SUB, _X, _X, _V), (_SUB, _S, _V, _X), (_MUL, _S, _R, _S),
+            (_MUL, _Y, _Y, _HHH), (_SUB, _Y, _S, _Y))
+    # (X/Z^2, Y/Z^3) with _S = Z^-1
+    affine = ((_MUL, _Z, _S, _S), (_MUL, _X, _X, _Z), (_MUL, _Y, _Y, _Z), (_MUL, _Y, _Y, _S))
+    # _SQRT_CHAIN: results 0, 1, 2, 5, 6, 7, 8 are multipliers later and keep a slot;
+    # the others live only in the running slot _S
+    slots = {0: _TX, 1: _TY, 2: _ZZ, 5: _H, 6: _R, 7: _HH, 8: _HHH}
+    sqrt = []
+    prev = _TX
+    for i in range(0, len(_SQRT_CHAIN), 2):
+        dst = slots.get((i >> 1) + 1, _S)
+        sqrt.append((_SQRN, dst, prev, _SQRT_CHAIN[i]))
+        if _SQRT_CHAIN[i + 1] != 255:
+            sqrt.append((_MUL, dst, dst, slots[_SQRT_CHAIN[i + 1]]))
+        prev = dst
+    assert prev == _SQRT_OUT
+    return (_program(dbl, madd), _program(dbl, dbl, dbl, dbl, madd), _program(madd), _program(put),
+            _program(inv), _program(inv, affine), _program(sqrt))
+
+
+if _FE is not None:
+    _run = _FE.run
+    _P_DBL_MADD, _P_DBL4_MADD, _P_MADD, _P_SET, _P_INV, _P_INV_AFFINE, _P_SQRT = _thumb_programs()
+_ONE_LE = b"\x01" + bytes(31)
+_ZERO32 = bytes(32)
+
+
+def _fe_set(slot, v):
+    _FB[slot << 5:(slot << 5) + 32] = (v % P).to_bytes(32, "little")
+
+
+def _fe_get(slot):
+    return int.from_bytes(_FB[slot << 5:(slot << 5) + 32], "little") % P
+
+
+def _thumb_xyz():
+    """(_X, _Y, _Z) as loose ints."""
+    fb = _FB
+    return (int.from_bytes(fb[64:96], "little"), int.from_bytes(fb[96:128], "little"),
+            int.from_bytes(fb[128:160], "little"))
+
+
+def _inverse_p(a):
+    """a^-1 mod P: by Fermat with the Thumb arithmetic, else inverse()."""
+    if _FE is None:
+        return inverse(a, P)
+    if a % P == 0:
+        raise ZeroDivisionError("no inverse of 0")
+    _fe_set(_TX, a)
+    _run(_FB, _P_INV, None, 0)
+    return _fe_get(_S)
+
+
+def _to_affine_thumb(X, Y, Z):
+    """_to_affine with the Thumb arithmetic: Z^-1 by Fermat, one call."""
+    if Z % P == 0:
+        raise ZeroDivisionError("no inverse of 0")
+    _fe_set(_TX, Z)
+    _fe_set(_X, X)
+    _fe_set(_Y, Y)
+    _run(_FB, _P_INV_AFFINE, None, 0)
+    return _fe_get(_X), _fe_get(_Y)
 
 
 # --- fixed-base multiplication: signed comb over the precomputed table -------
@@ -197,45 +360,52 @@ def _comb_g(k):
     doublings and 32 mixed additions, no column ever empty. An even k is
     computed as N - k and negated.
     """
-    tab = _GTABLE
-    c_, m_ = _C, _M256
     k0 = k
     negate = not k & 1
     if negate:
         k = N - k
-    b = ((k + m_) >> 1).to_bytes(32, "little")
-    # idx[block*16 + column]: the column's digits, tooth j as bit j (1 = +1)
-    idx = bytearray(32)
+    if _FE is not None:
+        X, Y, Z = _comb_thumb(k)
+    else:
+        X, Y, Z = _comb_pure(k)
+    if negate:
+        Y = -Y
+    if Z % P == 0:
+        return _window_mul(G, k0)
+    return X, Y, Z
+
+
+def _comb_digits(k, idx, base):
+    """idx[base + block*16 + column] = the column's digits of odd k, tooth j as bit j
+    (1 = +1); idx[base:base + 32] must be zero."""
+    b = ((k + _M256) >> 1).to_bytes(32, "little")
     for o in range(0, 32, 2):  # o = block*16 + tooth*2: one 16-bit row
         row = b[o] | b[o + 1] << 8
         bit = 1 << ((o >> 1) & 7)
-        c = o & 16
+        c = base + (o & 16)
         while row:
             if row & 1:
                 idx[c] |= bit
             row >>= 1
             c += 1
+
+
+def _comb_pure(k):
+    """_comb_g's columns for odd k in big-int arithmetic: (X, Y, Z) loose."""
+    tab = _GTABLE
+    idx = bytearray(32)
+    _comb_digits(k, idx, 0)
     X = Y = Z = 0
     first = True
     for c in range(15, -1, -1):
         if not first:
-            # doubling (dbl-2009-l, a = 0). f1 = one fold, f2 = two; bounds in
-            # bits for loose X, Y, Z (< 2^257), see the note on loose elements.
-            t = Y * Y
-            YY = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
-            t = X * YY << 2
-            S = (t >> 256) * c_ + (t & m_)  # 2^550 -> f1: < 2^327
-            t = X * X
-            M = ((t >> 256) * c_ + (t & m_)) * 3  # < 2^293
-            t = Y * Z << 1
-            t = (t >> 256) * c_ + (t & m_)
-            Z = (t >> 256) * c_ + (t & m_)  # f2: loose
-            t = M * M - (S << 1)
-            t = (t >> 256) * c_ + (t & m_)
-            X = (t >> 256) * c_ + (t & m_)  # 2^587 -> f2: loose
-            t = M * (S - X) - (YY * YY << 3)
-            t = (t >> 256) * c_ + (t & m_)
-            Y = (t >> 256) * c_ + (t & m_)  # 2^622 -> f2: loose
+            # doubling (dbl-2009-l, a = 0)
+            YY = Y * Y % P
+            S = (X * YY << 2) % P
+            M = X * X * 3 % P
+            Z = (Y * Z << 1) % P
+            X = (M * M - (S << 1)) % P
+            Y = (M * (S - X) - (YY * YY << 3)) % P
         for blk in (0, 16):
             i = idx[blk + c]
             if i & 128:
@@ -253,35 +423,40 @@ def _comb_g(k):
             # Should the accumulator ever equal +-T (H = 0 mod P), the sum is
             # wrong but Z becomes 0 mod P and stays so: checked once below, and such a
             # scalar is redone by _window_mul.
-            t = Z * Z
-            ZZ = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
-            t = tx * ZZ
-            H = (t >> 256) * c_ + (t & m_) - X  # 2^547 -> f1: < 2^325
-            t = ty * Z
-            t = ((t >> 256) * c_ + (t & m_)) * ZZ  # f1 (2^290), times ZZ: 2^581
-            t = (t >> 256) * c_ + (t & m_)
-            r = (t >> 256) * c_ + (t & m_) - Y  # f2: < 2^258
-            t = H * H
-            t = (t >> 256) * c_ + (t & m_)
-            HH = (t >> 256) * c_ + (t & m_)  # 2^650 -> f2: loose
-            t = H * HH
-            HHH = (t >> 256) * c_ + (t & m_)  # 2^582 -> f1: < 2^359
-            t = X * HH
-            V = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
-            t = Z * H
-            t = (t >> 256) * c_ + (t & m_)
-            Z = (t >> 256) * c_ + (t & m_)  # 2^582 -> f2: loose
-            t = r * r - HHH - (V << 1)
-            t = (t >> 256) * c_ + (t & m_)
-            X = (t >> 256) * c_ + (t & m_)  # 2^517 -> f2: loose
-            t = r * (V - X) - Y * HHH
-            t = (t >> 256) * c_ + (t & m_)
-            Y = (t >> 256) * c_ + (t & m_)  # 2^617 -> f2: loose
-    if negate:
-        Y = -Y
-    if Z % P == 0:
-        return _window_mul(G, k0)
+            ZZ = Z * Z % P
+            H = tx * ZZ % P - X
+            r = ty * Z % P * ZZ % P - Y
+            HH = H * H % P
+            HHH = H * HH % P
+            V = X * HH % P
+            Z = Z * H % P
+            X = (r * r - HHH - (V << 1)) % P
+            Y = (r * (V - X) - Y * HHH) % P
     return X, Y, Z
+
+
+def _comb_thumb(k):
+    """_comb_g's columns for odd k with the Thumb arithmetic (_FE) in _FB: the same
+    formulas as _comb_pure, one call per column and block, nothing allocated until
+    the result's ints."""
+    fb, tab, run = _FB, _GTABLE_BYTES, _run
+    fb[_IDX:_IDX + 32] = _ZERO32
+    _comb_digits(k, fb, _IDX)
+    for c in range(15, -1, -1):
+        for blk in (0, 16):
+            i = fb[_IDX + blk + c]
+            if i & 128:  # src offset << 1 | negate
+                o = ((blk << 3) + (i & 127)) << 7
+            else:
+                o = ((blk << 3) + 127 - i) << 7 | 1
+            if c != 15:
+                run(fb, _P_DBL_MADD if blk == 0 else _P_MADD, tab, o)
+            elif blk == 0:
+                run(fb, _P_SET, tab, o)
+                fb[128:160] = _ONE_LE
+            else:
+                run(fb, _P_MADD, tab, o)
+    return _thumb_xyz()
 
 
 def point_mul_g(k):
@@ -304,7 +479,6 @@ def _window_mul(point, k):
     An exceptional addition (only possible for k within 30 of N) leaves Z = 0
     mod P, and that scalar is redone by double-and-add with the complete formulas.
     """
-    c_, m_ = _C, _M256
     k0 = k
     negate = not k & 1
     if negate:
@@ -326,7 +500,7 @@ def _window_mul(point, k):
     for i in range(8):
         prefix[i] = acc
         acc = acc * jac[i][2] % P
-    inv = inverse(acc, P)
+    inv = _inverse_p(acc)
     table = [None] * 8
     for i in range(7, -1, -1):
         X, Y, Z = jac[i]
@@ -335,61 +509,10 @@ def _window_mul(point, k):
         zi2 = zi * zi % P
         table[i] = (X * zi2 % P, Y * zi2 * zi % P)
     jac = two = prefix = None
-    X = Y = Z = 0
-    first = True
-    for i in range(63, -1, -1):
-        if not first:
-            for _ in range(4):
-                # doubling (dbl-2009-l, a = 0). f1 = one fold, f2 = two; bounds in
-                # bits for loose X, Y, Z (< 2^257), see the note on loose elements.
-                t = Y * Y
-                YY = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
-                t = X * YY << 2
-                S = (t >> 256) * c_ + (t & m_)  # 2^550 -> f1: < 2^327
-                t = X * X
-                M = ((t >> 256) * c_ + (t & m_)) * 3  # < 2^293
-                t = Y * Z << 1
-                t = (t >> 256) * c_ + (t & m_)
-                Z = (t >> 256) * c_ + (t & m_)  # f2: loose
-                t = M * M - (S << 1)
-                t = (t >> 256) * c_ + (t & m_)
-                X = (t >> 256) * c_ + (t & m_)  # 2^587 -> f2: loose
-                t = M * (S - X) - (YY * YY << 3)
-                t = (t >> 256) * c_ + (t & m_)
-                Y = (t >> 256) * c_ + (t & m_)  # 2^622 -> f2: loose
-        d = digits[i] - 16
-        if d > 0:
-            tx, ty = table[d >> 1]
-        else:
-            tx, ty = table[(-d) >> 1]
-            ty = P - ty
-        if first:
-            X, Y, Z, first = tx, ty, 1, False
-            continue
-        t = Z * Z
-        ZZ = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
-        t = tx * ZZ
-        H = (t >> 256) * c_ + (t & m_) - X  # 2^547 -> f1: < 2^325
-        t = ty * Z
-        t = ((t >> 256) * c_ + (t & m_)) * ZZ  # f1 (2^290), times ZZ: 2^581
-        t = (t >> 256) * c_ + (t & m_)
-        r = (t >> 256) * c_ + (t & m_) - Y  # f2: < 2^258
-        t = H * H
-        t = (t >> 256) * c_ + (t & m_)
-        HH = (t >> 256) * c_ + (t & m_)  # 2^650 -> f2: loose
-        t = H * HH
-        HHH = (t >> 256) * c_ + (t & m_)  # 2^582 -> f1: < 2^359
-        t = X * HH
-        V = (t >> 256) * c_ + (t & m_)  # f1: < 2^291
-        t = Z * H
-        t = (t >> 256) * c_ + (t & m_)
-        Z = (t >> 256) * c_ + (t & m_)  # 2^582 -> f2: loose
-        t = r * r - HHH - (V << 1)
-        t = (t >> 256) * c_ + (t & m_)
-        X = (t >> 256) * c_ + (t & m_)  # 2^517 -> f2: loose
-        t = r * (V - X) - Y * HHH
-        t = (t >> 256) * c_ + (t & m_)
-        Y = (t >> 256) * c_ + (t & m_)  # 2^617 -> f2: loose
+    if _FE is not None:
+        X, Y, Z = _window_thumb(digits, table)
+    else:
+        X, Y, Z = _window_pure(digits, table)
     if negate:
         Y = -Y
     if Z % P == 0:
@@ -402,6 +525,54 @@ def _window_mul(point, k):
             if k0 >> i & 1:
                 acc = _jac_add(acc, base)
         return acc
+    return X, Y, Z
+
+
+def _window_thumb(digits, table):
+    """_window_mul's rounds with the Thumb arithmetic: the table as big-endian bytes."""
+    fb, run = _FB, _run
+    tab = b"".join(x.to_bytes(32, "big") + y.to_bytes(32, "big") for x, y in table)
+    d = digits[63] - 16
+    run(fb, _P_SET, tab, ((d if d > 0 else -d) >> 1 << 7) | (d < 0))
+    fb[128:160] = _ONE_LE
+    for i in range(62, -1, -1):
+        d = digits[i] - 16
+        run(fb, _P_DBL4_MADD, tab, ((d if d > 0 else -d) >> 1 << 7) | (d < 0))
+    return _thumb_xyz()
+
+
+def _window_pure(digits, table):
+    """_window_mul's rounds in big-int arithmetic: (X, Y, Z) loose."""
+    X = Y = Z = 0
+    first = True
+    for i in range(63, -1, -1):
+        if not first:
+            for _ in range(4):
+                # doubling (dbl-2009-l, a = 0)
+                YY = Y * Y % P
+                S = (X * YY << 2) % P
+                M = X * X * 3 % P
+                Z = (Y * Z << 1) % P
+                X = (M * M - (S << 1)) % P
+                Y = (M * (S - X) - (YY * YY << 3)) % P
+        d = digits[i] - 16
+        if d > 0:
+            tx, ty = table[d >> 1]
+        else:
+            tx, ty = table[(-d) >> 1]
+            ty = P - ty
+        if first:
+            X, Y, Z, first = tx, ty, 1, False
+            continue
+        ZZ = Z * Z % P
+        H = tx * ZZ % P - X
+        r = ty * Z % P * ZZ % P - Y
+        HH = H * H % P
+        HHH = H * HH % P
+        V = X * HH % P
+        Z = Z * H % P
+        X = (r * r - HHH - (V << 1)) % P
+        Y = (r * (V - X) - Y * HHH) % P
     return X, Y, Z
 
 
@@ -445,29 +616,33 @@ def is_on_curve(point):
     return 0 <= x < P and 0 <= y < P and (y * y - x * x * x - 7) % P == 0
 
 
+def _sqrt_thumb(c):
+    """c^((P+1)/4) with the Thumb arithmetic, by _SQRT_CHAIN: one call."""
+    _fe_set(_TX, c)
+    _run(_FB, _P_SQRT, None, 0)
+    return _fe_get(_SQRT_OUT)
+
+
 def lift_x(x):
     """BIP340 lift_x: the curve point with this x and an even y, or None."""
     if not 0 <= x < P:
         return None
     c = (x * x * x + 7) % P
     # y = c^((P+1)/4), a square root of c if it has one (P = 3 mod 4), by the
-    # chain above: 253 squarings and 13 multiplications with folding, where
-    # pow() would divide by P at every step
-    c_, m_ = _C, _M256
-    r = [c]
-    for i in range(0, len(_SQRT_CHAIN), 2):
-        t = r[-1]
-        for _ in range(_SQRT_CHAIN[i]):
-            t = t * t
-            t = (t >> 256) * c_ + (t & m_)
-            t = (t >> 256) * c_ + (t & m_)
-        j = _SQRT_CHAIN[i + 1]
-        if j != 255:
-            t = t * r[j]
-            t = (t >> 256) * c_ + (t & m_)
-            t = (t >> 256) * c_ + (t & m_)
-        r.append(t)
-    y = r[-1] % P
+    # chain above: 253 squarings and 13 multiplications
+    if _FE is not None:
+        y = _sqrt_thumb(c)
+    else:
+        r = [c]
+        for i in range(0, len(_SQRT_CHAIN), 2):
+            t = r[-1]
+            for _ in range(_SQRT_CHAIN[i]):
+                t = t * t % P
+            j = _SQRT_CHAIN[i + 1]
+            if j != 255:
+                t = t * r[j] % P
+            r.append(t)
+        y = r[-1]
     if y * y % P != c:
         return None
     return x, (y if y & 1 == 0 else P - y)

@@ -114,24 +114,41 @@ def _cache_dir() -> Path:
     return Path(base) / "quill-emu"
 
 
-def native_module(crypto="auto"):
+# The smallest heap auto deploys the native module at: it costs 1-3 KB of heap, and
+# the smallest board's heap (97K) has less than that to spare in the confirmation
+# flow today (tests/signing/test_rpc_confirmation needs 100K with it).
+AUTO_NATIVE_MIN_HEAP = 100 * 1024
+
+
+def native_module(crypto="auto", heapsize=DEFAULT_HEAPSIZE):
     """The native crypto module (quill_secp256k1.mpy, libsecp256k1) to deploy beside
     the firmware, or None. "native" deploys it (built for this machine's unix port by
-    quill.emulator.natmod; NatmodUnavailable when it cannot be); "python" and "auto"
-    do not, and the firmware's own rule (quillfw.crypto.secp256k1: the module when it
-    is deployed) then picks the pure-MicroPython arithmetic. auto does not deploy it
-    because it costs 1-3 KB of heap, and the smallest board's heap (97K) has less
-    than that to spare in the confirmation flow today (tests/signing/test_rpc_confirmation
-    needs 100K with it)."""
+    quill.emulator.natmod; NatmodUnavailable when it cannot be); "python" does not,
+    and the firmware's own rule (quillfw.crypto.secp256k1: the module when it is
+    deployed) then picks the pure-MicroPython arithmetic; "auto" deploys it when
+    the heap has room for it (AUTO_NATIVE_MIN_HEAP) and it can be built, else not."""
     from quill.emulator import natmod
 
     if crypto not in CRYPTO:
         raise ValueError(f"unknown crypto backend {crypto!r} (auto, native or python)")
-    if crypto != "native":
+    if crypto == "python" or (crypto == "auto" and heap_bytes(heapsize) < AUTO_NATIVE_MIN_HEAP):
         return None
-    if platform.machine() not in ("x86_64", "AMD64"):
-        raise natmod.NatmodUnavailable(f"no native module for a {platform.machine()} unix port")
-    return natmod.build("x64")
+    try:
+        if platform.machine() not in ("x86_64", "AMD64"):
+            raise natmod.NatmodUnavailable(f"no native module for a {platform.machine()} unix port")
+        return natmod.build("x64")
+    except natmod.NatmodUnavailable:
+        if crypto == "native":
+            raise
+        return None
+
+
+def mpy_cross_arch(path):
+    """mpy-cross's -march for a firmware module with inline Thumb assembler
+    (quillfw/crypto/secp256k1_thumb.py): ARMv6-M code, which every Cortex-M board
+    (RP2040's M0+, STM32F4's M4) runs; other ports fail to import that one module
+    and use the big-int arithmetic. No flag for the plain bytecode modules."""
+    return ["-march=armv6m"] if b"@micropython.asm_thumb" in path.read_bytes() else []
 
 
 def romfs_image(cache_dir=None):
@@ -157,8 +174,8 @@ def romfs_image(cache_dir=None):
         for name, path in sources:
             out = (tree / name).with_suffix(".mpy")
             out.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run([mpy_cross, "-s", name, "-o", str(out), str(path)], check=True,
-                           capture_output=True)
+            subprocess.run([mpy_cross, *mpy_cross_arch(path), "-s", name, "-o", str(out), str(path)],
+                           check=True, capture_output=True)
         writer = VfsRomWriter()
         _add_tree(writer, tree)
         staged = work / image.name
@@ -195,7 +212,7 @@ def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="
         return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target, *heap,
                 "--", *options]
     heapsize = heapsize or DEFAULT_HEAPSIZE
-    native = native_module(crypto)
+    native = native_module(crypto, heapsize)
     image = romfs_image() if romfs else None
     if image is None:
         return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),

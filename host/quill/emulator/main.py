@@ -21,9 +21,10 @@ in <datadir>/confirm_policy.json, the encrypted seed in <datadir>/seed.bin
 
 Signing arithmetic: --crypto=native deploys libsecp256k1 as a native module
 (built from ../shared/toolchains into a cache, quill.emulator.natmod) and the
-firmware signs with it; python and auto (the default, the firmware's own rule:
-the module when it is deployed) use the pure-MicroPython arithmetic.
-getdeviceinfo's crypto_backend says which signs.
+firmware signs with it; python uses the pure-MicroPython arithmetic; auto (the
+default) deploys the module when the heap has room for it (100K and more; not at
+the smallest board's 97K) and it can be built, and the firmware's own rule (the
+module when it is deployed) picks. getdeviceinfo's crypto_backend says which signs.
 
 --keys makes the firmware answer the seed and key methods (protocol/SPEC.md
 §9; left out by default on the emulator, see firmware/emulator_keys.py).

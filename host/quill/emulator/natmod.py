@@ -7,8 +7,9 @@ Makefile for MicroPython's py/dynruntime.mk); libsecp256k1 and MicroPython are
 third-party sources that never enter the repository: they are unpacked from
 ../shared/toolchains (or taken from $SECP256K1_SRC / $MICROPYTHON_SRC) into a
 cache outside it, and each build lands there too, keyed by what went into it.
-x64 is the unix-port emulator's architecture; armv6m (RP2040) and armv7emsp
-(STM32F4) need arm-none-eabi-gcc. mpy_ld.py needs pyelftools (and `ar` to link
+x64 is the unix-port emulator's architecture; armv6m (RP2040), armv7emsp
+(STM32F4 with its FPU) and armv7m (a Cortex-M3/M4 firmware built without floating
+point, as the qemu-m4 target) need arm-none-eabi-gcc. mpy_ld.py needs pyelftools (and `ar` to link
 libgcc on ARM), installed with the test extras.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ MODULE = "quill_secp256k1"
 FIRMWARE_DIR = Path(quillfw.__file__).resolve().parent.parent
 SOURCE_DIR = FIRMWARE_DIR / "natmod" / MODULE
 SHARED_TOOLCHAINS = FIRMWARE_DIR.parent.parent / "shared" / "toolchains"
-ARCHES = ("x64", "armv6m", "armv7emsp")
+ARCHES = ("x64", "armv6m", "armv7m", "armv7emsp")
 
 
 class NatmodUnavailable(RuntimeError):

@@ -182,6 +182,8 @@ def build(target: Target | str, heap: int | None = None) -> Path:
             manifest = out / "manifest.py"
             _frozen_manifest(manifest)
             variables.append(f"FROZEN_MANIFEST={manifest}")
+            # the firmware's inline-assembler module (launcher.mpy_cross_arch) is ARMv6-M code
+            variables.append("MPY_CROSS_FLAGS=-march=armv6m")
             subprocess.run(["make", "-C", str(src / "mpy-cross"), f"-j{os.cpu_count() or 2}"],
                            check=True, capture_output=True)
         else:
