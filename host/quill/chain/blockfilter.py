@@ -2,9 +2,14 @@
 
     basic_filter(block, spent_scripts)   the filter bytes: CompactSize(N) || Golomb-Rice set
     filter_header(filter, prev_header)   double-SHA256(filter hash || previous header)
+    decode_filter(filter)                the N sorted values of the set (Golomb-Rice decoding)
+    FilterQuery(scripts).match_any(block_hash, filter)   does any script match? (Core's MatchAny)
 
 A block's elements are its output scripts (except empty and OP_RETURN ones) and the scripts
-of the outputs it spends, each once.
+of the outputs it spends, each once. Each element is hashed to a value in [0, N * M):
+SipHash-2-4 keyed by the block hash's first 16 bytes, multiplied by N * M, top 64 bits. The
+sorted values are written as their differences, each as a Golomb-Rice code with parameter P:
+the quotient (difference >> P) in unary (ones, then a zero) and the remainder in P bits.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import struct
 from typing import Any
 
 from quill.tx.hashes import sha256d
-from quill.tx.serialize import compact_size
+from quill.tx.serialize import BufferReader, DeserializationError, compact_size
 
 BASIC_P = 19
 BASIC_M = 784931
@@ -107,6 +112,102 @@ def basic_filter(block_hash: bytes, items: set[bytes]) -> bytes:
         writer.write(0, 1)
         writer.write(delta, BASIC_P)
     return compact_size(n) + writer.flush()
+
+
+def decode_filter(filter_bytes: bytes) -> list[int]:
+    """The sorted values of a basic filter (Core's GCSFilter constructor, which decodes it whole).
+    DeserializationError when it is truncated or has bytes past its N codes."""
+    reader = BufferReader(filter_bytes)
+    n = reader.compact_size()
+    data = filter_bytes[reader.pos:]
+    if n == 0:
+        return []
+    # The bit stream as text ("0"/"1", most significant bit first): str.find locates each
+    # unary terminator and int(..., 2) reads each remainder, both in C.
+    bits = bin(int.from_bytes(data, "big") | 1 << (8 * len(data)))[3:]
+    values = []
+    value = pos = 0
+    find = bits.find
+    for _ in range(n):
+        stop = find("0", pos)
+        end = stop + 1 + BASIC_P
+        if stop < 0 or end > len(bits):
+            raise DeserializationError("block filter ends inside a code")
+        value += (stop - pos) << BASIC_P | int(bits[stop + 1:end], 2)
+        values.append(value)
+        pos = end
+    if len(bits) - pos >= 8:
+        raise DeserializationError("block filter has bytes after its codes")
+    return values
+
+
+class FilterQuery:
+    """A set of scripts to match against many blocks' basic filters (Core's GCSFilter::MatchAny).
+
+    Each script's SipHash message words are prepared once; per block only the keyed rounds run.
+    match_any hashes every script into the block's range [0, N * M) and looks each value up in
+    the filter's decoded set."""
+
+    def __init__(self, scripts: Any) -> None:
+        self.messages = [_message_words(s) for s in scripts]
+
+    def hashed(self, block_hash: bytes, n: int) -> list[int]:
+        """The scripts' values in a block whose filter holds `n` elements."""
+        k0, k1 = struct.unpack_from("<QQ", block_hash)
+        f = n * BASIC_M
+        return [(_siphash_words(k0, k1, words) * f) >> 64 for words in self.messages]
+
+    def match_any(self, block_hash: bytes, filter_bytes: bytes) -> bool:
+        values = decode_filter(filter_bytes)
+        if not values or not self.messages:
+            return False
+        found = set(values)
+        return any(v in found for v in self.hashed(block_hash, len(values)))
+
+
+def _message_words(data: bytes) -> tuple[int, ...]:
+    """SipHash's 64-bit message words of `data`, the last one carrying the length (byte 7)."""
+    tail = len(data) % 8
+    words = [m for (m,) in struct.iter_unpack("<Q", data[:len(data) - tail])]
+    words.append((len(data) & 0xFF) << 56 | int.from_bytes(data[len(data) - tail:], "little"))
+    return tuple(words)
+
+
+def _siphash_words(k0: int, k1: int, words: tuple[int, ...]) -> int:
+    """SipHash-2-4 of prepared message words (_message_words), its rounds written out: the matcher
+    runs this once per wallet script per block."""
+    v0 = k0 ^ 0x736F6D6570736575
+    v1 = k1 ^ 0x646F72616E646F6D
+    v2 = k0 ^ 0x6C7967656E657261
+    v3 = k1 ^ 0x7465646279746573
+    mask = _MASK64
+    for m in words:
+        v3 ^= m
+        for _ in (0, 1):
+            v0 = (v0 + v1) & mask
+            v1 = ((v1 << 13 | v1 >> 51) & mask) ^ v0
+            v0 = (v0 << 32 | v0 >> 32) & mask
+            v2 = (v2 + v3) & mask
+            v3 = ((v3 << 16 | v3 >> 48) & mask) ^ v2
+            v0 = (v0 + v3) & mask
+            v3 = ((v3 << 21 | v3 >> 43) & mask) ^ v0
+            v2 = (v2 + v1) & mask
+            v1 = ((v1 << 17 | v1 >> 47) & mask) ^ v2
+            v2 = (v2 << 32 | v2 >> 32) & mask
+        v0 ^= m
+    v2 ^= 0xFF
+    for _ in (0, 1, 2, 3):
+        v0 = (v0 + v1) & mask
+        v1 = ((v1 << 13 | v1 >> 51) & mask) ^ v0
+        v0 = (v0 << 32 | v0 >> 32) & mask
+        v2 = (v2 + v3) & mask
+        v3 = ((v3 << 16 | v3 >> 48) & mask) ^ v2
+        v0 = (v0 + v3) & mask
+        v3 = ((v3 << 21 | v3 >> 43) & mask) ^ v0
+        v2 = (v2 + v1) & mask
+        v1 = ((v1 << 17 | v1 >> 47) & mask) ^ v2
+        v2 = (v2 << 32 | v2 >> 32) & mask
+    return v0 ^ v1 ^ v2 ^ v3
 
 
 def filter_header(filter_bytes: bytes, prev_header: bytes) -> bytes:
