@@ -14,6 +14,7 @@ the quotient (difference >> P) in unary (ones, then a zero) and the remainder in
 from __future__ import annotations
 
 import struct
+from array import array
 from typing import Any
 
 from quill.tx.hashes import sha256d
@@ -144,25 +145,53 @@ def decode_filter(filter_bytes: bytes) -> list[int]:
 class FilterQuery:
     """A set of scripts to match against many blocks' basic filters (Core's GCSFilter::MatchAny).
 
-    Each script's SipHash message words are prepared once; per block only the keyed rounds run.
-    match_any hashes every script into the block's range [0, N * M) and looks each value up in
-    the filter's decoded set."""
+    Per block, every script is hashed with the block's key. To do that at C speed in Python, the
+    scripts' SipHash states are packed side by side into one big integer per state word, a lane of
+    LANE bits per script (64 bits of value, 64 of room for carries, rotated-out bits and the range
+    product), so each step of SipHash is a handful of big-integer operations for all scripts at once
+    (SWAR). Scripts are grouped by their number of message words (the packed rounds must agree),
+    LANES to an integer."""
 
     def __init__(self, scripts: Any) -> None:
-        self.messages = [_message_words(s) for s in scripts]
+        by_words: dict[int, list[tuple[int, ...]]] = {}
+        for script in scripts:
+            words = _message_words(script)
+            by_words.setdefault(len(words), []).append(words)
+        self.size = sum(len(rows) for rows in by_words.values())
+        self.groups = []
+        for n_words, rows in by_words.items():
+            for i in range(0, len(rows), LANES):
+                part = rows[i:i + LANES]
+                ones = _pack([1] * len(part))
+                self.groups.append((len(part), ones, ones * _MASK64,
+                                    [_pack([row[j] for row in part]) for j in range(n_words)]))
 
     def hashed(self, block_hash: bytes, n: int) -> list[int]:
-        """The scripts' values in a block whose filter holds `n` elements."""
+        """The scripts' values in a block whose filter holds `n` elements (grouped, not in given order)."""
         k0, k1 = struct.unpack_from("<QQ", block_hash)
         f = n * BASIC_M
-        return [(_siphash_words(k0, k1, words) * f) >> 64 for words in self.messages]
+        out: list[int] = []
+        for count, ones, mask, words in self.groups:
+            h = _siphash_packed(k0, k1, ones, mask, words)
+            ranged = ((h * f) >> 64) & mask
+            lanes = array("Q", ranged.to_bytes(count * LANE // 8, "little"))
+            out.extend(lanes[::2])
+        return out
 
     def match_any(self, block_hash: bytes, filter_bytes: bytes) -> bool:
         values = decode_filter(filter_bytes)
-        if not values or not self.messages:
+        if not values or not self.size:
             return False
-        found = set(values)
-        return any(v in found for v in self.hashed(block_hash, len(values)))
+        return not set(values).isdisjoint(self.hashed(block_hash, len(values)))
+
+
+LANE = 128
+LANES = 4096        # lanes per packed integer (64 KB): larger ones cost more per lane (allocation, cache)
+
+
+def _pack(values: list[int]) -> int:
+    """`values` (each < 2**64) as one integer, value i at bit LANE * i."""
+    return int.from_bytes(b"".join(v.to_bytes(LANE // 8, "little") for v in values), "little")
 
 
 def _message_words(data: bytes) -> tuple[int, ...]:
@@ -173,17 +202,22 @@ def _message_words(data: bytes) -> tuple[int, ...]:
     return tuple(words)
 
 
-def _siphash_words(k0: int, k1: int, words: tuple[int, ...]) -> int:
-    """SipHash-2-4 of prepared message words (_message_words), its rounds written out: the matcher
-    runs this once per wallet script per block."""
-    v0 = k0 ^ 0x736F6D6570736575
-    v1 = k1 ^ 0x646F72616E646F6D
-    v2 = k0 ^ 0x6C7967656E657261
-    v3 = k1 ^ 0x7465646279746573
-    mask = _MASK64
-    for m in words:
-        v3 ^= m
-        for _ in (0, 1):
+def _siphash_packed(k0: int, k1: int, ones: int, mask: int, words: list[int]) -> int:
+    """SipHash-2-4 in every lane at once (see FilterQuery): `words` are the packed message words,
+    `ones` has 1 in each lane, `mask` 2**64 - 1 in each lane. A rotation is (x << r | x >> 64 - r)
+    masked: what leaves a lane's 64 bits lands in the room above it or above the lane below, and
+    the mask drops it; a sum's carry lands in that room too."""
+    v0 = (k0 ^ 0x736F6D6570736575) * ones
+    v1 = (k1 ^ 0x646F72616E646F6D) * ones
+    v2 = (k0 ^ 0x6C7967656E657261) * ones
+    v3 = (k1 ^ 0x7465646279746573) * ones
+    rounds = [2] * len(words) + [4]
+    for i, n in enumerate(rounds):
+        if i < len(words):
+            v3 ^= words[i]
+        else:
+            v2 ^= 0xFF * ones
+        for _ in range(n):
             v0 = (v0 + v1) & mask
             v1 = ((v1 << 13 | v1 >> 51) & mask) ^ v0
             v0 = (v0 << 32 | v0 >> 32) & mask
@@ -194,19 +228,8 @@ def _siphash_words(k0: int, k1: int, words: tuple[int, ...]) -> int:
             v2 = (v2 + v1) & mask
             v1 = ((v1 << 17 | v1 >> 47) & mask) ^ v2
             v2 = (v2 << 32 | v2 >> 32) & mask
-        v0 ^= m
-    v2 ^= 0xFF
-    for _ in (0, 1, 2, 3):
-        v0 = (v0 + v1) & mask
-        v1 = ((v1 << 13 | v1 >> 51) & mask) ^ v0
-        v0 = (v0 << 32 | v0 >> 32) & mask
-        v2 = (v2 + v3) & mask
-        v3 = ((v3 << 16 | v3 >> 48) & mask) ^ v2
-        v0 = (v0 + v3) & mask
-        v3 = ((v3 << 21 | v3 >> 43) & mask) ^ v0
-        v2 = (v2 + v1) & mask
-        v1 = ((v1 << 17 | v1 >> 47) & mask) ^ v2
-        v2 = (v2 << 32 | v2 >> 32) & mask
+        if i < len(words):
+            v0 ^= words[i]
     return v0 ^ v1 ^ v2 ^ v3
 
 
