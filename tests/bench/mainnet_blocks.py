@@ -4,10 +4,10 @@
     chain.build(40)                               # 40 blocks of ~3,000 transactions on top of a funding stretch
     chain.first, chain.last                       # heights of the mainnet-shaped blocks
 
-Each block has ~3,000 transactions (the coinbase, ~2,999 spends), ~6,400 inputs and ~7,600 outputs and is ~1.46 MB (weight ~3.76M), as
-mainnet's were in 2020-2024. The inputs spend coins anyone can spend, so no key is needed, but they
-are shaped like mainnet's (script sizes of a legacy, a nested-segwit, a native P2WPKH, a taproot
-key-path and a 2-of-3 P2WSH spend):
+Each block has ~3,000 transactions (the coinbase, ~2,999 spends), ~6,400 inputs and ~7,600 outputs,
+and is ~1.5 MB (weight ~3.9M), as mainnet's were in 2020-2024. The inputs spend coins anyone can
+spend, so no key is needed, but they are shaped like mainnet's (script sizes of a legacy, a
+nested-segwit, a native P2WPKH, a taproot key-path and a 2-of-3 P2WSH spend):
 
     legacy-like      P2SH(<8> OP_DROP OP_2DROP OP_TRUE)          scriptSig <72> <33> <redeem>
     nested segwit    P2SH(P2WSH(<8> OP_DROP OP_2DROP OP_TRUE))   scriptSig <P2WSH>, witness <72> <33> <ws>
@@ -19,7 +19,8 @@ key-path and a 2-of-3 P2WSH spend):
 mainnet's.)
 
 Outputs: as many spendable ones as inputs on average (the coins stay in circulation), plus, in two
-transactions out of five, one's P2PKH, P2WPKH or P2TR, and three payments per block to `watched`.
+transactions out of five, one to a stranger's P2PKH, P2WPKH or P2TR, and three payments per block
+to `watched`.
 """
 from __future__ import annotations
 
@@ -93,7 +94,8 @@ class MainnetShapedChain:
 
     def _block(self, height: int, prev: bytes, when: int, txs: list[Transaction]) -> Block:
         params = chain_params("regtest")
-        cb = coinbase_tx(height, output_script(NATIVE, self.coinbase_ws), block_subsidy(height, params) + FEE * len(txs))
+        reward = block_subsidy(height, params) + FEE * len(txs)
+        cb = coinbase_tx(height, output_script(NATIVE, self.coinbase_ws), reward)
         block = Block(BlockHeader(0x20000000, prev, bytes(32), when, 0x207FFFFF, 0), [cb] + txs)
         add_witness_commitment(block)
         grind(block, POW_LIMIT_REGTEST, 1 << 20)

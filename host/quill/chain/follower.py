@@ -19,7 +19,7 @@ checked); Quill keeps headers and what its wallets need. Every `poll_interval`:
    or, where it has no scanblocks or refuses it (one scan at a time), by Quill itself
    on the filters it fetches (`getblockfilter`, quill.chain.blockfilter.FilterQuery).
    For a very large script set, matching costs more than reading every block (see
-   FETCH_ALL_SCRIPTS) and, when the node serves blocks by REST, every block is read.
+   FETCH_ALL_SCRIPTS), and every block is read.
    Blocks come by REST (`-rest`, binary) when the node serves it, else by JSON-RPC
    batches of `getblock <hash> 0`; they are fetched ahead on FETCH_CONNECTIONS
    connections while the current ones are read (raw_in_order).
@@ -37,7 +37,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -64,10 +64,12 @@ MEMPOOL_BATCH = 500
 FILTER_BATCH = 100         # filters per getblockfilter batch (~37 KB each for a mainnet-sized block)
 FETCH_CONNECTIONS = 2      # connections fetching blocks ahead of the reader
 FETCH_AHEAD = 3            # batches of blocks in flight ahead of the reader
-# Above this many scripts, matching every block's filter costs more than reading the block: the
-# node's scanblocks takes ~0.13 us per script per block (0.5 ms at 1k scripts, 2.1 ms at 10k,
-# 12-15 ms at 100k), a block by REST ~1.3 ms plus ~5 ms to scan it (bench_follow_mainnet).
-FETCH_ALL_SCRIPTS = 40_000
+# Above this many scripts, matching every block's filter costs more than reading the block
+# (bench_follow_mainnet, CPU per 1.5 MB block): the node's scanblocks takes ~0.18 us per script
+# (0.3 ms at 1k scripts, 0.8 ms at 10k, 18 ms at 100k), reading a block costs the node ~0.8 ms by
+# REST or ~9 ms by getblock (hex encoding), and Quill ~5 ms to scan it, the two overlapping.
+FETCH_ALL_SCRIPTS = 40_000          # by REST
+FETCH_ALL_SCRIPTS_RPC = 80_000      # by JSON-RPC getblock
 RPC_METHOD_NOT_FOUND = -32601
 PROGRESS_EVERY = 5.0       # seconds between progress lines in the log
 
@@ -384,7 +386,7 @@ class Follower:
             return None
         if not scripts:
             return set()
-        if len(scripts) > FETCH_ALL_SCRIPTS and self.has_rest():
+        if self.reading_beats_filters(len(scripts)):
             return None
         if self._scanblocks:
             try:
@@ -398,6 +400,10 @@ class Follower:
                 self.log.warning("scanblocks on %s failed (%s); matching its filters here", self.rpc.display,
                                  e.message)
         return self.match_filters(start, stop, scripts)
+
+    def reading_beats_filters(self, n_scripts: int) -> bool:
+        """True when reading every block costs less than matching `n_scripts` against each filter."""
+        return n_scripts > (FETCH_ALL_SCRIPTS if self.has_rest() else FETCH_ALL_SCRIPTS_RPC)
 
     def match_filters(self, start: int, stop: int, scripts: Any) -> set[bytes]:
         """Quill's own BIP158 matching: the filters of the active blocks [start, stop] by getblockfilter,
@@ -429,7 +435,7 @@ class Follower:
             return [client.rest_block(hash_to_hex(h)) for h in hashes]
         return client.raw_blocks([hash_to_hex(h) for h in hashes])
 
-    def raw_in_order(self, hashes: list[bytes]) -> Iterator[bytes]:
+    def raw_in_order(self, hashes: list[bytes]) -> Generator[bytes, None, None]:
         """The serialized blocks `hashes` in order, BLOCK_BATCH at a time, up to FETCH_AHEAD batches
         fetched ahead on FETCH_CONNECTIONS connections while the caller reads (the node's work and the
         transfer overlap Quill's). Closing the generator drops what was fetched ahead."""

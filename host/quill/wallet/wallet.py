@@ -52,7 +52,7 @@ class Wallet:
         self.keypool = keypool
         self.lock = store.lock
         self.mempool_conflicts: dict = {}   # txid -> set of mempool txids (memory only, §3.7)
-        self.scanning = None          # [started, start, stop, height] while a rescan is reserved or runs
+        self.scanning: list | None = None   # [started, start, stop, height] while a rescan is reserved or runs
         self.abort_rescan = False     # set by abortrescan, read by the running rescan
         self._scan_lock = threading.Lock()
         self._script_set = None
