@@ -406,11 +406,17 @@ class Follower:
         return n_scripts > (FETCH_ALL_SCRIPTS if self.has_rest() else FETCH_ALL_SCRIPTS_RPC)
 
     def match_filters(self, start: int, stop: int, scripts: Any) -> set[bytes]:
-        """Quill's own BIP158 matching: the filters of the active blocks [start, stop] by getblockfilter,
+        """Quill's own BIP158 matching: the filters of the best chain's blocks [start, stop] by getblockfilter,
         matched against `scripts` (false positives are kept: reading those blocks finds nothing)."""
         with self.service.lock:
-            active = self.state.index.active
-            hashes = [active[h].hash for h in range(start, min(stop, len(active) - 1) + 1)]
+            # the upstream node's chain, as scanblocks would see it: blocks above our tip included
+            best = self.state.best_header
+            e = best.ancestor(min(stop, best.height)) if best is not None and start <= best.height else None
+            hashes = []
+            while e is not None and e.height >= start:
+                hashes.append(e.hash)
+                e = e.prev
+            hashes.reverse()
         if self._query is None or self._query[0] is not scripts:
             self._query = (scripts, FilterQuery(scripts))
         query = self._query[1]
