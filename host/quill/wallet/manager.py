@@ -260,7 +260,7 @@ class WalletManager:
         The rescan holds no lock while it waits for blocks: each block is given to the wallet under
         the chain's and the wallet's locks, so getwalletinfo shows `scanning` meanwhile and new blocks
         keep arriving. A block that left the active chain by then is not given to the wallet; the scan
-        goes on from its height on the new branch. `reserved`: the caller holds the wallet's rescan
+        goes on from the fork on the new branch. `reserved`: the caller holds the wallet's rescan
         reservation (Wallet.reserve_rescan); otherwise it is taken here (WalletError when another
         rescan holds it). A pending-rescan record in the wallet file, advanced with each block that
         changed the wallet and every PROGRESS_EVERY blocks, lets a restart finish the rescan (catch_up;
@@ -301,7 +301,9 @@ class WalletManager:
                 for k, block in blocks:
                     with self.chain_lock():
                         if not self.chain.is_in_active_chain(block.hash()):
-                            moved = k           # reorganised away since it was fetched
+                            # reorganised away since it was fetched: go on from the fork, on the new branch
+                            fork = self.chain.find_fork(block.hash())
+                            moved = k if fork is None else min(k, fork + 1)
                             break
                         checkpoint = (k - h) % PROGRESS_EVERY == PROGRESS_EVERY - 1 or k == stop
                         with wallet.store.batch():
