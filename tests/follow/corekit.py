@@ -172,6 +172,8 @@ class SourceGate:
         self.blocks_served = 0
         self.hold_after_blocks: int | None = None
         self.method = "getblock"
+        self.refused: set[str] = set()      # methods answered "Method not found" (an older Core)
+        self.served: Counter = Counter()    # calls forwarded, by method
         self._open = threading.Event()
         self._open.set()
         gate = self
@@ -184,6 +186,14 @@ class SourceGate:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                refusal = gate._refusal(body)
+                if refusal is not None:
+                    self.send_response(404)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(refusal)))
+                    self.end_headers()
+                    self.wfile.write(refusal)
+                    return
                 gate._before(body)
                 req = urllib.request.Request(gate.core.url, data=body, method="POST",
                                              headers={"Authorization": self.headers["Authorization"],
@@ -208,6 +218,17 @@ class SourceGate:
     def url(self) -> str:
         return f"http://{RPC_USER}:{RPC_PASSWORD}@127.0.0.1:{self.port}"
 
+    def _refusal(self, body: bytes) -> bytes | None:
+        """Core's answer to a single call of a method it lacks, when the call's method is refused."""
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return None
+        if isinstance(parsed, dict) and parsed.get("method") in self.refused:
+            return json.dumps({"result": None, "error": {"code": -32601, "message": "Method not found"},
+                               "id": parsed.get("id")}).encode()
+        return None
+
     def _before(self, body: bytes) -> None:
         self._open.wait()
         try:
@@ -215,6 +236,7 @@ class SourceGate:
         except ValueError:
             return
         calls = parsed if isinstance(parsed, list) else [parsed]
+        self.served.update(c.get("method") for c in calls if isinstance(c, dict))
         n = sum(1 for c in calls if isinstance(c, dict) and c.get("method") == self.method)
         if n and self.hold_after_blocks is not None and self.blocks_served >= self.hold_after_blocks:
             self._open.clear()

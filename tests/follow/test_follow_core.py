@@ -90,6 +90,23 @@ def test_follows_core_and_scans_a_birthday_with_filters(net):
         q.stop()
 
 
+def test_quill_matches_the_filters_itself_where_the_node_has_no_scanblocks(net):
+    """A node with filters but without scanblocks (Core before v25): Quill fetches the filters
+    (getblockfilter) and matches them itself (quill.chain.blockfilter.FilterQuery)."""
+    chain, descriptors, ref, tmp = net
+    gate = SourceGate(chain.core)
+    gate.refused.add("scanblocks")
+    q = follow(tmp, gate.url, "ownfilters")
+    try:
+        scan_and_compare(q, chain, descriptors, ref)
+        assert "matching its filters here" in q.debug_log()
+        assert gate.served["getblockfilter"] >= HEIGHT - BIRTH
+        assert 0 < gate.served["getblock"] < HEIGHT - 100   # blocks before the birthday are not read
+    finally:
+        q.stop()
+        gate.close()
+
+
 def test_scans_without_filters_and_a_kill_during_the_rescan_resumes(net):
     chain, descriptors, ref, tmp = net
     core = chain.core
@@ -122,12 +139,18 @@ def test_scans_without_filters_and_a_kill_during_the_rescan_resumes(net):
         assert "no block filter index" in q.debug_log()
         mine, theirs = answers_of(quill_call(q)), ref.answers()
         assert mine == theirs
-        # abortrescan stops a running rescanblockchain, which answers as Core's
+        # a running rescanblockchain holds no lock: getwalletinfo shows its progress as Core's does
+        # (duration, progress), and abortrescan stops it, the rescan answering as Core's
         gate.hold_after(10)
         outcome: list[Exception] = []
         rescanner = threading.Thread(target=lambda: _rescan(q, outcome))
         rescanner.start()
         wait_for(gate.holding, what="the rescan to reach the gate")
+        wait_for(lambda: quill_call(q)("getwalletinfo")["scanning"]["progress"] > 0, what="the rescan's progress")
+        scanning = quill_call(q)("getwalletinfo")["scanning"]
+        assert list(scanning) == ["duration", "progress"]
+        assert isinstance(scanning["duration"], int) and scanning["duration"] >= 0
+        assert 0 < scanning["progress"] < 0.5          # held after 10 of the ~250 blocks
         with pytest.raises(RPCFailure) as busy:
             quill_call(q)("rescanblockchain", 0)
         assert (busy.value.code, busy.value.message) == (
@@ -138,6 +161,7 @@ def test_scans_without_filters_and_a_kill_during_the_rescan_resumes(net):
         rescanner.join()
         assert [(e.code, e.message) for e in outcome] == [(-1, "Rescan aborted by user.")]
         assert quill_call(q)("abortrescan") is False
+        assert quill_call(q)("getwalletinfo")["scanning"] is False
         assert answers_of(quill_call(q)) == theirs
     finally:
         q.stop()

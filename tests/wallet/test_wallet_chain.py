@@ -185,3 +185,37 @@ def test_descriptor_rpcs_and_errors(kit):
     assert kit.rpc_error("deriveaddresses", RECV) == (-8, "Range must be specified for a ranged descriptor")
     assert kit.rpc_error("createwallet", "x", False)[0] == -4
     assert kit.rpc_error("loadwallet", "w")[0] == -35
+
+
+def test_rescan_leaves_a_block_reorganised_away_while_it_ran(kit, monkeypatch):
+    """A rescan holds no lock between blocks: a reorg can replace a block it has fetched but not yet
+    given to the wallet. That block is skipped and the scan goes on from the fork on the new branch,
+    so a transaction of the stale block is not recorded as confirmed in it."""
+    w = make_wallet(kit)
+    coin_a, coin_b = kit.coinbase_coins(2)
+    addr = script_of(kit, kit.rpc("getnewaddress", wallet=w))
+    t1 = kit.spend([coin_a], [(addr, 100_000_000), (FOREIGN, coin_a[1] - 100_010_000)])
+    t2 = kit.spend([coin_b], [(addr, 200_000_000), (FOREIGN, coin_b[1] - 200_010_000)])
+    t3 = kit.spend([coin_b], [(addr, 300_000_000), (FOREIGN, coin_b[1] - 300_010_000)])   # t2's double spend
+    a = kit.chain.generate_block(FOREIGN, [t1])
+    b = kit.chain.generate_block(FOREIGN, [t2])
+    height_a = kit.chain.tip()[0] - 1
+    real_scan = kit.chain.scan
+    replaced = []
+
+    def scan_with_a_reorg(start, stop, hint, should_stop=lambda: False):
+        for h, block in real_scan(start, stop, hint, should_stop):
+            yield h, block
+            if block.hash() == a.hash() and not replaced:
+                # b leaves the chain after the scan has read it (its hashes are fixed): b' holds t3
+                kit.chain.invalidate(b.hash())
+                replaced.append(kit.chain.generate_block(FOREIGN, [t3]))
+
+    monkeypatch.setattr(kit.chain, "scan", scan_with_a_reorg)
+    assert kit.rpc("rescanblockchain", height_a, wallet=w) == {"start_height": height_a, "stop_height": height_a + 1}
+    assert replaced
+    confirmed = {e["txid"]: (e["confirmations"], e.get("blockhash"))
+                 for e in kit.rpc("listsinceblock", "", wallet=w)["transactions"]}
+    assert confirmed[hash_to_hex(t1.txid())] == (2, hash_to_hex(a.hash()))
+    assert confirmed[hash_to_hex(t3.txid())] == (1, hash_to_hex(replaced[0].hash()))
+    assert confirmed[hash_to_hex(t2.txid())][0] < 0           # conflicted by t3, never in b

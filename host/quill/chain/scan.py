@@ -105,12 +105,11 @@ def _scan(raw: bytes, scripts: Container[bytes], outpoints: Container[bytes]) ->
             if not hit:
                 key = raw[p:p + 36]
                 hit = key in outpoints or key in ours
-            p += 36
-            size = raw[p]
+            size = raw[p + 36]
             if size < 0xFD:
-                p += size + 5
+                p += size + 41
             else:
-                size, p = varint(raw, p)
+                size, p = varint(raw, p + 36)
                 p += size + 4
         n_out = raw[p]
         if n_out < 0xFD:
@@ -118,12 +117,11 @@ def _scan(raw: bytes, scripts: Container[bytes], outpoints: Container[bytes]) ->
         else:
             n_out, p = varint(raw, p)
         for _ in range(n_out):
-            p += 8
-            size = raw[p]
+            size = raw[p + 8]
             if size < 0xFD:
-                p += 1
+                p += 9
             else:
-                size, p = varint(raw, p)
+                size, p = varint(raw, p + 8)
             if not hit and raw[p:p + size] in scripts:
                 hit = True
             p += size

@@ -541,20 +541,23 @@ class ChainService:
         """The active blocks in [start, stop] a wallet rescan needs, as (height, block), in order.
 
         `hint()` gives the wallet's current ScanHint. The built-in chain gives every block. A follower
-        whose upstream node has block filters gives the blocks `scanblocks` matches against the
-        wallet's scripts, in one call for the range. Scripts the wallet derives meanwhile (its keypool
-        moving on) are matched afterwards in a second call; should any block match them, the scan
-        goes on again from the first such block (seeing a block twice changes nothing in a wallet).
+        goes through the range DELIVERY_CHUNK blocks at a time (so that progress shows and abortrescan
+        is heard); where the upstream node has block filters it reads only the blocks they match
+        against the wallet's scripts (Follower.filter_matches). Scripts the wallet derives meanwhile
+        (its keypool moving on) are matched afterwards; should any block of the chunk match them, the
+        scan goes on again from the first such block (seeing a block twice changes nothing in a wallet).
         """
+        from .follower import DELIVERY_CHUNK
         h = start
         while h <= stop and not should_stop():
+            end = stop if self.builtin else min(stop, h + DELIVERY_CHUNK - 1)
             current = hint()
             matched = None
             if not self.builtin and current.scripts is not None:
-                matched = self.follower.filter_matches(h, stop, current.scripts)
+                matched = self.follower.filter_matches(h, end, current.scripts)
             with self.lock:
                 active = self._require_chain().index.active
-                hashes = [(k, active[k].hash) for k in range(h, min(stop, len(active) - 1) + 1)]
+                hashes = [(k, active[k].hash) for k in range(h, min(end, len(active) - 1) + 1)]
             heights = {x: k for k, x in hashes}
             if matched is not None:
                 hashes = [(k, x) for k, x in hashes if x in matched]
@@ -562,35 +565,32 @@ class ChainService:
                 if should_stop():
                     return
                 yield k, block
-            if matched is None:
-                return
-            grown = set(hint().scripts or ()) - set(current.scripts)
-            again = self.follower.filter_matches(h, stop, grown) if grown else set()
-            if not again:
-                return
-            h = min(heights[x] for x in again if x in heights)
-
+            if matched is not None:
+                grown = set(hint().scripts or ()) - set(current.scripts)
+                again = self.follower.filter_matches(h, end, grown) if grown else set()
+                if again is None:
+                    again = set(heights)
+                hits = [heights[x] for x in again if x in heights]
+                if hits:
+                    h = min(hits)
+                    continue
+            h = end + 1
 
     def _read_in_order(self, hashes, hint):
-        """(height, block) for `hashes` [(height, hash)]. While following, the next few blocks are
-        fetched on another thread while this one reads the current ones (the upstream node's work
-        and the transfer overlap Quill's); each is read with the hint as it is when its turn comes,
-        since the wallet's scripts may have grown meanwhile."""
+        """(height, block) for `hashes` [(height, hash)]. While following, the next blocks are fetched
+        ahead (Follower.raw_in_order) while this thread reads the current ones; each is read with the
+        hint as it is when its turn comes, since the wallet's scripts may have grown meanwhile."""
         if self.builtin:
             for k, x in hashes:
                 yield k, self.block(x)
             return
-        from concurrent.futures import ThreadPoolExecutor
         follower = self.follower
-        parts = [hashes[i:i + 8] for i in range(0, len(hashes), 8)]
-        with ThreadPoolExecutor(1, thread_name_prefix="quill-prefetch") as pool:
-            coming = pool.submit(follower.fetch_raw, [x for _, x in parts[0]]) if parts else None
-            for n, part in enumerate(parts):
-                raws = coming.result()
-                if n + 1 < len(parts):
-                    coming = pool.submit(follower.fetch_raw, [x for _, x in parts[n + 1]])
-                for (k, x), data in zip(part, raws, strict=True):
-                    yield k, follower.read_block(x, data, hint())
+        raws = follower.raw_in_order([x for _, x in hashes])
+        try:
+            for (k, x), data in zip(hashes, raws, strict=True):
+                yield k, follower.read_block(x, data, hint())
+        finally:
+            raws.close()
 
 
 def _test_block_validity(state, block) -> None:

@@ -6,10 +6,16 @@ upstream node may share another). `call` returns the result or raises
 UpstreamRejected with the node's code and message; `batch` sends many calls in one
 HTTP request (a JSON-RPC batch, which Core serves in one go) and returns their
 results in order. Credentials never appear in errors or logs: `display` is host:port.
+
+Blocks are the bulk of what is read: `raw_blocks` asks for `getblock <hash> 0` in one batch and
+reads the hex out of the reply without decoding megabytes of JSON; `rest_block` takes the block
+in binary from the node's REST interface (`-rest`), which spares the node hex-encoding it (a
+1.5 MB block: ~1.3 ms by REST against ~16 ms by JSON-RPC, measured in bench_follow_mainnet).
 """
 from __future__ import annotations
 
 import base64
+import binascii
 import http.client
 import json
 import threading
@@ -42,14 +48,21 @@ class UpstreamRPC:
                 self._conn = None
 
     def _post(self, body: bytes) -> tuple[int, bytes]:
+        return self._request("POST", self.path, body)
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        """GET `path` (the REST interface, which takes no credentials): the status and the body."""
+        return self._request("GET", path, None)
+
+    def _request(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
         """One request on the kept-alive connection, reconnecting once if the node closed it."""
+        headers = {"Authorization": self.auth, "Content-Type": "application/json"} if body is not None else {}
         with self._lock:
             for attempt in (0, 1):
                 if self._conn is None:
                     self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
                 try:
-                    self._conn.request("POST", self.path, body, {
-                        "Authorization": self.auth, "Content-Type": "application/json"})
+                    self._conn.request(method, path, body, headers)
                     resp = self._conn.getresponse()
                     return resp.status, resp.read()
                 except (OSError, http.client.HTTPException) as e:
@@ -110,3 +123,47 @@ class UpstreamRPC:
             except UpstreamRejected as e:
                 out.append(e)
         return out
+
+    def raw_blocks(self, hashes: list[str]) -> list[bytes]:
+        """The serialized blocks `hashes` (hex), by one batch of `getblock <hash> 0`."""
+        if not hashes:
+            return []
+        body = json.dumps([{"jsonrpc": "1.0", "id": i, "method": "getblock", "params": [h, 0]}
+                           for i, h in enumerate(hashes)]).encode()
+        blocks = _hex_results(self._post(body)[1], len(hashes))
+        if blocks is not None:
+            return blocks
+        return [bytes.fromhex(r) for r in self.batch([("getblock", h, 0) for h in hashes])]   # errors, other forms
+
+    def rest_block(self, block_hash: str) -> bytes:
+        """The serialized block from the REST interface (GET /rest/block/<hash>.bin)."""
+        status, data = self.get(f"/rest/block/{block_hash}.bin")
+        if status != 200:
+            raise UpstreamRejected(-5, f"REST block {block_hash}: HTTP {status} {data[:200]!r}")
+        return data
+
+
+def _hex_results(raw: bytes, n: int) -> list[bytes] | None:
+    """The results of a batch reply of `n` calls that each answered a hex string, in id order, read
+    with bytes.find (Core writes `{"result":"<hex>","error":null,"id":<i>}`); None when the reply has
+    any other shape (an error, another server's spacing), which the caller then decodes as JSON."""
+    out: list[bytes | None] = [None] * n
+    pos = 0
+    for _ in range(n):
+        start = raw.find(b'{"result":"', pos)
+        if start < 0:
+            return None
+        start += 11
+        end = raw.find(b'"', start)
+        tail = raw.find(b"}", end)
+        if end < 0 or tail < 0 or not raw.startswith(b'","error":null,"id":', end):
+            return None
+        try:
+            i = int(raw[end + 20:tail])
+            out[i] = binascii.unhexlify(raw[start:end])
+        except (ValueError, IndexError, binascii.Error):
+            return None
+        pos = tail
+    if any(b is None for b in out):
+        return None
+    return out  # type: ignore[return-value]

@@ -230,7 +230,18 @@ def _import_one(manager, wallet, data, timestamp, chain_name):
 
 
 def importdescriptors(ctx, args):
+    """Core's importdescriptors: imports under the locks, then the rescan without them (see rescanblockchain)."""
     requests = args[0]
+    reserved = _manager(ctx).resolve(ctx.wallet_name)
+    if not reserved.reserve_rescan():
+        raise RPCError(RPC_WALLET_ERROR, "Wallet is currently rescanning. Abort existing rescan or wait.")
+    try:
+        return _import_descriptors(ctx, requests)
+    finally:
+        reserved.release_rescan()
+
+
+def _import_descriptors(ctx, requests):
     with _Locked(ctx) as wallet:
         manager = _manager(ctx)
         now = int(time.time())
@@ -254,9 +265,9 @@ def importdescriptors(ctx, args):
             response.append(result)
             if result["success"]:
                 lowest = timestamp if lowest is None else min(lowest, timestamp)
-        if lowest is not None and manager.chain is not None:
-            manager.rescan_from_time(wallet, lowest)
-        return response
+    if lowest is not None and manager.chain is not None:
+        manager.rescan_from_time(wallet, lowest, reserved=True)
+    return response
 
 
 def listdescriptors(ctx, args):
@@ -436,24 +447,30 @@ def getbalances(ctx, args):
 
 
 def rescanblockchain(ctx, args):
+    """Core's rescanblockchain: the wallet's rescan reservation first, the heights checked under the
+    locks, the rescan itself without them (getwalletinfo shows its progress, abortrescan stops it)."""
     start_value, stop_value = args
-    if _manager(ctx).resolve(ctx.wallet_name).scanning is not None:
+    wallet = _manager(ctx).resolve(ctx.wallet_name)
+    if not wallet.reserve_rescan():
         raise RPCError(RPC_WALLET_ERROR, "Wallet is currently rescanning. Abort existing rescan or wait.")
-    with _Locked(ctx) as wallet:
-        manager = _manager(ctx)
-        tip = manager.chain.tip()[0]
-        start = 0 if start_value is None else get_int(start_value)
-        if start < 0 or start > tip:
-            raise RPCError(RPC_INVALID_PARAMETER, "Invalid start_height")
-        stop = tip
-        if stop_value is not None:
-            stop = get_int(stop_value)
-            if stop < 0 or stop > tip:
-                raise RPCError(RPC_INVALID_PARAMETER, "Invalid stop_height")
-            if stop < start:
-                raise RPCError(RPC_INVALID_PARAMETER, "stop_height must be greater than start_height")
-        manager.rescan(wallet, start, stop)
-        return {"start_height": start, "stop_height": stop}
+    try:
+        with _Locked(ctx) as wallet:
+            manager = _manager(ctx)
+            tip = manager.chain.tip()[0]
+            start = 0 if start_value is None else get_int(start_value)
+            if start < 0 or start > tip:
+                raise RPCError(RPC_INVALID_PARAMETER, "Invalid start_height")
+            stop = tip
+            if stop_value is not None:
+                stop = get_int(stop_value)
+                if stop < 0 or stop > tip:
+                    raise RPCError(RPC_INVALID_PARAMETER, "Invalid stop_height")
+                if stop < start:
+                    raise RPCError(RPC_INVALID_PARAMETER, "stop_height must be greater than start_height")
+        manager.rescan(wallet, start, stop, reserved=True)
+    finally:
+        wallet.release_rescan()
+    return {"start_height": start, "stop_height": stop}
 
 
 def abortrescan(ctx, args):

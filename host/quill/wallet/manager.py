@@ -20,6 +20,8 @@ from quill.wallet.wallet import Wallet
 log = logging.getLogger("quill.wallet")
 
 TIMESTAMP_WINDOW = 2 * 60 * 60  # Core's rescan slack before a key's birth time
+PROGRESS_EVERY = 1000           # blocks between two records of a rescan's progress in the wallet file
+RESCANNING = "Wallet is currently rescanning. Abort existing rescan or wait."
 NO_WALLET = ("No wallet is loaded. Load a wallet using loadwallet or create a new one with createwallet. "
              "(Note: A default wallet is no longer automatically created)")
 NOT_LOADED = "Requested wallet does not exist or is not loaded"
@@ -251,44 +253,80 @@ class WalletManager:
         for tx in chain.mempool_txs():
             wallet.transaction_added_to_mempool(tx)
 
-    def rescan(self, wallet, start, stop, live_tip=False):
+    def rescan(self, wallet, start, stop, live_tip=False, reserved=False):
         """Core's ScanForWalletTransactions over the active blocks [start, stop]. Returns the last
-        height scanned, or raises RescanAborted (abortrescan). While it runs, `wallet.scanning` holds
-        (started, start, stop, height) for getwalletinfo; a pending-rescan record in the wallet file,
-        advanced in the same transaction as each block, lets a restart finish it (catch_up).
-        `live_tip`: the wallet's last processed block becomes `stop` at the end."""
+        height scanned, or raises RescanAborted (abortrescan).
+
+        The rescan holds no lock while it waits for blocks: each block is given to the wallet under
+        the chain's and the wallet's locks, so getwalletinfo shows `scanning` meanwhile and new blocks
+        keep arriving. A block that left the active chain by then is not given to the wallet; the scan
+        goes on from the fork on the new branch. `reserved`: the caller holds the wallet's rescan
+        reservation (Wallet.reserve_rescan); otherwise it is taken here (WalletError when another
+        rescan holds it). A pending-rescan record in the wallet file, advanced with each block that
+        changed the wallet and every PROGRESS_EVERY blocks, lets a restart finish the rescan (catch_up;
+        blocks seen twice change nothing). `live_tip`: the wallet's last processed block becomes
+        `stop` at the end."""
         start = max(0, start)
         if stop >= start:
-            with wallet.store.batch():
-                wallet.store.set_meta("rescan_next", start)
-                wallet.store.set_meta("rescan_stop", stop)
-            wallet.abort_rescan = False
-            wallet.scanning = [time.time(), start, stop, start]
-            fetched = 0
+            if not reserved and not wallet.reserve_rescan():
+                raise WalletError(RESCANNING)
             try:
-                for h, block in self.chain.scan(start, stop, lambda: wallet_hint(wallet, everything=True),
-                                                should_stop=lambda: wallet.abort_rescan):
-                    with wallet.store.batch():
-                        wallet.block_connected(block, h, rescan=True)
-                        wallet.store.set_meta("rescan_next", h + 1)
-                    wallet.scanning[3] = h
-                    fetched += 1
-                aborted = wallet.abort_rescan
+                self._scan(wallet, start, stop)
             finally:
-                took = time.time() - wallet.scanning[0]
-                wallet.scanning = None
-            log.info("Rescan of %s: heights %d to %d, %d blocks read, %.1f s%s", wallet.name, start, stop,
-                     fetched, took, " (aborted)" if aborted else "")
-            with wallet.store.batch():
-                wallet.store.delete_meta("rescan_next")
-                wallet.store.delete_meta("rescan_stop")
-            if aborted:
-                raise RescanAborted("Rescan aborted by user.")
-        if live_tip and stop > wallet.tip()[0]:
-            with wallet.store.batch():
-                wallet.store.set_meta("tip_height", stop)
-                wallet.store.set_meta("tip_hash", self.chain.block_hash(stop))
+                if not reserved:
+                    wallet.release_rescan()
+        if live_tip:
+            with self.chain_lock(), wallet.lock:
+                if stop > wallet.tip()[0] and self.chain.tip()[0] >= stop:
+                    with wallet.store.batch():
+                        wallet.store.set_meta("tip_height", stop)
+                        wallet.store.set_meta("tip_hash", self.chain.block_hash(stop))
         return stop
+
+    def _scan(self, wallet, start, stop):
+        with wallet.store.batch():
+            wallet.store.set_meta("rescan_next", start)
+            wallet.store.set_meta("rescan_stop", stop)
+        wallet.abort_rescan = False
+        wallet.scanning_range(start, stop)
+        started = time.time()
+        fetched = 0
+        h = start
+        aborted = False
+        while h <= stop:
+            moved = None
+            blocks = self.chain.scan(h, stop, lambda: wallet_hint(wallet, everything=True),
+                                     should_stop=lambda: wallet.abort_rescan)
+            try:
+                for k, block in blocks:
+                    with self.chain_lock():
+                        if not self.chain.is_in_active_chain(block.hash()):
+                            # reorganised away since it was fetched: go on from the fork, on the new branch
+                            fork = self.chain.find_fork(block.hash())
+                            moved = k if fork is None else min(k, fork + 1)
+                            break
+                        checkpoint = (k - h) % PROGRESS_EVERY == PROGRESS_EVERY - 1 or k == stop
+                        with wallet.store.batch():
+                            before = wallet.store.changes()
+                            wallet.block_connected(block, k, rescan=True,
+                                                   move_tip=checkpoint or any(True for _ in block.indexed_txs()))
+                            if checkpoint or wallet.store.changes() != before:
+                                wallet.store.set_meta("rescan_next", k + 1)
+                    wallet.scanning_at(k)
+                    fetched += 1
+            finally:
+                blocks.close()
+            aborted = wallet.abort_rescan
+            if moved is None or aborted:
+                break
+            h, stop = moved, min(stop, self.chain.tip()[0])
+        log.info("Rescan of %s: heights %d to %d, %d blocks read, %.1f s%s", wallet.name, start, stop,
+                 fetched, time.time() - started, " (aborted)" if aborted else "")
+        with wallet.store.batch():
+            wallet.store.delete_meta("rescan_next")
+            wallet.store.delete_meta("rescan_stop")
+        if aborted:
+            raise RescanAborted("Rescan aborted by user.")
 
     def first_height_at(self, timestamp, lowest=0):
         """Core's FindFirstBlockWithTimeAndHeight: the first active height >= `lowest` whose block
@@ -304,10 +342,12 @@ class WalletManager:
             h -= 1
         return start
 
-    def rescan_from_time(self, wallet, timestamp):
+    def rescan_from_time(self, wallet, timestamp, reserved=False):
         """Rescan every block whose time is within TIMESTAMP_WINDOW of `timestamp` or later."""
-        start = self.first_height_at(timestamp - TIMESTAMP_WINDOW)
-        self.rescan(wallet, start, self.chain.tip()[0])
+        with self.chain_lock():
+            start = self.first_height_at(timestamp - TIMESTAMP_WINDOW)
+            stop = self.chain.tip()[0]
+        self.rescan(wallet, start, stop, reserved=reserved)
         return start
 
 

@@ -141,6 +141,10 @@ class Store:
             if outer:
                 self.db.execute("COMMIT")
 
+    def changes(self) -> int:
+        """Rows written since the file was opened: tells whether a step changed the wallet."""
+        return self.db.total_changes
+
     # -- meta ------------------------------------------------------------
 
     def get_meta(self, key, default=None):

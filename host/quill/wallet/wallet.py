@@ -9,6 +9,7 @@ Core's memory-only `mempool_conflicts`.
 """
 
 import logging
+import threading
 import time
 
 from quill.chain.scan import outpoint_key
@@ -51,8 +52,9 @@ class Wallet:
         self.keypool = keypool
         self.lock = store.lock
         self.mempool_conflicts: dict = {}   # txid -> set of mempool txids (memory only, §3.7)
-        self.scanning = None          # [started, start, stop, height] while a rescan runs
+        self.scanning: list | None = None   # [started, start, stop, height] while a rescan is reserved or runs
         self.abort_rescan = False     # set by abortrescan, read by the running rescan
+        self._scan_lock = threading.Lock()
         self._script_set = None
         self._addresses: dict = {}
         self._load_indexes()
@@ -93,6 +95,31 @@ class Wallet:
     def _set_tip(self, height, block_hash):
         self.store.set_meta("tip_height", height)
         self.store.set_meta("tip_hash", block_hash)
+
+    def reserve_rescan(self) -> bool:
+        """Core's WalletRescanReserver::reserve: False when a rescan holds the wallet already. From here
+        until release_rescan the wallet is scanning (getwalletinfo, abortrescan), as in Core."""
+        with self._scan_lock:
+            if self.scanning is not None:
+                return False
+            self.scanning = [time.time(), 0, 0, 0]
+            self.abort_rescan = False
+            return True
+
+    def release_rescan(self) -> None:
+        with self._scan_lock:
+            self.scanning = None
+
+    def scanning_range(self, start: int, stop: int) -> None:
+        """The reserved rescan goes over [start, stop]: progress is measured on it."""
+        scan = self.scanning
+        if scan is not None:
+            scan[1:] = [start, stop, start]
+
+    def scanning_at(self, height: int) -> None:
+        scan = self.scanning
+        if scan is not None:
+            scan[3] = height
 
     def request_abort(self) -> bool:
         """Core's abortrescan: True when a rescan is running and was not already asked to stop."""
@@ -433,12 +460,14 @@ class Wallet:
 
     # -- chain events -----------------------------------------------------------
 
-    def block_connected(self, block, height, rescan=False):
+    def block_connected(self, block, height, rescan=False, move_tip=True):
+        """`move_tip` False (a rescan's block without wallet transactions): the last processed block is
+        left for the rescan to record at its next checkpoint."""
         block_hash = block.hash()
         bt = block_time(block)
         with self.store.batch():
             # A rescan of older blocks leaves the tip where it is.
-            if not rescan or height > self.tip()[0]:
+            if move_tip and (not rescan or height > self.tip()[0]):
                 self._set_tip(height, block_hash)
             for index, tx in block.indexed_txs():
                 if not self.may_concern(tx):
