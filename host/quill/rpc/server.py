@@ -470,10 +470,13 @@ class HTTPConnection(asyncio.Protocol):
     def on_header(self, name: bytes, value: bytes) -> None:
         ex = self.current
         assert ex is not None
-        ex.header_bytes += len(name) + len(value) + 4
-        if ex.header_bytes > MAX_HEADERS_SIZE:
+        size = ex.header_bytes = ex.header_bytes + len(name) + len(value) + 4
+        if size > MAX_HEADERS_SIZE:
             raise HTTPError(431)
-        ex.headers.setdefault(name.lower(), value.strip())  # the first one counts, as evhttp_find_header
+        name = name.lower()
+        headers = ex.headers
+        if name not in headers:  # the first one counts, as evhttp_find_header
+            headers[name] = value.strip()
 
     def on_headers_complete(self) -> None:
         ex = self.current
@@ -490,6 +493,9 @@ class HTTPConnection(asyncio.Protocol):
             self.reserved += length
             self.server.buffered += length
             ex.expect_continue = ex.minor == 1 and ex.headers.get(b"expect", b"").lower() == b"100-continue"
+            if not self.exchanges and not self.busy and not self.reading_paused and not self.write_paused:
+                self.exchanges.append(ex)  # the only request, and its body is still to come: nothing to run yet
+                return
         self.exchanges.append(ex)
         self._pump()
 
@@ -514,6 +520,16 @@ class HTTPConnection(asyncio.Protocol):
         if ex.body is not None and ex.received < len(ex.body):
             del ex.body[ex.received:]
         self.current = None
+        if ex.early is None and len(self.exchanges) == 1 and not self.busy and not self.write_paused:
+            # The common case, what _pump does without its loop: the one request, ready, runs now.
+            self.exchanges.popleft()
+            outcome = self._run(ex)
+            if not isinstance(outcome, tuple):
+                self._await(ex, outcome)
+                return
+            self._reply(ex, outcome[0], outcome[1], False)
+            if not self.reading_paused:
+                return
         self._pump()
 
     # -- one request at a time -----------------------------------------------------------
@@ -591,6 +607,12 @@ class HTTPConnection(asyncio.Protocol):
     def _reply(self, ex: _Exchange, status: int, body: bytes | None, close: bool) -> None:
         body = body or b""
         close = close or not ex.keep_alive
+        if status == 200 and not close and ex.minor and body[:1] in (b"{", b"[") and len(body) < 65536 \
+                and b"connection" not in ex.headers and not self.closed and self.transport is not None:
+            # what _head writes for the common reply (200, JSON, HTTP/1.1, kept alive), in one step
+            self.transport.write(b"%s%d\r\n\r\n%s" % (_ok_json_head(), len(body), body))
+            self.last_activity = self.loop.time()
+            return
         if not self.closed and self.transport is not None:
             json_body = status not in (204,) and body[:1] in (b"{", b"[")
             head = _head(status, ex.minor, body, json_body, ex.keep_alive,
@@ -646,6 +668,17 @@ def _head(status: int, minor: int, body: bytes, json_body: bool, keep_alive: boo
     return b"".join(parts)
 
 
+def _ok_json_head() -> bytes:
+    """_head(200, 1, body, True, True, False) up to Content-Length's value."""
+    date = http_date()
+    if _ok_head_cache[0] is not date:
+        _ok_head_cache[0] = date
+        _ok_head_cache[1] = (b"HTTP/1.1 200 OK\r\n" + _JSON_CONTENT_TYPE + b"Date: " + date
+                             + b"\r\nContent-Length: ")
+    return _ok_head_cache[1]
+
+
+_ok_head_cache: list[Any] = [None, b""]
 _STATUS_LINES: dict[tuple[int, int], bytes] = {}
 
 
