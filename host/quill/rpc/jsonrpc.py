@@ -33,6 +33,7 @@ HTTP_NOT_FOUND = 404
 HTTP_INTERNAL_SERVER_ERROR = 500
 
 _ABSENT = object()
+_DEBUG = logging.DEBUG
 
 
 class Request:
@@ -225,11 +226,12 @@ class Dispatcher:
     # -- execution -------------------------------------------------------
 
     def execute(self, req: Request, ctx: CallContext):
-        method = self.registry.get(req.method)
+        method = self.registry.methods.get(req.method)
         if method is None:
             raise RPCError(RPC_METHOD_NOT_FOUND, "Method not found")
-        args = self.check_args(method, self.positional_args(method, req.params))
-        if log.isEnabledFor(logging.DEBUG):
+        params = req.params
+        args = self.check_args(method, params if isinstance(params, list) else self.positional_args(method, params))
+        if log.isEnabledFor(_DEBUG):
             log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
         key = self.active.begin(req.method)
         try:
@@ -277,12 +279,12 @@ class Dispatcher:
         on the device lane if any call needs the device, inline only if every call is cheap."""
         if isinstance(value, dict):
             name = value.get("method")
-            method = self.registry.get(name) if isinstance(name, str) else None
+            method = self.registry.methods.get(name) if isinstance(name, str) else None
             return method.lane if method is not None else INLINE
         lanes = set()
         for item in value:
             if isinstance(item, dict) and isinstance(item.get("method"), str):
-                method = self.registry.get(item["method"])
+                method = self.registry.methods.get(item["method"])
                 lanes.add(method.lane if method is not None else INLINE)
         if DEVICE in lanes:
             return DEVICE

@@ -252,12 +252,13 @@ class RPCServer:
         if not conn.allowed:
             log.warning("HTTP request from %s rejected: Client network is not allowed RPC access", conn.peer)
             return 403, b"", True
-        length = ex.headers.get(b"content-length")
-        if length is not None and int(length) > MAX_BODY_SIZE:
+        length_header = ex.headers.get(b"content-length")
+        length = None if length_header is None else int(length_header)
+        if length is not None and length > MAX_BODY_SIZE:
             return 413, b"", True  # libevent refuses it before Core sees the request
         if ex.method not in _KNOWN_HTTP_METHODS:
             return 405, b"", False
-        wallet = wallet_from_uri(ex.url)
+        wallet = None if ex.url == b"/" else wallet_from_uri(ex.url)
         if wallet is False or wallet is True:
             return 404, b"", False
         if self.stopping:
@@ -275,7 +276,7 @@ class RPCServer:
         if user is None:
             log.warning("ThreadRPCServer incorrect password attempt from %s", conn.peer)
             return self._refuse_later(conn.peer)
-        if length is not None and self.buffered + int(length) > MAX_BUFFERED_BYTES:
+        if length is not None and self.buffered + length > MAX_BUFFERED_BYTES:
             log.warning("Request rejected: %d bytes of request bodies are already buffered", self.buffered)
             return 503, _QUEUE_FULL, False
         ctx = conn.context
@@ -392,7 +393,8 @@ class HTTPConnection(asyncio.Protocol):
         self.last_activity = self.loop.time()
         try:
             self.parser.feed_data(data)
-            self._continue_if_expected()
+            if self.current is not None:
+                self._continue_if_expected()
         except HTTPError as e:
             self._fail(e.status, e.body)
         except httptools.HttpParserCallbackError as e:  # raised in a callback below
@@ -483,16 +485,25 @@ class HTTPConnection(asyncio.Protocol):
         assert ex is not None
         parser = self.parser
         ex.method = parser.get_method()
-        version = parser.get_http_version()
-        ex.minor = 0 if version == "1.0" else 1
         ex.keep_alive = parser.should_keep_alive()
+        headers = ex.headers
+        connection = headers.get(b"connection")
+        if not ex.keep_alive or connection is not None or b"proxy-connection" in headers:
+            ex.minor = 0 if parser.get_http_version() == "1.0" else 1
+            if ex.minor == 0:
+                # libevent keeps an HTTP/1.0 connection open for `Connection: keep-alive`
+                # only (llhttp also for Proxy-Connection, or keep-alive in a token list)
+                ex.keep_alive = connection is not None and connection.lower() == b"keep-alive"
+        # else: llhttp keeps an HTTP/1.0 (or x.0) request alive only for a keep-alive
+        # Connection or Proxy-Connection header, so this one is HTTP/1.1 or later (minor stays 1)
         ex.early = self.server.decide(ex, self)
         if ex.early is None:
-            length = int(ex.headers.get(b"content-length", b"0") or b"0")
+            length = int(headers.get(b"content-length", b"0") or b"0")
             ex.body = bytearray(length) if length else bytearray()
             self.reserved += length
             self.server.buffered += length
-            ex.expect_continue = ex.minor == 1 and ex.headers.get(b"expect", b"").lower() == b"100-continue"
+            expect = headers.get(b"expect")
+            ex.expect_continue = expect is not None and ex.minor == 1 and expect.lower() == b"100-continue"
             if not self.exchanges and not self.busy and not self.reading_paused and not self.write_paused:
                 self.exchanges.append(ex)  # the only request, and its body is still to come: nothing to run yet
                 return
@@ -669,16 +680,16 @@ def _head(status: int, minor: int, body: bytes, json_body: bool, keep_alive: boo
 
 
 def _ok_json_head() -> bytes:
-    """_head(200, 1, body, True, True, False) up to Content-Length's value."""
-    date = http_date()
-    if _ok_head_cache[0] is not date:
-        _ok_head_cache[0] = date
-        _ok_head_cache[1] = (b"HTTP/1.1 200 OK\r\n" + _JSON_CONTENT_TYPE + b"Date: " + date
+    """_head(200, 1, body, True, True, False) up to Content-Length's value, made once a second."""
+    now = int(time.time())
+    if _ok_head_cache[0] != now:
+        _ok_head_cache[0] = now
+        _ok_head_cache[1] = (b"HTTP/1.1 200 OK\r\n" + _JSON_CONTENT_TYPE + b"Date: " + http_date()
                              + b"\r\nContent-Length: ")
     return _ok_head_cache[1]
 
 
-_ok_head_cache: list[Any] = [None, b""]
+_ok_head_cache: list[Any] = [0, b""]
 _STATUS_LINES: dict[tuple[int, int], bytes] = {}
 
 

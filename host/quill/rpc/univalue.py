@@ -128,7 +128,7 @@ def loads(text):
         text = decode_utf8(text)
     if "\\u" in text and _has_lone_surrogate_escape(text):
         raise JSONParseError("lone surrogate escape")
-    if not _depth_ok(text):
+    if len(text) > MAX_DEPTH and not _depth_ok(text):  # shorter text cannot nest deeper
         raise JSONParseError("nesting too deep")
     scan = _SCAN_MINUS_ZERO if "-0" in text else _SCAN
     # json.JSONDecoder.decode without its Python layers: leading whitespace,
