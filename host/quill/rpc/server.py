@@ -71,7 +71,8 @@ class HTTPError(Exception):
 
 class WorkQueue:
     """Core's HTTP work queue: -rpcthreads workers take requests in order from
-    a queue that holds at most -rpcworkqueue waiting requests (`full()`).
+    a queue that holds at most -rpcworkqueue waiting requests (`depth`; the server
+    answers 503 beyond it).
 
     A hand-rolled pool rather than ThreadPoolExecutor: a worker hands its
     result straight to the event loop, which roughly halves the per-request
@@ -87,9 +88,6 @@ class WorkQueue:
                         for i in range(threads)]
         for worker in self.workers:
             worker.start()
-
-    def full(self) -> bool:
-        return self.jobs.qsize() >= self.depth
 
     def run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
@@ -263,7 +261,7 @@ class RPCServer:
             return 404, b"", False
         if self.stopping:
             return 503, b"Request rejected during server shutdown", True
-        if self.queue.full():
+        if self.queue.jobs.qsize() >= self.queue.depth:
             log.warning("Request rejected because http work queue depth exceeded, it can be increased with "
                         "the -rpcworkqueue= setting")
             return 503, _QUEUE_FULL, False
@@ -621,7 +619,9 @@ class HTTPConnection(asyncio.Protocol):
         if status == 200 and not close and ex.minor and body[:1] in (b"{", b"[") and len(body) < 65536 \
                 and b"connection" not in ex.headers and not self.closed and self.transport is not None:
             # what _head writes for the common reply (200, JSON, HTTP/1.1, kept alive), in one step
-            self.transport.write(b"%s%d\r\n\r\n%s" % (_ok_json_head(), len(body), body))
+            size = len(body)
+            self.transport.write(b"".join((_ok_json_head(), _LENGTH_ENDS[size] if size < 1024 else b"%d\r\n\r\n" % size,
+                                           body)))
             self.last_activity = self.loop.time()
             return
         if not self.closed and self.transport is not None:
@@ -690,6 +690,7 @@ def _ok_json_head() -> bytes:
 
 
 _ok_head_cache: list[Any] = [0, b""]
+_LENGTH_ENDS = [b"%d\r\n\r\n" % n for n in range(1024)]  # Content-Length's value and the head's end
 _STATUS_LINES: dict[tuple[int, int], bytes] = {}
 
 
