@@ -57,9 +57,11 @@ _NO_PARAMS: list = []  # never changed: positional_args copies what it is given
 
 class Args(list):
     """A handler's arguments, one per declared parameter (None when absent or
-    null); `given` is how many the client actually sent (echo needs it)."""
+    null); `given` is how many the client actually sent (echo needs it), set by
+    Dispatcher.check_args. A slot, not a class default: no instance dict per call."""
 
-    given = 0
+    __slots__ = ("given",)
+    given: int
 
 
 @dataclass
