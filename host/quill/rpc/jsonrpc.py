@@ -36,23 +36,24 @@ _ABSENT = object()
 _DEBUG = logging.DEBUG
 
 
+_NO_PARAMS: list = []  # never changed: check_args copies a handler's arguments out of it
+
+
 class Request:
     """One request's id, method, params and version (1 = legacy 1.x, 2 = JSON-RPC 2.0)."""
 
     __slots__ = ("id", "method", "params", "version")
 
-    def __init__(self, id: object = _ABSENT) -> None:
+    def __init__(self, id: object = _ABSENT, method: str = "", params: object = _NO_PARAMS,
+                 version: int = 1) -> None:
         self.id = id
-        self.method = ""
-        self.params: object = _NO_PARAMS
-        self.version = 1
+        self.method = method
+        self.params = params
+        self.version = version
 
     @property
     def is_notification(self) -> bool:
         return self.version == 2 and self.id is _ABSENT
-
-
-_NO_PARAMS: list = []  # never changed: positional_args copies what it is given
 
 
 class Args(list):
