@@ -4,6 +4,7 @@ rules in core-rpc.md §5."""
 import base64
 import http.client
 import json
+import re
 import socket
 import threading
 import time
@@ -222,6 +223,24 @@ def test_keep_alive_serves_many_requests_on_one_connection(daemon):
         assert resp.status == 200 and json.loads(resp.read()) == {"result": [i], "error": None, "id": i}
         assert resp.getheader("Connection") is None  # as Core: no Connection header on a kept-alive 1.1 reply
     conn.close()
+
+
+@pytest.mark.parametrize("size", [1, 900, 5000, 70000])
+def test_kept_alive_reply_is_written_as_any_other(daemon, size):
+    """A kept-alive HTTP/1.1 call's 200 reply is written in one step (server._reply);
+    the same call with `Connection: keep-alive` goes the general way (_head). Both
+    must give the same bytes, Date's value aside, for short and long replies."""
+    body = json.dumps({"id": 1, "method": "echo", "params": ["x" * size]}).encode()
+
+    def reply(extra: bytes) -> bytes:
+        raw = raw_request(daemon, b"POST / HTTP/1.1\r\nHost: x\r\nAuthorization: " + daemon.auth_header().encode()
+                          + extra + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        return re.sub(rb"Date: [^\r]*", b"Date: -", raw)
+
+    fast, general = reply(b""), reply(b"\r\nConnection: keep-alive")
+    assert fast.startswith(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: -\r\n")
+    assert fast == general
+    assert json.loads(fast.partition(b"\r\n\r\n")[2]) == {"result": ["x" * size], "error": None, "id": 1}
 
 
 def test_oversized_body_is_refused_and_server_keeps_serving(daemon):

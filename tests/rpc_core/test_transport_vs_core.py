@@ -66,6 +66,8 @@ def exchange(port: int, data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]], 
         status, *header_lines = head.split(b"\r\n")
         headers = [tuple(line.split(b": ", 1)) for line in header_lines]
         length = next((int(v) for n, v in headers if n.lower() == b"content-length"), None)
+        if length is None and status.split(b" ")[1:2] == [b"204"]:
+            length = 0  # no body follows a 204, and a kept-alive connection stays open
         while length is None or len(body) < length:
             chunk = s.recv(65536)
             if not chunk:

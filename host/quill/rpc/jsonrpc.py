@@ -10,7 +10,7 @@ nowhere else.
 import itertools
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from quill.rpc import univalue
 from quill.rpc.errors import (
@@ -33,14 +33,23 @@ HTTP_NOT_FOUND = 404
 HTTP_INTERNAL_SERVER_ERROR = 500
 
 _ABSENT = object()
+_DEBUG = logging.DEBUG
 
 
-@dataclass
+_NO_PARAMS: list = []  # never changed: check_args copies a handler's arguments out of it
+
+
 class Request:
-    id: object = _ABSENT
-    method: str = ""
-    params: object = field(default_factory=list)
-    version: int = 1  # 1 = legacy 1.x, 2 = JSON-RPC 2.0
+    """One request's id, method, params and version (1 = legacy 1.x, 2 = JSON-RPC 2.0)."""
+
+    __slots__ = ("id", "method", "params", "version")
+
+    def __init__(self, id: object = _ABSENT, method: str = "", params: object = _NO_PARAMS,
+                 version: int = 1) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+        self.version = version
 
     @property
     def is_notification(self) -> bool:
@@ -49,9 +58,11 @@ class Request:
 
 class Args(list):
     """A handler's arguments, one per declared parameter (None when absent or
-    null); `given` is how many the client actually sent (echo needs it)."""
+    null); `given` is how many the client actually sent (echo needs it), set by
+    Dispatcher.check_args. A slot, not a class default: no instance dict per call."""
 
-    given = 0
+    __slots__ = ("given",)
+    given: int
 
 
 @dataclass
@@ -132,18 +143,33 @@ class ActiveCommands:
         return [{"method": m, "duration": int((now - start) * 1_000_000)} for _, (m, start) in items]
 
 
+class _Shape:
+    """A method's declared parameters as check_args reads them, worked out once."""
+
+    __slots__ = ("count", "required", "typed", "padding")
+
+    def __init__(self, method) -> None:
+        self.count = len(method.params)
+        self.required = sum(1 for p in method.params if p.required)
+        # (position, name, required, JSON type) of each parameter whose type is checked
+        self.typed = tuple((i, p.name, p.required, p.expected_json_type)
+                           for i, p in enumerate(method.params) if p.expected_json_type)
+        self.padding = (None,) * self.count
+
+
 class Dispatcher:
     def __init__(self, registry: Registry):
         self.registry = registry
         self.active = ActiveCommands()
-        self._required: dict[str, int] = {}   # method name -> how many parameters are required
+        self._shapes: dict[str, _Shape] = {}   # method name -> its parameters, as check_args reads them
 
     # -- arguments -------------------------------------------------------
 
     def positional_args(self, method, params) -> list:
-        """Named params mapped to positions, as Core's transformNamedArguments."""
+        """Named params mapped to positions, as Core's transformNamedArguments.
+        A positional list is returned as it is: check_args copies it."""
         if isinstance(params, list):
-            return list(params)
+            return params
         for name in getattr(params, "duplicate_keys", None) or ():
             raise RPCError(RPC_INVALID_PARAMETER, f"Parameter {name} specified multiple times")
         named = dict(params)
@@ -171,40 +197,44 @@ class Dispatcher:
 
     def check_args(self, method, args) -> list:
         """Count and top-level types (RPCHelpMan::HandleRequest, v25+); pad with None."""
-        required = self._required.get(method.name)
-        if required is None:
-            required = self._required[method.name] = sum(1 for p in method.params if p.required)
-        if len(args) > len(method.params) or len(args) < required:
+        shape = self._shapes.get(method.name)
+        if shape is None:
+            shape = self._shapes[method.name] = _Shape(method)
+        given = len(args)
+        if given > shape.count or given < shape.required:
             raise RPCError(RPC_MISC_ERROR, method.help_text())
         mismatches = {}
-        for i, value in enumerate(args):   # absent arguments are never a mismatch
-            p = method.params[i]
-            expected = p.expected_json_type
+        for i, name, required, expected in shape.typed:
+            if i >= given:   # absent arguments are never a mismatch
+                break
+            value = args[i]
             if value is None:
                 # Core's RPCArg::MatchesType: a required null fails only where a JSON type is
                 # expected (AMOUNT, RANGE and ANY, or a skip_type_check argument, accept it).
-                if p.required and expected:
-                    mismatches[f"Position {i + 1} ({p.name})"] = \
+                if required:
+                    mismatches[f"Position {i + 1} ({name})"] = \
                         f"JSON value of type null is not of expected type {expected}"
                 continue
-            if expected and univalue.type_name(value) != expected:
-                mismatches[f"Position {i + 1} ({p.name})"] = \
+            if univalue.type_name(value) != expected:
+                mismatches[f"Position {i + 1} ({name})"] = \
                     f"JSON value of type {univalue.type_name(value)} is not of expected type {expected}"
         if mismatches:
             raise RPCError(RPC_TYPE_ERROR, "Wrong type passed:\n" + univalue.dumps(mismatches, indent=4))
         padded = Args(args)
-        padded.given = len(args)
-        padded.extend([None] * (len(method.params) - len(args)))
+        padded.given = given
+        if given < shape.count:
+            padded.extend(shape.padding[given:])
         return padded
 
     # -- execution -------------------------------------------------------
 
     def execute(self, req: Request, ctx: CallContext):
-        method = self.registry.get(req.method)
+        method = self.registry.methods.get(req.method)
         if method is None:
             raise RPCError(RPC_METHOD_NOT_FOUND, "Method not found")
-        args = self.check_args(method, self.positional_args(method, req.params))
-        if log.isEnabledFor(logging.DEBUG):
+        params = req.params
+        args = self.check_args(method, params if isinstance(params, list) else self.positional_args(method, params))
+        if log.isEnabledFor(_DEBUG):
             log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
         key = self.active.begin(req.method)
         try:
@@ -252,12 +282,12 @@ class Dispatcher:
         on the device lane if any call needs the device, inline only if every call is cheap."""
         if isinstance(value, dict):
             name = value.get("method")
-            method = self.registry.get(name) if isinstance(name, str) else None
+            method = self.registry.methods.get(name) if isinstance(name, str) else None
             return method.lane if method is not None else INLINE
         lanes = set()
         for item in value:
             if isinstance(item, dict) and isinstance(item.get("method"), str):
-                method = self.registry.get(item["method"])
+                method = self.registry.methods.get(item["method"])
                 lanes.add(method.lane if method is not None else INLINE)
         if DEVICE in lanes:
             return DEVICE
@@ -277,21 +307,18 @@ class Dispatcher:
         return self.process_value(value, ctx)
 
     def _single(self, obj, ctx):
-        req, reply, parse_failed = self.exec_one(obj, ctx)
-        if req.is_notification and not parse_failed:
+        req = Request()
+        try:
+            parse_request(obj, req)
+        except RPCError as e:
+            return _single_reply(req, reply_object(req, error=e), True)
+        try:
+            result = self.execute(req, ctx)
+        except RPCError as e:
+            return _single_reply(req, reply_object(req, error=e), False)
+        if req.version == 2 and req.id is _ABSENT:
             return HTTP_NO_CONTENT, None
-        error = reply.get("error")
-        if error is None:
-            status = HTTP_OK
-        elif req.version == 2:
-            status = HTTP_BAD_REQUEST if parse_failed else HTTP_OK
-        elif error["code"] == RPC_INVALID_REQUEST:
-            status = HTTP_BAD_REQUEST
-        elif error["code"] == RPC_METHOD_NOT_FOUND:
-            status = HTTP_NOT_FOUND
-        else:
-            status = HTTP_INTERNAL_SERVER_ERROR
-        return status, univalue.encode_reply(univalue.dumps(reply) + "\n")
+        return HTTP_OK, univalue.encode_reply(univalue.dumps(reply_object(req, result)) + "\n")
 
     def _batch(self, items, ctx):
         replies = []
@@ -303,6 +330,22 @@ class Dispatcher:
         if items and not replies:
             return HTTP_NO_CONTENT, None
         return HTTP_OK, univalue.encode_reply(univalue.dumps(replies) + "\n")
+
+
+def _single_reply(req: Request, reply: dict, parse_failed: bool):
+    """(HTTP status, body) of a single request's error reply, as Core's HTTPReq_JSONRPC."""
+    if req.is_notification and not parse_failed:
+        return HTTP_NO_CONTENT, None
+    error = reply["error"]
+    if req.version == 2:
+        status = HTTP_BAD_REQUEST if parse_failed else HTTP_OK
+    elif error["code"] == RPC_INVALID_REQUEST:
+        status = HTTP_BAD_REQUEST
+    elif error["code"] == RPC_METHOD_NOT_FOUND:
+        status = HTTP_NOT_FOUND
+    else:
+        status = HTTP_INTERNAL_SERVER_ERROR
+    return status, univalue.encode_reply(univalue.dumps(reply) + "\n")
 
 
 def _legacy_error(code, message) -> bytes:

@@ -71,7 +71,8 @@ class HTTPError(Exception):
 
 class WorkQueue:
     """Core's HTTP work queue: -rpcthreads workers take requests in order from
-    a queue that holds at most -rpcworkqueue waiting requests (`full()`).
+    a queue that holds at most -rpcworkqueue waiting requests (`depth`; the server
+    answers 503 beyond it).
 
     A hand-rolled pool rather than ThreadPoolExecutor: a worker hands its
     result straight to the event loop, which roughly halves the per-request
@@ -87,9 +88,6 @@ class WorkQueue:
                         for i in range(threads)]
         for worker in self.workers:
             worker.start()
-
-    def full(self) -> bool:
-        return self.jobs.qsize() >= self.depth
 
     def run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
@@ -252,17 +250,18 @@ class RPCServer:
         if not conn.allowed:
             log.warning("HTTP request from %s rejected: Client network is not allowed RPC access", conn.peer)
             return 403, b"", True
-        length = ex.headers.get(b"content-length")
-        if length is not None and int(length) > MAX_BODY_SIZE:
+        length_header = ex.headers.get(b"content-length")
+        length = None if length_header is None else int(length_header)
+        if length is not None and length > MAX_BODY_SIZE:
             return 413, b"", True  # libevent refuses it before Core sees the request
         if ex.method not in _KNOWN_HTTP_METHODS:
             return 405, b"", False
-        wallet = wallet_from_uri(ex.url)
+        wallet = None if ex.url == b"/" else wallet_from_uri(ex.url)
         if wallet is False or wallet is True:
             return 404, b"", False
         if self.stopping:
             return 503, b"Request rejected during server shutdown", True
-        if self.queue.full():
+        if self.queue.jobs.qsize() >= self.queue.depth:
             log.warning("Request rejected because http work queue depth exceeded, it can be increased with "
                         "the -rpcworkqueue= setting")
             return 503, _QUEUE_FULL, False
@@ -275,7 +274,7 @@ class RPCServer:
         if user is None:
             log.warning("ThreadRPCServer incorrect password attempt from %s", conn.peer)
             return self._refuse_later(conn.peer)
-        if length is not None and self.buffered + int(length) > MAX_BUFFERED_BYTES:
+        if length is not None and self.buffered + length > MAX_BUFFERED_BYTES:
             log.warning("Request rejected: %d bytes of request bodies are already buffered", self.buffered)
             return 503, _QUEUE_FULL, False
         ctx = conn.context
@@ -392,7 +391,8 @@ class HTTPConnection(asyncio.Protocol):
         self.last_activity = self.loop.time()
         try:
             self.parser.feed_data(data)
-            self._continue_if_expected()
+            if self.current is not None:
+                self._continue_if_expected()
         except HTTPError as e:
             self._fail(e.status, e.body)
         except httptools.HttpParserCallbackError as e:  # raised in a callback below
@@ -470,26 +470,41 @@ class HTTPConnection(asyncio.Protocol):
     def on_header(self, name: bytes, value: bytes) -> None:
         ex = self.current
         assert ex is not None
-        ex.header_bytes += len(name) + len(value) + 4
-        if ex.header_bytes > MAX_HEADERS_SIZE:
+        size = ex.header_bytes = ex.header_bytes + len(name) + len(value) + 4
+        if size > MAX_HEADERS_SIZE:
             raise HTTPError(431)
-        ex.headers.setdefault(name.lower(), value.strip())  # the first one counts, as evhttp_find_header
+        name = name.lower()
+        headers = ex.headers
+        if name not in headers:  # the first one counts, as evhttp_find_header
+            headers[name] = value.strip()
 
     def on_headers_complete(self) -> None:
         ex = self.current
         assert ex is not None
         parser = self.parser
         ex.method = parser.get_method()
-        version = parser.get_http_version()
-        ex.minor = 0 if version == "1.0" else 1
         ex.keep_alive = parser.should_keep_alive()
+        headers = ex.headers
+        connection = headers.get(b"connection")
+        if not ex.keep_alive or connection is not None or b"proxy-connection" in headers:
+            ex.minor = 0 if parser.get_http_version() == "1.0" else 1
+            if ex.minor == 0:
+                # libevent keeps an HTTP/1.0 connection open for `Connection: keep-alive`
+                # only (llhttp also for Proxy-Connection, or keep-alive in a token list)
+                ex.keep_alive = connection is not None and connection.lower() == b"keep-alive"
+        # else: llhttp keeps an HTTP/1.0 (or x.0) request alive only for a keep-alive
+        # Connection or Proxy-Connection header, so this one is HTTP/1.1 or later (minor stays 1)
         ex.early = self.server.decide(ex, self)
         if ex.early is None:
-            length = int(ex.headers.get(b"content-length", b"0") or b"0")
+            length = int(headers.get(b"content-length", b"0") or b"0")
             ex.body = bytearray(length) if length else bytearray()
             self.reserved += length
             self.server.buffered += length
-            ex.expect_continue = ex.minor == 1 and ex.headers.get(b"expect", b"").lower() == b"100-continue"
+            expect = headers.get(b"expect")
+            ex.expect_continue = expect is not None and ex.minor == 1 and expect.lower() == b"100-continue"
+            if not self.exchanges and not self.busy and not self.reading_paused and not self.write_paused:
+                self.exchanges.append(ex)  # the only request, and its body is still to come: nothing to run yet
+                return
         self.exchanges.append(ex)
         self._pump()
 
@@ -514,6 +529,16 @@ class HTTPConnection(asyncio.Protocol):
         if ex.body is not None and ex.received < len(ex.body):
             del ex.body[ex.received:]
         self.current = None
+        if ex.early is None and len(self.exchanges) == 1 and not self.busy and not self.write_paused:
+            # The common case, what _pump does without its loop: the one request, ready, runs now.
+            self.exchanges.popleft()
+            outcome = self._run(ex)
+            if not isinstance(outcome, tuple):
+                self._await(ex, outcome)
+                return
+            self._reply(ex, outcome[0], outcome[1], False)
+            if not self.reading_paused:
+                return
         self._pump()
 
     # -- one request at a time -----------------------------------------------------------
@@ -591,6 +616,14 @@ class HTTPConnection(asyncio.Protocol):
     def _reply(self, ex: _Exchange, status: int, body: bytes | None, close: bool) -> None:
         body = body or b""
         close = close or not ex.keep_alive
+        if status == 200 and not close and ex.minor and body[:1] in (b"{", b"[") and len(body) < 65536 \
+                and b"connection" not in ex.headers and not self.closed and self.transport is not None:
+            # what _head writes for the common reply (200, JSON, HTTP/1.1, kept alive), in one step
+            size = len(body)
+            self.transport.write(b"".join((_ok_json_head(), _LENGTH_ENDS[size] if size < 1024 else b"%d\r\n\r\n" % size,
+                                           body)))
+            self.last_activity = self.loop.time()
+            return
         if not self.closed and self.transport is not None:
             json_body = status not in (204,) and body[:1] in (b"{", b"[")
             head = _head(status, ex.minor, body, json_body, ex.keep_alive,
@@ -646,6 +679,18 @@ def _head(status: int, minor: int, body: bytes, json_body: bool, keep_alive: boo
     return b"".join(parts)
 
 
+def _ok_json_head() -> bytes:
+    """_head(200, 1, body, True, True, False) up to Content-Length's value, made once a second."""
+    now = int(time.time())
+    if _ok_head_cache[0] != now:
+        _ok_head_cache[0] = now
+        _ok_head_cache[1] = (b"HTTP/1.1 200 OK\r\n" + _JSON_CONTENT_TYPE + b"Date: " + http_date()
+                             + b"\r\nContent-Length: ")
+    return _ok_head_cache[1]
+
+
+_ok_head_cache: list[Any] = [0, b""]
+_LENGTH_ENDS = [b"%d\r\n\r\n" % n for n in range(1024)]  # Content-Length's value and the head's end
 _STATUS_LINES: dict[tuple[int, int], bytes] = {}
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 from decimal import Decimal
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 
 from quill.amount import Amount
 
@@ -127,12 +128,21 @@ def loads(text):
         text = decode_utf8(text)
     if "\\u" in text and _has_lone_surrogate_escape(text):
         raise JSONParseError("lone surrogate escape")
-    if not _depth_ok(text):
+    if len(text) > MAX_DEPTH and not _depth_ok(text):  # shorter text cannot nest deeper
         raise JSONParseError("nesting too deep")
+    scan = _SCAN_MINUS_ZERO if "-0" in text else _SCAN
+    # json.JSONDecoder.decode without its Python layers: leading whitespace,
+    # one value, trailing whitespace, nothing else.
+    start = _WHITESPACE(text, 0).end() if text[:1] in _WS else 0
     try:
-        return (_DECODER_MINUS_ZERO if "-0" in text else _DECODER).decode(text)
+        value, end = scan(text, start)
+    except StopIteration as e:
+        raise JSONParseError(f"Expecting value at {e.value}") from None
     except (ValueError, RecursionError) as e:
         raise JSONParseError(str(e)) from e
+    if end != len(text) and _WHITESPACE(text, end).end() != len(text):
+        raise JSONParseError(f"Extra data at {end}")
+    return value
 
 
 def _int_or_minus_zero(text: str):
@@ -144,6 +154,10 @@ _DECODER = json.JSONDecoder(parse_float=Number, parse_constant=_reject_constant,
                             object_pairs_hook=_object_from_pairs)
 _DECODER_MINUS_ZERO = json.JSONDecoder(parse_float=Number, parse_int=_int_or_minus_zero,
                                        parse_constant=_reject_constant, object_pairs_hook=_object_from_pairs)
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
+_SCAN_MINUS_ZERO = _DECODER_MINUS_ZERO.scan_once  # type: ignore[attr-defined]
+_WS = " \t\n\r"  # JSON's whitespace, the only whitespace UniValue skips
+_WHITESPACE = re.compile(r"[ \t\n\r]*").match
 
 
 # -- Core's UTF-8 filter (univalue/lib/univalue_utffilter.h) ---------------------------
@@ -275,14 +289,15 @@ def _finish(text: str) -> str:
     return text
 
 
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
-                            default=_default, check_circular=False, allow_nan=False)
+# json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False,
+# allow_nan=False).encode without its Python layers: the C encoder, made once.
+_compact = c_make_encoder(None, _default, encode_basestring, None, ":", ",", False, False, False)
 
 
 def dumps(value, indent=None) -> str:
     """Write `value` as UniValue::write(indent) would."""
     if indent is None:
-        return _finish(_compact.encode(value))
+        return _finish("".join(_compact(value, 0)))
     text = json.dumps(value, ensure_ascii=False, indent=indent,
                       separators=(",", ": "), default=_default, allow_nan=False)
     text = _finish(text)
