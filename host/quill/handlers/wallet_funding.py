@@ -1,7 +1,7 @@
-"""walletcreatefundedpsbt and fundrawtransaction (Core's wallet/rpc/spend.cpp) for a fixed set of
-the wallet's coins (`inputs` given, add_inputs=false). Automatic coin selection is not available
-yet: those calls get a clear error. The funding rules are quill.wallet.funding; the PSBT's wallet
-fields quill.wallet.psbt_fill."""
+"""walletcreatefundedpsbt and fundrawtransaction (Core's wallet/rpc/spend.cpp): the given inputs
+and, when allowed, more of the wallet's coins chosen as Core chooses them. The funding rules are
+quill.wallet.funding (coin selection quill.wallet.coinselection); the PSBT's wallet fields
+quill.wallet.psbt_fill."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +9,7 @@ from typing import Any
 from quill.amount import Amount
 from quill.handlers.core_help import core_help
 from quill.handlers.psbt import _psbt_version, construct_transaction
-from quill.handlers.wallet import _Locked
+from quill.handlers.wallet import _Locked, _manager, _view
 from quill.rpc.args import amount_from_value, check_object, get_array, get_bool, get_int, get_obj, get_str
 from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
@@ -25,13 +25,11 @@ from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
 from quill.tx.script import solver
 from quill.tx.transaction import Transaction
-from quill.wallet import funding
+from quill.wallet import coins, funding
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT
 from quill.wallet.psbt_fill import fill_psbt
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
-NO_SELECTION = ("Automatic coin selection is not available in Quill yet: give the coins to spend in \"inputs\" "
-                "with add_inputs=false")
 
 
 def _fee_rate(options: dict[str, Any]) -> int:
@@ -122,34 +120,111 @@ def _preset_coins(wallet: Any, tx: Transaction) -> list[funding.Coin]:
             owners = wallet.scripts.get(txout.script_pubkey, [])
         if not owners:
             raise RPCError(RPC_WALLET_ERROR, "Unable to find UTXO for external input")
-        found.append(funding.Coin(txout, wallet.descs[owners[0][0]].desc.node))
+        found.append(funding.Coin(txout, wallet.descs[owners[0][0]].desc.node, txin.prevout))
     return found
 
 
-def _fund(wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_default: bool,
+def _solving_node(wallet: Any, script: bytes) -> Any:
+    """The descriptor node that can spend `script` (None if none can): Core's solving provider."""
+    for desc_id, _ in wallet.scripts.get(script, []):
+        desc = wallet.descs[desc_id].desc
+        if desc.is_solvable():
+            return desc.node
+    return None
+
+
+def _available_coins(ctx: Any, wallet: Any, tx: Transaction, min_depth: int, max_depth: int,
+                     include_unsafe: bool) -> list[funding.Coin]:
+    """Core's AvailableCoins for spending: unlocked, unspent, mature, non-zero coins at the allowed
+    depths, minus the pre-selected ones, with what the eligibility filters look at."""
+    manager = _manager(ctx)
+    view = _view(manager, wallet)
+    preset = {txin.prevout for txin in tx.vin}
+    found = coins.available_coins(view, coins.CoinFilter(min_depth=min_depth, max_depth=max_depth,
+                                                         include_unsafe=include_unsafe, min_amount=1),
+                                  wallet.locked_coins)
+    pool = None
+    out = []
+    from_me: dict[bytes, bool] = {}
+    for coin in found:
+        if coin.outpoint in preset:
+            continue
+        txid = coin.outpoint.hash
+        if txid not in from_me:
+            row = wallet.store.get_tx(txid)
+            from_me[txid] = row is not None and wallet.debit(row.tx) > 0
+        ancestors = descendants = 0
+        if coin.depth == 0:
+            pool = manager.chain.mempool() if pool is None else pool
+            if txid in pool:
+                ancestors = 1 + len(pool.ancestors(txid))
+                descendants = len(pool.descendants(txid))
+        out.append(funding.Coin(coin.txout, _solving_node(wallet, coin.txout.script_pubkey), coin.outpoint,
+                                coin.depth, from_me[txid], ancestors, descendants))
+    return out
+
+
+def _depths(options: dict[str, Any]) -> tuple[int, int]:
+    """Core's minconf/maxconf options (coin control's m_min_depth/m_max_depth)."""
+    min_depth, max_depth = 0, coins.MAX_DEPTH
+    if options.get("minconf") is not None:
+        min_depth = get_int(options["minconf"])
+        if min_depth < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, "Negative minconf")
+    if options.get("maxconf") is not None:
+        max_depth = get_int(options["maxconf"])
+        if max_depth < min_depth:
+            raise RPCError(RPC_INVALID_PARAMETER, f"maxconf can't be lower than minconf: {max_depth} < {min_depth}")
+    return min_depth, max_depth
+
+
+def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_default: bool,
           chain: str) -> funding.Funded:
-    """Core's FundTransaction for pre-selected inputs only."""
+    """Core's FundTransaction, then CreateTransaction's second try avoiding partial spends (kept
+    when its fee is no higher)."""
     add_inputs = add_inputs_default if options.get("add_inputs") is None else get_bool(options["add_inputs"])
-    if add_inputs or not tx.vin:
-        raise RPCError(RPC_WALLET_ERROR, NO_SELECTION)
     change_pos = -1 if options.get("changePosition") is None else get_int(options["changePosition"])
     if change_pos != -1 and not 0 <= change_pos <= len(tx.vout):
         raise RPCError(RPC_INVALID_PARAMETER, "changePosition out of bounds")
+    include_unsafe = options.get("include_unsafe") is not None and get_bool(options["include_unsafe"])
+    replaceable = True if options.get("replaceable") is None else get_bool(options["replaceable"])
     subtract = _subtract_from(options, len(tx.vout))
+    min_depth, max_depth = _depths(options)
     rate = _fee_rate(options)
+    max_tx_weight = None if options.get("max_tx_weight") is None else get_int(options["max_tx_weight"])
+    if not tx.vout:
+        raise RPCError(RPC_INVALID_PARAMETER, "TX must have at least one output")
     change_script, change_spend, reserved, no_change = _change(wallet, options, tx, chain)
-    coins = _preset_coins(wallet, tx)
+    preset = _preset_coins(wallet, tx)
+    available = _available_coins(ctx, wallet, tx, min_depth, max_depth, include_unsafe) if add_inputs else []
+    rules = funding.FundingRules(
+        rate, subtract, change_script, change_spend, change_pos, no_change, add_inputs, available,
+        include_unsafe=include_unsafe, max_tx_weight=max_tx_weight,
+        new_input_sequence=funding.MAX_BIP125_RBF_SEQUENCE if replaceable else funding.SEQUENCE_NONFINAL)
     try:
-        funded = funding.fund_preset(tx, coins, subtract, rate, change_script, change_spend, change_pos, no_change)
+        funded = funding.fund(tx, preset, rules)
     except funding.FundingError as e:
         raise RPCError(RPC_WALLET_ERROR, str(e)) from None
     if reserved is not None:
         # Core's KeepDestination: a successful call uses up the change address, change or not.
         wallet.new_destination(reserved, True)
-        if funded.change_pos == -1:
-            # Core's second try with avoid_partial_spends reserves (and keeps) one more when the
-            # first made no change (it reuses the first one's change address otherwise).
+    if funded.fee > 0:
+        rules.avoid_partial_spends = True
+        if funded.change_pos == -1 and reserved is not None:
+            # The second try reserves a change address of its own when the first made none (kept
+            # if that try succeeds).
+            info = wallet.active_descriptor(reserved, True)
+            rules.change_script = info.desc.script(info.next_index)
+        elif funded.change_pos != -1:
+            rules.change_script = funded.tx.vout[funded.change_pos].script_pubkey
+        try:
+            grouped = funding.fund(tx, preset, rules)
+        except funding.FundingError:
+            grouped = None
+        if grouped is not None and funded.change_pos == -1 and reserved is not None:
             wallet.new_destination(reserved, True)
+        if grouped is not None and grouped.fee <= funded.fee:
+            funded = grouped
     if options.get("lockUnspents") is not None and get_bool(options["lockUnspents"]):
         for txin in funded.tx.vin:
             wallet.locked_coins.lock(txin.prevout, False)
@@ -195,7 +270,7 @@ def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
     psbt_version = _psbt_version(psbt_version_v)
     bip32derivs = True if bip32derivs_v is None else get_bool(bip32derivs_v)
     with _Locked(ctx) as wallet:
-        funded = _fund(wallet, tx, options, False, chain)
+        funded = _fund(ctx, wallet, tx, options, not tx.vin, chain)
         psbt = psbt_from_tx(funded.tx, psbt_version)
         fill_psbt(wallet, psbt, bip32derivs)
     return {"psbt": encode_base64_psbt(psbt), "fee": Amount(funded.fee), "changepos": funded.change_pos}
@@ -214,7 +289,7 @@ def fundrawtransaction(ctx: Any, args: list[Any]) -> Any:
     except TxDecodeError:
         raise RPCError(RPC_DESERIALIZATION_ERROR, "TX decode failed") from None
     with _Locked(ctx) as wallet:
-        funded = _fund(wallet, tx, options, True, ctx.node.chain_name)
+        funded = _fund(ctx, wallet, tx, options, True, ctx.node.chain_name)
     return {"hex": funded.tx.hex(), "fee": Amount(funded.fee), "changepos": funded.change_pos}
 
 

@@ -1,20 +1,29 @@
-"""Funding a transaction from a fixed set of the wallet's coins, as Core's CreateTransactionInternal
-does with pre-selected inputs and no other inputs allowed (wallet/spend.cpp): input weights from the
+"""Funding a transaction from the wallet's coins, as Core's CreateTransactionInternal does
+(wallet/spend.cpp): input weights from the
 descriptors' maximum satisfactions, the change output and its dust/discard rules, the exact fee at
 the fee rate, and subtracting the fee from chosen outputs.
 
-Automatic coin selection (BnB, CoinGrinder, Knapsack, SRD) is not here yet.
+With other inputs allowed, the wallet's coins are chosen as Core's SelectCoins does
+(quill.wallet.coinselection).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, field
 from typing import Any
 
 from quill.consensus import WITNESS_SCALE_FACTOR
 from quill.tx.script import solver
-from quill.tx.transaction import Transaction, TxOut
+from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
+from quill.wallet import coinselection as cs
+from quill.wallet.coinselection import fee_at as fee_for
 
 DEFAULT_DISCARD_FEE = 10_000      # sat/kvB: Core's -discardfee (no long-term estimate on a fresh node)
+DEFAULT_CONSOLIDATE_FEERATE = 10_000  # sat/kvB: Core's -consolidatefeerate, the long-term fee rate
+DEFAULT_TRANSACTION_MAXFEE = 10_000_000  # sat: Core's -maxtxfee
+MAX_BIP125_RBF_SEQUENCE = 0xFFFFFFFD
+SEQUENCE_NONFINAL = 0xFFFFFFFE
+MIN_STANDARD_TX_WEIGHT = 65 * WITNESS_SCALE_FACTOR  # Core's MIN_STANDARD_TX_NONWITNESS_SIZE in weight
 DUST_RELAY_TX_FEE = 3_000         # sat/kvB: Core's -dustrelayfee
 MAX_SIG_SIZE = 72                 # a DER signature with the sighash byte, at its largest (no R grinding)
 SCHNORR_SIG_SIZE = 65             # a BIP340 signature with a sighash byte, at its largest
@@ -27,11 +36,6 @@ class FundingError(Exception):
 
 def compact_size_len(n: int) -> int:
     return 1 if n < 253 else 3 if n <= 0xFFFF else 5 if n <= 0xFFFFFFFF else 9
-
-
-def fee_for(rate_per_kvb: int, vsize: int) -> int:
-    """Core's CFeeRate::GetFee: rounded up to the next satoshi."""
-    return -(-rate_per_kvb * vsize // 1000)
 
 
 def output_size(txout: TxOut) -> int:
@@ -80,11 +84,39 @@ def input_vsize(node: Any) -> int:
     return -(-max_input_weight(node) // WITNESS_SCALE_FACTOR)
 
 
+def output_type_of(node: Any) -> str:
+    """Core's GetOutputType of a coin from the descriptor that solves it (AvailableCoins' grouping)."""
+    kind = node.kind
+    if kind == "tr":
+        return "bech32m"
+    if kind in ("wpkh", "wsh"):
+        return "bech32"
+    if kind == "sh":
+        return "p2sh-segwit" if node.sub.kind in ("wpkh", "wsh") else "legacy"
+    if kind == "pkh":
+        return "legacy"
+    return "unknown"
+
+
 @dataclass
 class Coin:
-    """A pre-selected wallet coin and the descriptor node that solves it."""
+    """A wallet coin and the descriptor node that solves it (None: the wallet cannot solve it).
+    Pre-selected coins need only `txout` and `node`."""
     txout: TxOut
     node: Any
+    outpoint: OutPoint = field(default_factory=OutPoint)
+    depth: int = 0
+    from_me: bool = False
+    ancestors: int = 0
+    descendants: int = 0
+
+    def input_bytes(self) -> int:
+        if self.node is None:
+            return -1
+        try:
+            return input_vsize(self.node)
+        except FundingError:
+            return -1
 
 
 @dataclass
@@ -94,63 +126,126 @@ class Funded:
     change_pos: int
 
 
-def _signed_vsize(tx: Transaction, coins: list[Coin]) -> int:
-    """Core's CalculateMaximumSignedTxSize: the transaction as if every input were signed."""
-    weight = (4 + 4 + compact_size_len(len(tx.vin)) + compact_size_len(len(tx.vout))) * WITNESS_SCALE_FACTOR
-    if any(_max_satisfaction(c.node)[2] for c in coins):
-        weight += 2  # segwit marker and flag
-    weight += sum(output_size(o) for o in tx.vout) * WITNESS_SCALE_FACTOR
-    weight += sum(max_input_weight(c.node) for c in coins)
-    return -(-weight // WITNESS_SCALE_FACTOR)
+@dataclass
+class FundingRules:
+    """How to fund: Core's coin control and wallet settings for one call."""
+    rate_per_kvb: int
+    subtract_from: set[int]
+    change_script: bytes
+    change_spend_vsize: int
+    change_pos: int = -1                  # -1: a random place, as Core
+    no_change_reason: str = ""
+    allow_other_inputs: bool = False
+    available: list[Coin] = field(default_factory=list)
+    avoid_partial_spends: bool = False
+    include_unsafe: bool = False
+    max_tx_weight: int | None = None
+    new_input_sequence: int = MAX_BIP125_RBF_SEQUENCE
+    rng: random.Random = field(default_factory=random.Random)
 
 
-def fund_preset(tx: Transaction, coins: list[Coin], subtract_from: set[int], rate_per_kvb: int,
-                change_script: bytes, change_spend_vsize: int, change_pos: int, no_change_reason: str = "") -> Funded:
-    """Complete `tx` (its inputs are `coins`, its outputs the recipients) with a change output and
-    fees as Core does when no other inputs may be added. `change_pos` -1 means at the end (Core
-    picks a random place; callers wanting Core's exact bytes give a position). An empty
-    `change_script` fails only if change is needed, with `no_change_reason`."""
-    recipients = list(tx.vout)
-    sffo = bool(subtract_from)
-    for i, out in enumerate(recipients):
-        if i not in subtract_from and out.value < dust_threshold(out, DUST_RELAY_TX_FEE):
-            raise FundingError("Transaction amount too small")
-    noinputs_size = TX_NOINPUTS_BASE + compact_size_len(len(recipients)) + sum(output_size(o) for o in recipients)
-    not_input_fees = fee_for(rate_per_kvb, noinputs_size)
+PRESET_SHORT = ("The preselected coins total amount does not cover the transaction target. "
+                "Please allow other inputs to be automatically selected or include more coins manually")
+
+
+def _selection_params(tx: Transaction, rules: FundingRules) -> cs.SelectionParams:
+    """Core's CoinSelectionParams for these recipients and this change script."""
+    recipients = tx.vout
+    rate = rules.rate_per_kvb
+    change_proto = TxOut(0, rules.change_script)
+    change_output_size = output_size(change_proto)
+    change_fee = fee_for(rate, change_output_size)
+    change_spend_fee = fee_for(DEFAULT_DISCARD_FEE, rules.change_spend_vsize)
     recipients_sum = sum(o.value for o in recipients)
-    target = recipients_sum if sffo else recipients_sum + not_input_fees
+    return cs.SelectionParams(
+        rng=rules.rng, effective_feerate=rate, long_term_feerate=DEFAULT_CONSOLIDATE_FEERATE,
+        change_output_size=change_output_size, change_fee=change_fee,
+        cost_of_change=change_spend_fee + change_fee,
+        min_change_target=cs.generate_change_target(recipients_sum // len(recipients), change_fee, rules.rng),
+        min_viable_change=max(change_spend_fee + 1, dust_threshold(change_proto, DEFAULT_DISCARD_FEE)),
+        tx_noinputs_size=TX_NOINPUTS_BASE + compact_size_len(len(recipients)) + sum(output_size(o) for o in recipients),
+        subtract_fee_outputs=bool(rules.subtract_from), avoid_partial_spends=rules.avoid_partial_spends,
+        include_unsafe_inputs=rules.include_unsafe, max_tx_weight=rules.max_tx_weight)
 
-    change_proto = TxOut(0, change_script)
-    change_fee = fee_for(rate_per_kvb, output_size(change_proto))
-    change_spend_fee = fee_for(DEFAULT_DISCARD_FEE, change_spend_vsize)
-    min_viable_change = max(change_spend_fee + 1, dust_threshold(change_proto, DEFAULT_DISCARD_FEE))
 
-    selected = sum(c.txout.value for c in coins)
-    effective = sum(c.txout.value - fee_for(rate_per_kvb, input_vsize(c.node)) for c in coins)
-    if (selected if sffo else effective) < target:
-        raise FundingError("The preselected coins total amount does not cover the transaction target. "
-                           "Please allow other inputs to be automatically selected or include more coins manually")
+def _outputs(coins: list[Coin], params: cs.SelectionParams) -> list[cs.CoinOutput]:
+    return [cs.make_output(c.outpoint, c.txout, c.depth, c.input_bytes(), c.from_me,
+                           "unknown" if c.node is None else output_type_of(c.node),
+                           params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants)
+            for c in coins]
 
-    change = selected - target if sffo else effective - target - change_fee
+
+def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
+    """Complete `tx` (its inputs are the pre-selected `preset`, its outputs the recipients) with
+    more of the wallet's coins if allowed and needed, a change output and the fee, as Core's
+    CreateTransactionInternal. An empty change script fails only if change is needed."""
+    recipients = list(tx.vout)
+    sffo = bool(rules.subtract_from)
+    max_weight = cs.MAX_STANDARD_TX_WEIGHT if rules.max_tx_weight is None else rules.max_tx_weight
+    if not MIN_STANDARD_TX_WEIGHT <= max_weight <= cs.MAX_STANDARD_TX_WEIGHT:
+        raise FundingError(f"Maximum transaction weight must be between {MIN_STANDARD_TX_WEIGHT} and "
+                           f"{cs.MAX_STANDARD_TX_WEIGHT}")
+    for i, out in enumerate(recipients):
+        if i not in rules.subtract_from and out.value < dust_threshold(out, DUST_RELAY_TX_FEE):
+            raise FundingError("Transaction amount too small")
+    params = _selection_params(tx, rules)
+    not_input_fees = 0 if sffo else fee_for(rules.rate_per_kvb, params.tx_noinputs_size)
+    target = sum(o.value for o in recipients) + not_input_fees
+    if target == 0 and not preset:
+        raise FundingError("Transaction requires one destination of non-zero value, a non-zero feerate, "
+                           "or a pre-selected input")
+    preset_outputs = _outputs(preset, params)
+    candidates = rules.available if rules.allow_other_inputs else []
+    available = _outputs(candidates, params)
+    try:
+        selection = cs.select_coins(available, preset_outputs, target, params, rules.allow_other_inputs,
+                                    PRESET_SHORT)
+    except cs.SelectionError as e:
+        raise FundingError(e.message or "Insufficient funds") from None
+
     out = Transaction(tx.version, list(tx.vin), [TxOut(o.value, o.script_pubkey) for o in recipients], tx.locktime)
+    change = selection.change(params.min_viable_change, params.change_fee)
     pos = -1
-    if change >= min_viable_change:
-        if not change_script:
-            raise FundingError(f"Transaction needs a change address, but we can't generate it. {no_change_reason}")
-        pos = len(out.vout) if change_pos == -1 else change_pos
-        out.vout.insert(pos, TxOut(change, change_script))
+    if change > 0:
+        pos = rules.rng.randrange(len(out.vout) + 1) if rules.change_pos == -1 else rules.change_pos
+        out.vout.insert(pos, TxOut(change, rules.change_script))
+    chosen = [c for c in selection.coins() if all(c is not p for p in preset_outputs)]
+    rules.rng.shuffle(chosen)
+    out.vin.extend(TxIn(c.outpoint, b"", rules.new_input_sequence) for c in chosen)
 
-    fee_needed = fee_for(rate_per_kvb, _signed_vsize(out, coins))
+    by_outpoint = {id(o): c for o, c in zip(available, candidates, strict=True)}
+    spent_nodes = [c.node for c in preset] + [by_outpoint[id(o)].node for o in chosen]
+    if any(node is None for node in spent_nodes):
+        raise FundingError("Missing solving data for estimating transaction size")
+    weight = _signed_weight(out, spent_nodes)
+    fee_needed = fee_for(rules.rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR))
+    selected = selection.selected_value()
     current_fee = selected - sum(o.value for o in out.vout)
-    if not sffo and current_fee < fee_needed:
-        raise FundingError("Fee needed > fee paid")
     if pos != -1 and fee_needed < current_fee:
         out.vout[pos].value += current_fee - fee_needed
         current_fee = fee_needed
     if sffo:
-        _subtract_fee(out, recipients, subtract_from, pos, fee_needed - current_fee)
+        _subtract_fee(out, recipients, rules.subtract_from, pos, fee_needed - current_fee)
         current_fee = selected - sum(o.value for o in out.vout)
+    if fee_needed > current_fee:
+        raise FundingError("Fee needed > fee paid")
+    if pos != -1 and not rules.change_script:
+        raise FundingError(f"Transaction needs a change address, but we can't generate it. {rules.no_change_reason}")
+    if weight > cs.MAX_STANDARD_TX_WEIGHT:
+        raise FundingError("Transaction too large")
+    if current_fee > DEFAULT_TRANSACTION_MAXFEE:
+        raise FundingError("Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)")
     return Funded(out, current_fee, pos)
+
+
+def _signed_weight(tx: Transaction, nodes: list[Any]) -> int:
+    """Core's CalculateMaximumSignedTxSize (as weight): the transaction as if every input were signed."""
+    weight = (4 + 4 + compact_size_len(len(tx.vin)) + compact_size_len(len(tx.vout))) * WITNESS_SCALE_FACTOR
+    if any(_max_satisfaction(node)[2] for node in nodes):
+        weight += 2  # segwit marker and flag
+    weight += sum(output_size(o) for o in tx.vout) * WITNESS_SCALE_FACTOR
+    weight += sum(max_input_weight(node) for node in nodes)
+    return weight
 
 
 def _subtract_fee(tx: Transaction, recipients: list[TxOut], subtract_from: set[int], change_pos: int,

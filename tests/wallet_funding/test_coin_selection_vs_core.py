@@ -1,0 +1,300 @@
+"""Automatic coin selection (walletcreatefundedpsbt / fundrawtransaction without fixed inputs)
+against the real Core.
+
+Watch-only wallets on Core and on Quill (following Core with -chainsource) hold the same public
+descriptors and the same coins. Where Core's choice is determined (a unique Branch and Bound
+match, CoinGrinder's lightest set, a single eligible coin, a fixed change position) the answers
+must be equal: the PSBT bytes, or with several auto-selected inputs (Core shuffles them) the
+decoded PSBT with its inputs sorted. Where Core draws at random (Knapsack, SRD), Quill's answers
+must be valid, pay exactly the fee rate on Core's size estimate, conserve funds, and waste no more
+than Core's answers do.
+"""
+from __future__ import annotations
+
+import random
+import urllib.request
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from tests.kit.bitcoind import BitcoinD
+from tests.kit.rpc_daemon import QuillDaemon
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
+
+COIN = 100_000_000
+LONG_TERM_RATE = 10        # sat/vB: Core's -consolidatefeerate
+DISCARD_RATE = 10          # sat/vB: Core's -discardfee
+# Input and output weights of each address type with Core's largest signatures (no R grinding).
+INPUT_WEIGHT = {"witness_v0_keyhash": 272, "witness_v1_taproot": 231, "scripthash": 364}
+OUTPUT_SIZE = {"witness_v0_keyhash": 31, "witness_v1_taproot": 43, "scripthash": 32}
+POWERS = [Decimal("0.01") * 2 ** k for k in range(8)]   # 0.01 ... 1.28: every sum is one subset
+
+
+def btc(sats: int) -> str:
+    return str((Decimal(sats) / COIN).quantize(Decimal("1e-8")))
+
+
+def sats(amount: Any) -> int:
+    return int(Decimal(str(amount)) * COIN)
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+        quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
+                            "-chainpollinterval=100").start()
+        try:
+            yield core, quill, _build(core, quill)
+        finally:
+            quill.stop()
+
+
+def _pair(core: Any, quill: Any, name: str, prefixes: tuple[str, ...]) -> Any:
+    """Watch-only wallets on both holding the public descriptors of a Core wallet of their own."""
+    core.rpc("createwallet", f"src-{name}")
+    public = core.rpc("listdescriptors", wallet=f"src-{name}")["descriptors"]
+    requests = [{"desc": d["desc"], "timestamp": 0, "active": True, "internal": d.get("internal", False),
+                 "range": d["range"], "next_index": d["next_index"]}
+                for d in public if d["desc"].startswith(prefixes) and d["active"]]
+    pair = []
+    for node in (core, quill):
+        node.rpc("createwallet", name, True, True)
+        w = Wallet(node, name)
+        assert all(r["success"] for r in w.rpc("importdescriptors", requests))
+        pair.append(w)
+    return {"c": pair[0], "q": pair[1]}
+
+
+def _build(core: Any, quill: Any) -> dict[str, Any]:
+    core.rpc("createwallet", "keys")
+    keys = Wallet(core, "keys")
+    miner = keys.rpc("getnewaddress", "", "bech32")
+    core.rpc("generatetoaddress", 110, miner)
+    sync(core, quill)
+    sc: dict[str, Any] = {"keys": keys, "miner": miner}
+    sc["bnb"] = _pair(core, quill, "bnb", ("wpkh(",))
+    sc["conf"] = _pair(core, quill, "conf", ("wpkh(",))
+    sc["mix"] = _pair(core, quill, "mix", ("wpkh(", "tr("))
+    sc["many"] = _pair(core, quill, "many", ("wpkh(", "tr("))
+
+    def pay(s: dict[str, Any], kind: str, amount: Any) -> dict[str, Any]:
+        address = s["c"].rpc("getnewaddress", "", kind)
+        assert s["q"].rpc("getnewaddress", "", kind) == address
+        # 25 sat/vB: above every rate used below, so no unconfirmed parent needs a fee bump.
+        txid = keys.rpc("sendtoaddress", address, str(amount), "", "", False, True, None, "unset", None, 25)
+        tx = core.rpc("getrawtransaction", txid, True)
+        vout = next(o["n"] for o in tx["vout"] if o["scriptPubKey"].get("address") == address)
+        return {"txid": txid, "vout": vout}
+
+    for amount in POWERS:
+        pay(sc["bnb"], "bech32", amount)
+    pay(sc["mix"], "bech32", "1.0")
+    pay(sc["mix"], "bech32m", "1.0")
+    rng = random.Random(12)
+    for i in range(40):
+        pay(sc["many"], ("bech32", "bech32m")[i % 2], btc(rng.randrange(20_000, 30_000_000)))
+    sc["X"] = pay(sc["conf"], "bech32", "1.0")
+    core.rpc("generatetoaddress", 4, miner)
+    sc["Y"] = pay(sc["conf"], "bech32", "2.0")
+    core.rpc("generatetoaddress", 2, miner)
+    sc["Z"] = pay(sc["conf"], "bech32", "4.0")            # unconfirmed, from another wallet: unsafe
+    sync(core, quill)
+    return sc
+
+
+def canonical(core: Any, result: Any) -> Any:
+    """An answer with the inputs in outpoint order (Core shuffles auto-selected inputs)."""
+    if result[0] != "ok" or "psbt" not in result[1]:
+        return result
+    decoded = core.rpc("decodepsbt", result[1]["psbt"])
+    decoded["inputs"].sort(key=lambda i: (i["previous_txid"], i["previous_vout"]))
+    return decoded, result[1]["fee"], result[1]["changepos"]
+
+
+def same(core: Any, s: dict[str, Any], method: str, *params: Any, exact: bool = True) -> Any:
+    theirs, ours = answer(s["c"], method, *params), answer(s["q"], method, *params)
+    # The decoded answers first (a readable difference), then for exact cases the bytes.
+    assert canonical(core, ours) == canonical(core, theirs), (method, params)
+    if exact:
+        assert ours == theirs, (method, params)
+    return theirs
+
+
+def _kind(script_hex: str) -> str:
+    script = bytes.fromhex(script_hex)
+    if script[:2] == b"\x00\x14":
+        return "witness_v0_keyhash"
+    if script[:2] == b"\x51\x20":
+        return "witness_v1_taproot"
+    return "scripthash"
+
+
+def _cs(n: int) -> int:
+    return 1 if n < 253 else 3
+
+
+def check_invariants(core: Any, result: Any, rate: int, recipients: int) -> int:
+    """Funds conserved, the fee exactly the rate on Core's signed-size estimate; returns the waste
+    (Core's metric) of the answer."""
+    assert result[0] == "ok", result
+    decoded = core.rpc("decodepsbt", result[1]["psbt"])
+    values_in = [sats(i["witness_utxo"]["amount"]) for i in decoded["inputs"]]
+    kinds_in = [_kind(i["witness_utxo"]["scriptPubKey"]["hex"]) for i in decoded["inputs"]]
+    outs = [{"value": o["amount"], "scriptPubKey": o["script"]} for o in decoded["outputs"]]
+    fee = sats(result[1]["fee"])
+    assert sum(values_in) == sum(sats(o["value"]) for o in outs) + fee
+    assert len({(i["previous_txid"], i["previous_vout"]) for i in decoded["inputs"]}) == len(values_in)
+    weight = (8 + _cs(len(values_in)) + _cs(len(outs))) * 4 + 2
+    weight += sum(8 + 1 + len(o["scriptPubKey"]["hex"]) // 2 for o in outs) * 4
+    weight += sum(INPUT_WEIGHT[k] for k in kinds_in)
+    vsize = -(-weight // 4)
+    changepos = result[1]["changepos"]
+    # Whole sat/vB rates: no rounding. Without change the excess goes to the fee too.
+    assert fee == rate * vsize if changepos != -1 else fee >= rate * vsize, (fee, rate, vsize)
+    input_waste = sum(rate * -(-INPUT_WEIGHT[k] // 4) - LONG_TERM_RATE * -(-INPUT_WEIGHT[k] // 4) for k in kinds_in)
+    if changepos == -1:
+        # No change: the excess over the recipients and the fee without inputs is waste too.
+        no_input_fee = rate * (10 + _cs(recipients) + sum(8 + 1 + len(o["scriptPubKey"]["hex"]) // 2 for o in outs))
+        input_fees = sum(rate * -(-INPUT_WEIGHT[k] // 4) for k in kinds_in)
+        excess = sum(values_in) - input_fees - sum(sats(o["value"]) for o in outs) - no_input_fee
+        return input_waste + excess
+    change_kind = _kind(outs[changepos]["scriptPubKey"]["hex"])
+    cost_of_change = DISCARD_RATE * -(-INPUT_WEIGHT[change_kind] // 4) + rate * OUTPUT_SIZE[change_kind]
+    return input_waste + cost_of_change
+
+
+def test_branch_and_bound_match_equals_cores(scenario: Any) -> None:
+    """At 20 sat/vB a changeless match of one or two coins wastes least: both find the one subset."""
+    core, _, sc = scenario
+    s = sc["bnb"]
+    dest = sc["keys"].rpc("getnewaddress", "", "bech32")
+    rate = 20
+    for subset in ([2], [0, 5], [4, 6], [7], [1, 3]):
+        value = sum(sats(POWERS[i]) for i in subset)
+        # Effective value of the subset, less the fee of the outputs and overhead, less a little.
+        amount = value - len(subset) * rate * 68 - rate * (10 + 1 + 31) - 37
+        result = same(core, s, "walletcreatefundedpsbt", [], [{dest: btc(amount)}], 0, {"fee_rate": rate},
+                      exact=len(subset) == 1)
+        assert result[0] == "ok" and result[1]["changepos"] == -1, result
+        assert len(core.rpc("decodepsbt", result[1]["psbt"])["inputs"]) == len(subset)
+
+
+def test_coin_grinder_lightest_set_equals_cores(scenario: Any) -> None:
+    """At 50 sat/vB (above 3x the long-term rate) the lightest input set with change wins; on
+    equal weight CoinGrinder keeps the smaller amount: the same coin, change and fee as Core."""
+    core, _, sc = scenario
+    s = sc["bnb"]
+    dest = sc["keys"].rpc("getnewaddress", "", "bech32")
+    for amount, position in (("0.1", 0), ("0.3", 1), ("0.5", 0)):
+        result = same(core, s, "walletcreatefundedpsbt", [], [{dest: amount}], 0,
+                      {"fee_rate": 50, "changePosition": position})
+        assert result[0] == "ok" and result[1]["changepos"] == position
+
+
+def test_eligibility_filters_and_coin_control_equal_cores(scenario: Any) -> None:
+    """Foreign coins need six confirmations first, then one; unconfirmed foreign coins only with
+    include_unsafe; minconf, maxconf and locked coins narrow the choice as in Core."""
+    core, _, sc = scenario
+    s = sc["conf"]
+    dest = sc["keys"].rpc("getnewaddress", "", "bech32")
+    base = {"fee_rate": 20, "changePosition": 0}
+    cases: list[tuple[Any, ...]] = [
+        ("0.5", base, True),                                  # X: the only coin with six confirmations
+        ("1.5", base, True),                                  # Y: needs the one-confirmation filter
+        ("2.5", base, False),                                 # X and Y
+        ("5", base, True),                                    # Z is unsafe: insufficient funds
+        ("5", {**base, "include_unsafe": True}, False),
+        ("1.5", {**base, "minconf": 3}, True),                # Y too young: insufficient
+        ("0.5", {**base, "maxconf": 5}, True),                # only Y
+        ("0.5", {**base, "minconf": 0, "maxconf": 0, "include_unsafe": True}, True),   # only Z
+        ("1.0", {"fee_rate": 20, "subtractFeeFromOutputs": [0]}, True),  # X exactly, fee from the amount
+        ("0.5", {**base, "minconf": -1}, True),
+        ("0.5", {**base, "minconf": 4, "maxconf": 3}, True),
+        ("0.5", {**base, "max_tx_weight": 100}, True),
+        ("0.5", {**base, "max_tx_weight": 400}, True),
+        ("0.00000200", base, True),                           # dust
+        ("21", base, True),                                   # more than the wallet has
+    ]
+    for amount, options, exact in cases:
+        same(core, s, "walletcreatefundedpsbt", [], [{dest: amount}], 0, options, exact=exact)
+    # A locked coin is not chosen: with X locked, Y pays.
+    for w in (s["c"], s["q"]):
+        assert w.rpc("lockunspent", False, [sc["X"]]) is True
+    try:
+        result = same(core, s, "walletcreatefundedpsbt", [], [{dest: "0.5"}], 0, base)
+        assert core.rpc("decodepsbt", result[1]["psbt"])["inputs"][0]["previous_txid"] == sc["Y"]["txid"]
+    finally:
+        for w in (s["c"], s["q"]):
+            w.rpc("lockunspent", True, [sc["X"]])
+    # Pre-selected inputs come first; more are added when allowed, never when not.
+    same(core, s, "walletcreatefundedpsbt", [sc["X"]], [{dest: "1.5"}], 0, {**base, "add_inputs": True})
+    same(core, s, "walletcreatefundedpsbt", [sc["X"]], [{dest: "1.5"}], 0, base)
+    raw = core.rpc("createrawtransaction", [], [{dest: "0.5"}])
+    same(core, s, "fundrawtransaction", raw, base)
+    raw = core.rpc("createrawtransaction", [sc["X"]], [{dest: "1.5"}])
+    same(core, s, "fundrawtransaction", raw, {**base, "replaceable": False})
+    same(core, s, "fundrawtransaction", raw, {**base, "add_inputs": False})
+    # Nothing was locked, and the change addresses handed out stay in step.
+    assert s["q"].rpc("listlockunspent") == [] == s["c"].rpc("listlockunspent")
+    assert s["q"].rpc("getrawchangeaddress", "bech32") == s["c"].rpc("getrawchangeaddress", "bech32")
+
+
+def test_output_types_are_not_mixed_unless_needed(scenario: Any) -> None:
+    core, _, sc = scenario
+    s = sc["mix"]
+    dest = sc["keys"].rpc("getnewaddress", "", "bech32")
+    # One type alone suffices: the taproot coin, cheaper to spend at 20 sat/vB, wastes less.
+    result = same(core, s, "walletcreatefundedpsbt", [], [{dest: "0.5"}], 0, {"fee_rate": 20, "changePosition": 1})
+    assert core.rpc("decodepsbt", result[1]["psbt"])["inputs"][0]["witness_utxo"]["scriptPubKey"]["type"] \
+        == "witness_v1_taproot"
+    same(core, s, "walletcreatefundedpsbt", [], [{dest: "1.5"}], 0, {"fee_rate": 20, "changePosition": 1},
+         exact=False)
+
+
+def test_random_choices_are_valid_and_waste_no_more_than_cores(scenario: Any) -> None:
+    """Knapsack and SRD draw at random: compare what does not depend on the draw."""
+    core, _, sc = scenario
+    s = sc["many"]
+    dest = sc["keys"].rpc("getnewaddress", "", "bech32")
+    for rate, amount in ((2, "0.3"), (5, "1.1"), (12, "0.05"), (40, "2.5"), (3, "4.0")):
+        options = {"fee_rate": rate}
+        core_waste = min(check_invariants(core, ("ok", s["c"].rpc("walletcreatefundedpsbt", [], [{dest: amount}],
+                                                                     0, options)), rate, 1) for _ in range(3))
+        ours = [check_invariants(core, ("ok", s["q"].rpc("walletcreatefundedpsbt", [], [{dest: amount}], 0,
+                                                         options)), rate, 1) for _ in range(3)]
+        # Each side keeps its least wasteful candidate; allow one change output's cost of slack.
+        slack = DISCARD_RATE * 68 + rate * 43
+        assert min(ours) <= core_waste + slack, (rate, amount, ours, core_waste)
+
+
+def test_a_client_library_funds_through_quill(scenario: Any) -> None:
+    """python-bitcoinlib's RawProxy calling walletcreatefundedpsbt, and a malformed request over
+    plain HTTP, get Core's answers."""
+    import bitcoin.rpc
+
+    core, quill, sc = scenario
+    dest = sc["keys"].rpc("getnewaddress", "", "bech32")
+    user, password = quill.user, quill.password
+    if user is None:
+        user, password = (quill.datadir / "regtest" / ".cookie").read_text().split(":", 1)
+    proxy = bitcoin.rpc.RawProxy(service_url=f"http://{user}:{password}@127.0.0.1:{quill.port}/wallet/conf")
+    ours = proxy._call("walletcreatefundedpsbt", [], [{dest: "0.5"}], 0, {"fee_rate": 20, "changePosition": 0})
+    theirs = sc["conf"]["c"].rpc("walletcreatefundedpsbt", [], [{dest: "0.5"}], 0,
+                                 {"fee_rate": 20, "changePosition": 0})
+    assert ours["psbt"] == theirs["psbt"] and Decimal(str(ours["fee"])) == theirs["fee"]
+    with pytest.raises(bitcoin.rpc.JSONRPCError) as failure:
+        proxy._call("walletcreatefundedpsbt", [], [{dest: "0.5"}], 0, {"fee_rate": 20, "minconf": "x"})
+    expected = answer(sc["conf"]["c"], "walletcreatefundedpsbt", [], [{dest: "0.5"}], 0,
+                      {"fee_rate": 20, "minconf": "x"})
+    assert ("error", failure.value.error["code"], failure.value.error["message"]) == expected
+    body = b'{"jsonrpc":"1.0","id":1,"method":"fundrawtransaction","params":["00zz"]}'
+    request = urllib.request.Request(f"http://127.0.0.1:{quill.port}/wallet/conf", data=body, method="POST")
+    request.add_header("Authorization", "Basic " + __import__("base64").b64encode(
+        f"{user}:{password}".encode()).decode())
+    try:
+        urllib.request.urlopen(request, timeout=30)
+        reply = None
+    except urllib.error.HTTPError as e:
+        reply = e.read()
+    assert reply is not None and b"TX decode failed" in reply
