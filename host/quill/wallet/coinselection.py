@@ -426,36 +426,53 @@ def select_srd(pool: list[OutputGroup], target: int, change_fee: int, rng: rando
 def _approximate_best_subset(rng: random.Random, groups: list[OutputGroup], total_lower: int, target: int,
                              max_weight: int) -> tuple[list[bool], int]:
     """Core's ApproximateBestSubset: random subsets (then the rest in a second pass), each taken
-    back one group as soon as it reaches the target, keeping the smallest total at or above it."""
+    back one group as soon as it reaches the target, keeping the smallest total at or above it.
+
+    Equivalent shortcut: once a group reaches the target and is taken back, the groups right after
+    it with the same amount and weight would do exactly the same (same total, same candidate, not
+    better), so they are skipped in one step."""
     n = len(groups)
     amounts = [g.amount for g in groups]
     weights = [g.weight for g in groups]
-    best = [True] * n
+    run_end = list(range(1, n + 1))   # the first index after i with another amount or weight
+    for i in range(n - 2, -1, -1):
+        if amounts[i] == amounts[i + 1] and weights[i] == weights[i + 1]:
+            run_end[i] = run_end[i + 1]
+    best = bytes([1]) * n
     best_total = total_lower
     for _ in range(KNAPSACK_ITERATIONS):
         if best_total == target:
             break
-        included = [False] * n
+        included = bytearray(n)
         total = weight = 0
-        reached = False
         coin_flips = format(rng.getrandbits(n), f"0{n}b") if n else ""
-        for first_pass in (True, False):
+        # First pass: the groups the coin flips chose; second (only if that never reached the
+        # target): all the others.
+        for flips, wanted in ((coin_flips, "1"), (None, "")):
+            if flips is None:
+                flips = "".join("0" if b else "1" for b in included)
+                wanted = "1"
+            reached = False
+            i = flips.find(wanted)
+            while i != -1:
+                total += amounts[i]
+                weight += weights[i]
+                if total >= target and weight <= max_weight:
+                    reached = True
+                    if total < best_total:
+                        included[i] = 1
+                        best_total = total
+                        best = bytes(included)
+                        included[i] = 0
+                    total -= amounts[i]
+                    weight -= weights[i]
+                    i = flips.find(wanted, run_end[i]) if run_end[i] < n else -1
+                else:
+                    included[i] = 1
+                    i = flips.find(wanted, i + 1)
             if reached:
                 break
-            for i in range(n):
-                if (coin_flips[i] == "1") if first_pass else not included[i]:
-                    total += amounts[i]
-                    weight += weights[i]
-                    included[i] = True
-                    if total >= target and weight <= max_weight:
-                        reached = True
-                        if total < best_total:
-                            best_total = total
-                            best = list(included)
-                        total -= amounts[i]
-                        weight -= weights[i]
-                        included[i] = False
-    return best, best_total
+    return [bool(b) for b in best], best_total
 
 
 def knapsack(groups: list[OutputGroup], target: int, change_target: int, rng: random.Random,

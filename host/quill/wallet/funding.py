@@ -53,6 +53,28 @@ def dust_threshold(txout: TxOut, rate_per_kvb: int) -> int:
     return fee_for(rate_per_kvb, size)
 
 
+def _script_size(node: Any) -> int:
+    """Core's Descriptor::ScriptSize: the length of the script a node stands for (compressed keys)."""
+    if node.kind in ("multi", "sortedmulti"):
+        return 3 + 34 * len(node.keys)  # OP_k, each key's push, OP_n, OP_CHECKMULTISIG (n <= 16)
+    sizes = {"pkh": 25, "wpkh": 22, "sh": 23, "wsh": 34, "tr": 34, "pk": 35}
+    if node.kind not in sizes:
+        raise FundingError("Not solvable pre-selected input")
+    return sizes[node.kind]
+
+
+def _max_sat_size(node: Any) -> tuple[int, int]:
+    """Core's MaxSatSize and MaxSatisfactionElems of a script inside sh() or wsh(): the bytes of
+    the largest satisfaction (maximum-size signatures) and its stack elements."""
+    if node.kind in ("multi", "sortedmulti"):
+        return 1 + (1 + MAX_SIG_SIZE) * node.threshold, 1 + node.threshold  # the dummy, then k signatures
+    if node.kind == "pk":
+        return 1 + MAX_SIG_SIZE, 1
+    if node.kind in ("pkh", "wpkh"):
+        return (1 + MAX_SIG_SIZE) + (1 + 33), 2
+    raise FundingError("Not solvable pre-selected input")
+
+
 def _max_satisfaction(node: Any) -> tuple[int, int, bool]:
     """(weight of the satisfaction, witness stack elements, is segwit) of a descriptor node, as
     Core's MaxSatisfactionWeight/MaxSatisfactionElems with maximum-size signatures."""
@@ -60,20 +82,27 @@ def _max_satisfaction(node: Any) -> tuple[int, int, bool]:
         return (1 + MAX_SIG_SIZE) + (1 + 33), 2, True
     if node.kind == "tr" and node.sub is None:
         return 1 + SCHNORR_SIG_SIZE, 1, True
-    if node.kind == "sh" and node.sub.kind == "wpkh":
+    if node.kind == "wsh":
+        size, elems = _max_sat_size(node.sub)
+        script = _script_size(node.sub)
+        return size + compact_size_len(script) + script, elems + 1, True
+    if node.kind == "sh" and node.sub.kind in ("wpkh", "wsh"):
         sat, elems, _ = _max_satisfaction(node.sub)
-        return (1 + 22) * WITNESS_SCALE_FACTOR + sat, elems, True
+        return (1 + _script_size(node.sub)) * WITNESS_SCALE_FACTOR + sat, elems, True
+    if node.kind == "sh":
+        size, elems = _max_sat_size(node.sub)
+        return (1 + _script_size(node.sub) + size) * WITNESS_SCALE_FACTOR, elems, False
     if node.kind == "pkh":
         return ((1 + MAX_SIG_SIZE) + (1 + 33)) * WITNESS_SCALE_FACTOR, 2, False
     raise FundingError("Not solvable pre-selected input")
 
 
-def max_input_weight(node: Any) -> int:
-    """Core's MaxInputWeight for a transaction with a witness: prevout, sequence, scriptSig length,
-    witness stack count and the satisfaction."""
+def max_input_weight(node: Any, tx_is_segwit: bool = True) -> int:
+    """Core's MaxInputWeight: prevout, sequence, scriptSig length, witness stack count (for every
+    input once any input has a witness) and the satisfaction."""
     sat, elems, segwit = _max_satisfaction(node)
     scriptsig_len = 1 if segwit else compact_size_len(sat // WITNESS_SCALE_FACTOR)
-    witstack_len = compact_size_len(elems) if segwit else 1
+    witstack_len = compact_size_len(elems) if segwit else (1 if tx_is_segwit else 0)
     return (32 + 4 + 4 + scriptsig_len) * WITNESS_SCALE_FACTOR + witstack_len + sat
 
 
@@ -241,10 +270,11 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
 def _signed_weight(tx: Transaction, nodes: list[Any]) -> int:
     """Core's CalculateMaximumSignedTxSize (as weight): the transaction as if every input were signed."""
     weight = (4 + 4 + compact_size_len(len(tx.vin)) + compact_size_len(len(tx.vout))) * WITNESS_SCALE_FACTOR
-    if any(_max_satisfaction(node)[2] for node in nodes):
+    segwit = any(_max_satisfaction(node)[2] for node in nodes)
+    if segwit:
         weight += 2  # segwit marker and flag
     weight += sum(output_size(o) for o in tx.vout) * WITNESS_SCALE_FACTOR
-    weight += sum(max_input_weight(node) for node in nodes)
+    weight += sum(max_input_weight(node, segwit) for node in nodes)
     return weight
 
 
