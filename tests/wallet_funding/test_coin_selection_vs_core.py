@@ -247,6 +247,9 @@ def test_eligibility_filters_and_coin_control_equal_cores(scenario: Any) -> None
         ("1.5", {**base, "minconf": 3}, True),                # Y too young: insufficient
         ("0.5", {**base, "maxconf": 5}, True),                # only Y
         ("0.5", {**base, "minconf": 0, "maxconf": 0, "include_unsafe": True}, True),   # only Z
+        # Z's parent paid 25 sat/vB: at 40 the new transaction also pays the parent's shortfall.
+        ("0.5", {**base, "fee_rate": 40, "minconf": 0, "maxconf": 0, "include_unsafe": True}, True),
+        ("3.99", {**base, "fee_rate": 40, "minconf": 0, "maxconf": 0, "include_unsafe": True}, True),
         ("1.0", {"fee_rate": 20, "subtractFeeFromOutputs": [0]}, True),  # X exactly, fee from the amount
         ("0.5", {**base, "minconf": -1}, True),
         ("0.5", {**base, "minconf": 4, "maxconf": 3}, True),

@@ -154,13 +154,16 @@ def _available_coins(ctx: Any, wallet: Any, tx: Transaction, min_depth: int, max
             row = wallet.store.get_tx(txid)
             from_me[txid] = row is not None and wallet.debit(row.tx) > 0
         ancestors = descendants = 0
+        ancestry: dict[bytes, tuple[int, int]] = {}
         if coin.depth == 0:
             pool = manager.chain.mempool() if pool is None else pool
             if txid in pool:
-                ancestors = 1 + len(pool.ancestors(txid))
+                family = [txid, *pool.ancestors(txid)]
+                ancestors = len(family)
                 descendants = len(pool.descendants(txid))
+                ancestry = {t: (pool.get(t).vsize, pool.get(t).fee) for t in family}
         out.append(funding.Coin(coin.txout, _solving_node(wallet, coin.txout.script_pubkey), coin.outpoint,
-                                coin.depth, from_me[txid], ancestors, descendants))
+                                coin.depth, from_me[txid], ancestors, descendants, ancestry))
     return out
 
 

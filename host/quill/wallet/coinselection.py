@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -74,6 +75,7 @@ class CoinOutput:
     long_term_fee: int = 0
     ancestors: int = 0
     descendants: int = 0
+    ancestor_bump_fees: int = 0   # what its unconfirmed ancestors lack at the fee rate (in `fee`)
 
     @property
     def effective_value(self) -> int:
@@ -81,10 +83,13 @@ class CoinOutput:
 
 
 def make_output(outpoint: OutPoint, txout: TxOut, depth: int, input_bytes: int, from_me: bool, output_type: str,
-                feerate: int, long_term_feerate: int, ancestors: int = 0, descendants: int = 0) -> CoinOutput:
-    fee = 0 if input_bytes < 0 else fee_at(feerate, input_bytes)
+                feerate: int, long_term_feerate: int, ancestors: int = 0, descendants: int = 0,
+                bump_fee: int = 0) -> CoinOutput:
+    """Core's COutput with ApplyBumpFee: an unconfirmed coin also pays its ancestors' shortfall."""
+    fee = (0 if input_bytes < 0 else fee_at(feerate, input_bytes)) + bump_fee
     long_term = 0 if input_bytes < 0 else fee_at(long_term_feerate, input_bytes)
-    return CoinOutput(outpoint, txout, depth, input_bytes, from_me, output_type, fee, long_term, ancestors, descendants)
+    return CoinOutput(outpoint, txout, depth, input_bytes, from_me, output_type, fee, long_term, ancestors, descendants,
+                      bump_fee)
 
 
 class OutputGroup:
@@ -156,6 +161,8 @@ class SelectionParams:
     avoid_partial_spends: bool = False
     include_unsafe_inputs: bool = False
     max_tx_weight: int | None = None
+    # Core's calculateCombinedBumpFee: the shortfall of the unconfirmed coins' ancestors together.
+    combined_bump_fee: Callable[[list[CoinOutput]], int] | None = None
     spend_zero_conf_change: bool = True
     reject_long_chains: bool = True
 
@@ -170,6 +177,7 @@ class Selection:
     use_effective: bool = False
     weight: int = 0
     waste: int | None = None
+    bump_fee_discount: int = 0   # shared ancestors counted once rather than per coin
 
     def add(self, group: OutputGroup) -> None:
         for coin in group.outputs:
@@ -190,7 +198,10 @@ class Selection:
         return sum(c.txout.value for c in self.inputs.values())
 
     def selected_effective_value(self) -> int:
-        return sum(c.effective_value for c in self.inputs.values())
+        return sum(c.effective_value for c in self.inputs.values()) + self.bump_fee_discount
+
+    def total_bump_fees(self) -> int:
+        return sum(c.ancestor_bump_fees for c in self.inputs.values()) - self.bump_fee_discount
 
     def change(self, min_viable_change: int, change_fee: int) -> int:
         """Core's GetChange: what is left for a change output, 0 when not worth one."""
@@ -201,7 +212,7 @@ class Selection:
         return 0 if change < min_viable_change else change
 
     def recalculate_waste(self, min_viable_change: int, change_cost: int, change_fee: int) -> None:
-        waste = sum(c.fee - c.long_term_fee for c in self.inputs.values())
+        waste = sum(c.fee - c.long_term_fee for c in self.inputs.values()) - self.bump_fee_discount
         if self.change(min_viable_change, change_fee):
             waste += change_cost
         else:
@@ -594,6 +605,10 @@ def choose_selection(target: int, groups: Groups, params: SelectionParams) -> Se
     if not results:
         raise errors[0] if errors else SelectionError()
     for result in results:
+        unconfirmed = [c for c in result.inputs.values() if c.depth == 0]
+        if unconfirmed and params.combined_bump_fee is not None:
+            summed = sum(c.ancestor_bump_fees for c in unconfirmed)
+            result.bump_fee_discount = summed - params.combined_bump_fee(unconfirmed)
         result.recalculate_waste(params.min_viable_change, params.cost_of_change, params.change_fee)
     return min(results, key=Selection.rank)
 

@@ -138,6 +138,8 @@ class Coin:
     from_me: bool = False
     ancestors: int = 0
     descendants: int = 0
+    # An unconfirmed coin's transaction and its unconfirmed ancestors: txid -> (vsize, fee).
+    ancestry: dict[bytes, tuple[int, int]] = field(default_factory=dict)
 
     def input_bytes(self) -> int:
         if self.node is None:
@@ -197,10 +199,17 @@ def _selection_params(tx: Transaction, rules: FundingRules) -> cs.SelectionParam
         include_unsafe_inputs=rules.include_unsafe, max_tx_weight=rules.max_tx_weight)
 
 
+def shortfall(ancestry: dict[bytes, tuple[int, int]], rate_per_kvb: int) -> int:
+    """What unconfirmed transactions lack to pay `rate` together (Core's bump fee, for ancestors
+    that no richer descendant already pays for)."""
+    return max(0, fee_for(rate_per_kvb, sum(v for v, _ in ancestry.values())) - sum(f for _, f in ancestry.values()))
+
+
 def _outputs(coins: list[Coin], params: cs.SelectionParams) -> list[cs.CoinOutput]:
     return [cs.make_output(c.outpoint, c.txout, c.depth, c.input_bytes(), c.from_me,
                            "unknown" if c.node is None else output_type_of(c.node),
-                           params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants)
+                           params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants,
+                           shortfall(c.ancestry, params.effective_feerate) if c.depth == 0 else 0)
             for c in coins]
 
 
@@ -226,6 +235,15 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     preset_outputs = _outputs(preset, params)
     candidates = rules.available if rules.allow_other_inputs else []
     available = _outputs(candidates, params)
+    ancestry_of = {id(o): c.ancestry for o, c in zip(available + preset_outputs, candidates + preset, strict=True)}
+
+    def combined(coins: list[cs.CoinOutput]) -> int:
+        together: dict[bytes, tuple[int, int]] = {}
+        for coin in coins:
+            together.update(ancestry_of[id(coin)])
+        return shortfall(together, rules.rate_per_kvb)
+
+    params.combined_bump_fee = combined
     try:
         selection = cs.select_coins(available, preset_outputs, target, params, rules.allow_other_inputs,
                                     PRESET_SHORT)
@@ -247,7 +265,7 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     if any(node is None for node in spent_nodes):
         raise FundingError("Missing solving data for estimating transaction size")
     weight = _signed_weight(out, spent_nodes)
-    fee_needed = fee_for(rules.rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR))
+    fee_needed = fee_for(rules.rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR)) + selection.total_bump_fees()
     selected = selection.selected_value()
     current_fee = selected - sum(o.value for o in out.vout)
     if pos != -1 and fee_needed < current_fee:
