@@ -137,7 +137,7 @@ def canonical(core: Any, result: Any) -> Any:
         return result
     decoded = core.rpc("decodepsbt", result[1]["psbt"])
     decoded["inputs"].sort(key=lambda i: (i["previous_txid"], i["previous_vout"]))
-    return decoded, result[1]["fee"], result[1]["changepos"]
+    return decoded, result[1].get("fee"), result[1].get("changepos"), result[1].get("complete")
 
 
 def same(core: Any, s: dict[str, Any], method: str, *params: Any, exact: bool = True) -> Any:
@@ -330,6 +330,37 @@ def test_random_choices_are_valid_and_waste_no_more_than_cores(scenario: Any) ->
         # no more than Core's, within twice the cost of a change output (the metric's granularity).
         slack = 2 * (DISCARD_RATE * 68 + rate * 43)
         assert wastes["q"][4] <= wastes["c"][4] + slack, (rate, amount, wastes)
+
+
+def test_send_hands_back_the_psbt_to_sign(scenario: Any) -> None:
+    """send from a wallet without private keys: Core's PSBT with complete false. Without a locktime
+    both pick one near the tip against fee sniping (at random one time in ten)."""
+    core, _, sc = scenario
+    s = sc["conf"]
+    dest = sc["keys"].rpc("getnewaddress", "", "bech32")
+    tip = core.rpc("getblockcount")
+    for params in (([{dest: "0.5"}], None, None, 20, {"change_position": 0}),
+                   ([{dest: "1.5"}], None, None, None, {"fee_rate": 20, "change_position": 1, "replaceable": False})):
+        theirs, ours = answer(s["c"], "send", *params), answer(s["q"], "send", *params)
+        assert theirs[0] == ours[0] == "ok" and ours[1]["complete"] is False and list(ours[1]) == list(theirs[1])
+        decoded = [canonical(core, ("ok", {"psbt": r[1]["psbt"], "fee": 0, "changepos": 0}))[0] for r in (ours, theirs)]
+        locktimes = [d.pop("fallback_locktime") for d in decoded]
+        assert decoded[0] == decoded[1] and all(tip - 99 <= t <= tip for t in locktimes), (params, locktimes)
+    cases: list[tuple[Any, ...]] = [
+        ([{dest: "0.5"}], None, None, 20, {"change_position": 0, "locktime": 7}),
+        ([{dest: "0.5"}], 6, None, None, {}),
+        ([{dest: "0.5"}], 6, "economical", None, {"conf_target": 3}),
+        ([{dest: "0.5"}], None, None, 20, {"fee_rate": 20}),
+        ([{dest: "0.5"}], None, None, 20, {"feeRate": "0.0002"}),
+        ([{dest: "0.5"}], None, None, 20, {"changePosition": 0}),
+        ([{dest: "0.5"}], None, None, 20, {"subtractFeeFromOutputs": [0]}),
+        ([{dest: "0.5"}], None, None, 20, {"colour": "blue"}),
+        ([{dest: "50"}], None, None, 20, {}),
+    ]
+    for params in cases:
+        same(core, s, "send", *params)
+    assert s["q"].rpc("help", "send") == core.rpc("help", "send")
+    assert s["q"].rpc("getrawchangeaddress", "bech32") == s["c"].rpc("getrawchangeaddress", "bech32")
 
 
 def test_a_client_library_funds_through_quill(scenario: Any) -> None:

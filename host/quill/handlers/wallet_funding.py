@@ -4,6 +4,8 @@ quill.wallet.funding (coin selection quill.wallet.coinselection); the PSBT's wal
 quill.wallet.psbt_fill."""
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
 from quill.amount import Amount
@@ -19,7 +21,7 @@ from quill.rpc.errors import (
     RPC_WALLET_ERROR,
     RPCError,
 )
-from quill.rpc.registry import ANY, BOOL, NUM, OBJ, STR_HEX, Method, Param
+from quill.rpc.registry import ANY, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
 from quill.tx.address import AddressError, decode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
@@ -296,6 +298,62 @@ def fundrawtransaction(ctx: Any, args: list[Any]) -> Any:
     return {"hex": funded.tx.hex(), "fee": Amount(funded.fee), "changepos": funded.change_pos}
 
 
+def _fee_instructions(conf_target: Any, estimate_mode: Any, fee_rate: Any, options: dict[str, Any]) -> None:
+    """Core's InterpretFeeEstimationInstructions: send's fee arguments, or the same in options."""
+    if "conf_target" in options or "estimate_mode" in options:
+        if conf_target is not None or estimate_mode is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Pass conf_target and estimate_mode either as arguments or in the "
+                                                  "options object, but not both")
+    else:
+        options["conf_target"], options["estimate_mode"] = conf_target, estimate_mode
+    if "fee_rate" in options:
+        if fee_rate is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Pass the fee_rate either as an argument, or in the options object, "
+                                                  "but not both")
+    else:
+        options["fee_rate"] = fee_rate
+    if options["conf_target"] is not None and (options["estimate_mode"] is None
+                                               or get_str(options["estimate_mode"]) == "unset"):
+        raise RPCError(RPC_INVALID_PARAMETER, "Specify estimate_mode")
+
+
+# Core's PreventOutdatedOptions: send takes only the snake_case spellings.
+_OUTDATED = (("feeRate", "Use fee_rate (sat/vB) instead of feeRate"),
+             ("changeAddress", "Use change_address instead of changeAddress"),
+             ("changePosition", "Use change_position instead of changePosition"),
+             ("includeWatching", "Use include_watching instead of includeWatching"),
+             ("lockUnspents", "Use lock_unspents instead of lockUnspents"),
+             ("subtractFeeFromOutputs", "Use subtract_fee_from_outputs instead of subtractFeeFromOutputs"))
+
+
+def send(ctx: Any, args: list[Any]) -> Any:
+    """Core's send for a wallet without private keys: fund, then hand back the PSBT to sign
+    (complete false); nothing is broadcast or stored."""
+    outputs, conf_target, estimate_mode, fee_rate, options_v, version = args
+    options = {} if options_v is None else dict(get_obj(options_v))
+    _fee_instructions(conf_target, estimate_mode, fee_rate, options)
+    for key, message in _OUTDATED:
+        if key in options:
+            raise RPCError(RPC_INVALID_PARAMETER, message)
+    replaceable = options.get("replaceable")
+    chain = ctx.node.chain_name
+    tx = construct_transaction([options.get("inputs"), outputs, options.get("locktime"),
+                                None if replaceable is None else get_bool(replaceable), version], chain)
+    options = _options(options)
+    manager = _manager(ctx)
+    with _Locked(ctx) as wallet:
+        funded = _fund(ctx, wallet, tx, options, not tx.vin, chain)
+        tx = funded.tx
+        if options.get("locktime") is None and all(
+                txin.sequence in (funding.SEQUENCE_NONFINAL, funding.MAX_BIP125_RBF_SEQUENCE) for txin in tx.vin):
+            height, tip_hash = wallet.tip()
+            funding.discourage_fee_sniping(tx, random.Random(), height, manager.chain.entry(tip_hash).header.time,
+                                           int(time.time()), manager.chain.is_initial_block_download())
+        psbt = psbt_from_tx(tx, _psbt_version(None))
+        fill_psbt(wallet, psbt, True)
+    return {"psbt": encode_base64_psbt(psbt), "complete": False}
+
+
 def _m(name: str, category: str, handler: Any, params: list[Param]) -> Method:
     return Method(name, category, handler, params, wallet=True, core_help=core_help(name))
 
@@ -306,5 +364,8 @@ METHODS = [
         Param("bip32derivs", BOOL), Param("version", NUM), Param("psbt_version", NUM)]),
     _m("fundrawtransaction", "rawtransactions", fundrawtransaction,
        [Param("hexstring", STR_HEX, required=True), Param("options", ANY), Param("iswitness", BOOL)]),
+    _m("send", "wallet", send,
+       [Param("outputs", ANY, required=True), Param("conf_target", NUM), Param("estimate_mode", STR),
+        Param("fee_rate", ANY), Param("options", OBJ), Param("version", NUM)]),
 ]
 

@@ -316,3 +316,18 @@ def _subtract_fee(tx: Transaction, recipients: list[TxOut], subtract_from: set[i
                     raise FundingError("The transaction amount is too small to pay the fee")
                 raise FundingError("The transaction amount is too small to send after the fee has been deducted")
         i += 1
+
+
+MAX_ANTI_FEE_SNIPING_TIP_AGE = 8 * 60 * 60  # seconds: Core's limit for trusting the tip's height
+
+
+def discourage_fee_sniping(tx: Transaction, rng: random.Random, tip_height: int, tip_time: int, now: int,
+                           initial_download: bool) -> None:
+    """Core's DiscourageFeeSniping: the locktime at the tip's height (one time in ten up to 99
+    blocks earlier), or 0 when the tip is not current."""
+    if initial_download or tip_time < now - MAX_ANTI_FEE_SNIPING_TIP_AGE:
+        tx.locktime = 0
+        return
+    tx.locktime = tip_height
+    if rng.randrange(10) == 0:
+        tx.locktime = max(0, tip_height - rng.randrange(100))
