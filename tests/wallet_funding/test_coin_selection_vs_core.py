@@ -41,7 +41,8 @@ def sats(amount: Any) -> int:
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+    # A small keypool: Core's wallets here only lend their account keys.
+    with BitcoinD(tmp_path_factory.mktemp("core"), "-keypool=10") as core:
         quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
                             "-chainpollinterval=100").start()
         try:
@@ -50,13 +51,10 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
             quill.stop()
 
 
-def _pair(core: Any, quill: Any, name: str, prefixes: tuple[str, ...]) -> Any:
-    """Watch-only wallets on both holding the public descriptors of a Core wallet of their own."""
-    core.rpc("createwallet", f"src-{name}")
-    public = core.rpc("listdescriptors", wallet=f"src-{name}")["descriptors"]
-    requests = [{"desc": d["desc"], "timestamp": 0, "active": True, "internal": d.get("internal", False),
-                 "range": d["range"], "next_index": d["next_index"]}
-                for d in public if d["desc"].startswith(prefixes) and d["active"]]
+def _import(core: Any, quill: Any, name: str, bodies: list[tuple[str, bool]]) -> Any:
+    """The same watch-only wallet on both: these descriptors (body, internal), active."""
+    requests = [{"desc": core.rpc("getdescriptorinfo", body)["descriptor"], "timestamp": 0, "active": True,
+                 "internal": internal, "range": [0, 40]} for body, internal in bodies]
     pair = []
     for node in (core, quill):
         node.rpc("createwallet", name, True, True)
@@ -66,62 +64,59 @@ def _pair(core: Any, quill: Any, name: str, prefixes: tuple[str, ...]) -> Any:
     return {"c": pair[0], "q": pair[1]}
 
 
-def _multisig_pair(core: Any, quill: Any, name: str, template: str) -> Any:
-    """Watch-only 2-of-3 wallets (receive and change) from three Core wallets' BIP84 keys."""
-    keys = []
-    for i in range(3):
-        core.rpc("createwallet", f"{name}-signer{i}")
-        desc = next(d["desc"] for d in core.rpc("listdescriptors", wallet=f"{name}-signer{i}")["descriptors"]
-                    if d["desc"].startswith("wpkh(") and not d["internal"])
-        keys.append(desc[len("wpkh("):desc.index("/0/*)")])
-    requests = []
-    for branch, internal in ((0, False), (1, True)):
-        body = template.format(",".join(f"{k}/{branch}/*" for k in keys))
-        desc = core.rpc("getdescriptorinfo", body)["descriptor"]
-        requests.append({"desc": desc, "timestamp": 0, "active": True, "internal": internal, "range": [0, 20]})
-    pair = []
-    for node in (core, quill):
-        node.rpc("createwallet", name, True, True)
-        w = Wallet(node, name)
-        assert all(r["success"] for r in w.rpc("importdescriptors", requests)), w.rpc("importdescriptors", requests)
-        pair.append(w)
-    return {"c": pair[0], "q": pair[1]}
+def _key(core: Any, wallet: str, prefix: str) -> str:
+    """A Core wallet's account key with its origin, from its receive descriptor of this kind."""
+    desc = next(d["desc"] for d in core.rpc("listdescriptors", wallet=wallet)["descriptors"]
+                if d["desc"].startswith(prefix) and not d["internal"])
+    return desc[len(prefix):desc.index("/0/*)")]  # e.g. [fingerprint/84h/1h/0h]tpub...
 
 
 def _build(core: Any, quill: Any) -> dict[str, Any]:
     core.rpc("createwallet", "keys")
     keys = Wallet(core, "keys")
     miner = keys.rpc("getnewaddress", "", "bech32")
-    core.rpc("generatetoaddress", 110, miner)
-    sync(core, quill)
+    core.rpc("generatetoaddress", 101, miner)
     sc: dict[str, Any] = {"keys": keys, "miner": miner}
-    sc["bnb"] = _pair(core, quill, "bnb", ("wpkh(",))
-    sc["conf"] = _pair(core, quill, "conf", ("wpkh(",))
-    sc["mix"] = _pair(core, quill, "mix", ("wpkh(", "tr("))
-    sc["many"] = _pair(core, quill, "many", ("wpkh(", "tr("))
-    sc["wsh"] = _multisig_pair(core, quill, "wsh", "wsh(sortedmulti(2,{}))")
-    sc["shwsh"] = _multisig_pair(core, quill, "shwsh", "sh(wsh(multi(2,{})))")
-    sc["sh"] = _multisig_pair(core, quill, "sh", "sh(sortedmulti(2,{}))")
+    # Every wallet its own branches of one account's keys (no two wallets share a script).
+    core.rpc("createwallet", "src")
+    wpkh, tr = _key(core, "src", "wpkh("), _key(core, "src", "tr(")
+    for i, (name, kinds) in enumerate((("bnb", ("wpkh",)), ("conf", ("wpkh",)), ("mix", ("wpkh", "tr")),
+                                       ("many", ("wpkh", "tr")))):
+        bodies = [(f"{kind}({wpkh if kind == 'wpkh' else tr}/{2 * i + 2 + internal}/*)", bool(internal))
+                  for kind in kinds for internal in (0, 1)]
+        sc[name] = _import(core, quill, name, bodies)
+    signers = [wpkh, _key(core, "src", "pkh("), _key(core, "src", "sh(wpkh(")]  # three accounts' keys
+    for name, template in (("wsh", "wsh(sortedmulti(2,{}))"), ("shwsh", "sh(wsh(multi(2,{})))"),
+                           ("sh", "sh(sortedmulti(2,{}))")):
+        sc[name] = _import(core, quill, name, [(template.format(",".join(f"{k}/{branch}/*" for k in signers)),
+                                                bool(branch)) for branch in (0, 1)])
+    sync(core, quill)
 
-    def pay(s: dict[str, Any], kind: str, amount: Any) -> dict[str, Any]:
+    def address(s: dict[str, Any], kind: str) -> str:
         address = s["c"].rpc("getnewaddress", "", kind)
         assert s["q"].rpc("getnewaddress", "", kind) == address
-        # 25 sat/vB: above every rate used below, so no unconfirmed parent needs a fee bump.
-        txid = keys.rpc("sendtoaddress", address, str(amount), "", "", False, True, None, "unset", None, 25)
+        return address
+
+    def pay(s: dict[str, Any], kind: str, amount: Any) -> dict[str, Any]:
+        to = address(s, kind)
+        # 25 sat/vB: the unconfirmed coin's parent pays less than the highest rate used below.
+        txid = keys.rpc("sendtoaddress", to, str(amount), "", "", False, True, None, "unset", None, 25)
         tx = core.rpc("getrawtransaction", txid, True)
-        vout = next(o["n"] for o in tx["vout"] if o["scriptPubKey"].get("address") == address)
+        vout = next(o["n"] for o in tx["vout"] if o["scriptPubKey"].get("address") == to)
         return {"txid": txid, "vout": vout}
 
+    batch: dict[str, str] = {}
     for amount in POWERS:
-        pay(sc["bnb"], "bech32", amount)
-    pay(sc["mix"], "bech32", "1.0")
-    pay(sc["mix"], "bech32m", "1.0")
+        batch[address(sc["bnb"], "bech32")] = str(amount)
+    batch[address(sc["mix"], "bech32")] = "1.0"
+    batch[address(sc["mix"], "bech32m")] = "1.0"
     for name, kind in (("wsh", "bech32"), ("shwsh", "p2sh-segwit"), ("sh", "legacy")):
         for amount in ("1.0", "3.0"):
-            pay(sc[name], kind, amount)
+            batch[address(sc[name], kind)] = amount
     rng = random.Random(12)
     for i in range(40):
-        pay(sc["many"], ("bech32", "bech32m")[i % 2], btc(rng.randrange(20_000, 30_000_000)))
+        batch[address(sc["many"], ("bech32", "bech32m")[i % 2])] = btc(rng.randrange(20_000, 30_000_000))
+    keys.rpc("sendmany", "", batch, 0, "", [], True, None, "unset", 25)
     sc["X"] = pay(sc["conf"], "bech32", "1.0")
     core.rpc("generatetoaddress", 4, miner)
     sc["Y"] = pay(sc["conf"], "bech32", "2.0")
@@ -325,11 +320,11 @@ def test_random_choices_are_valid_and_waste_no_more_than_cores(scenario: Any) ->
         for side in ("c", "q"):
             wastes[side] = sorted(
                 check_invariants(core, ("ok", s[side].rpc("walletcreatefundedpsbt", [], [{dest: amount}], 0, options)),
-                                 rate, 1) for _ in range(8))
+                                 rate, 1) for _ in range(5))
         # The same algorithms drawing from the same distribution: the typical (median) answer wastes
         # no more than Core's, within twice the cost of a change output (the metric's granularity).
         slack = 2 * (DISCARD_RATE * 68 + rate * 43)
-        assert wastes["q"][4] <= wastes["c"][4] + slack, (rate, amount, wastes)
+        assert wastes["q"][2] <= wastes["c"][2] + slack, (rate, amount, wastes)
 
 
 def test_send_hands_back_the_psbt_to_sign(scenario: Any) -> None:
