@@ -135,10 +135,24 @@ def canonical(core: Any, result: Any) -> Any:
     return decoded, result[1].get("fee"), result[1].get("changepos"), result[1].get("complete")
 
 
+def first_difference(a: Any, b: Any, path: str = "") -> str:
+    """Where two decoded answers first differ (for a readable failure)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if a.get(key) != b.get(key):
+                return first_difference(a.get(key), b.get(key), f"{path}.{key}")
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return first_difference(x, y, f"{path}[{i}]")
+    return f"{path}: {a!r} != {b!r}"
+
+
 def same(core: Any, s: dict[str, Any], method: str, *params: Any, exact: bool = True) -> Any:
     theirs, ours = answer(s["c"], method, *params), answer(s["q"], method, *params)
     # The decoded answers first (a readable difference), then for exact cases the bytes.
-    assert canonical(core, ours) == canonical(core, theirs), (method, params)
+    ours_c, theirs_c = canonical(core, ours), canonical(core, theirs)
+    assert ours_c == theirs_c, (method, params, first_difference(ours_c, theirs_c))
     if exact:
         assert ours == theirs, (method, params)
     return theirs
@@ -356,6 +370,45 @@ def test_send_hands_back_the_psbt_to_sign(scenario: Any) -> None:
         same(core, s, "send", *params)
     assert s["q"].rpc("help", "send") == core.rpc("help", "send")
     assert s["q"].rpc("getrawchangeaddress", "bech32") == s["c"].rpc("getrawchangeaddress", "bech32")
+
+
+def test_sendall_sweeps_the_wallet_as_cores(scenario: Any) -> None:
+    """sendall from a wallet without private keys: every coin (one per type, in Core's type order)
+    or the given ones, the remainder to the recipients without an amount, the PSBT to sign."""
+    core, _, sc = scenario
+    s = sc["mix"]
+    dest, other = (sc["keys"].rpc("getnewaddress", "", "bech32") for _ in range(2))
+    tip = core.rpc("getblockcount")
+    theirs, ours = (answer(w, "sendall", [dest], None, None, 20) for w in (s["c"], s["q"]))
+    decoded = [canonical(core, ("ok", {"psbt": r[1]["psbt"]}))[0] for r in (ours, theirs)]
+    locktimes = [d.pop("fallback_locktime") for d in decoded]
+    assert decoded[0] == decoded[1] and all(tip - 99 <= t <= tip for t in locktimes), locktimes
+    coin = s["c"].rpc("listunspent")[0]
+    outpoint = {"txid": coin["txid"], "vout": coin["vout"]}
+    cases: list[tuple[Any, ...]] = [
+        ([dest], None, None, 20, {"locktime": 0}),
+        ([{dest: "0.5"}, other], None, None, 7, {"locktime": 5}),
+        ([dest, other], None, None, None, {"fee_rate": 3, "replaceable": False, "locktime": 0}),
+        ([dest], None, None, 4, {"inputs": [outpoint], "locktime": 0}),
+        ([dest], None, None, 4, {"send_max": True, "locktime": 0}),
+        ([{dest: "0.5"}], None, None, 7, {}),
+        ([{dest: "5"}, other], None, None, 7, {}),
+        ([{dest: "1.99999"}, other], None, None, 7, {}),
+        ([{dest: "0.000001"}, other], None, None, 7, {}),
+        ([dest], None, None, 100_000, {}),
+        ([dest], None, None, 4, {"inputs": [outpoint], "send_max": True}),
+        ([dest], None, None, 4, {"inputs": [outpoint], "minconf": 1}),
+        ([dest], None, None, 4, {"inputs": [{"txid": "11" * 32, "vout": 0}]}),
+        ([dest], None, None, 4, {"minconf": -1}),
+        ([dest], None, None, 4, {"minconf": 3, "maxconf": 2}),
+        ([dest], None, None, 4, {"fee_rate": 3}),
+        ([dest], 2, "economical", None, {"conf_target": 2}),
+        ("x", None, None, 4, {}),
+    ]
+    for params in cases:
+        same(core, s, "sendall", *params)
+    assert s["q"].rpc("help", "sendall") == core.rpc("help", "sendall")
+    assert s["q"].rpc("listlockunspent") == [] == s["c"].rpc("listlockunspent")
 
 
 def test_a_client_library_funds_through_quill(scenario: Any) -> None:

@@ -19,14 +19,16 @@ from quill.rpc.errors import (
     RPC_INVALID_PARAMETER,
     RPC_MISC_ERROR,
     RPC_WALLET_ERROR,
+    RPC_WALLET_INSUFFICIENT_FUNDS,
     RPCError,
 )
-from quill.rpc.registry import ANY, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
-from quill.tx.address import AddressError, decode_destination
+from quill.rpc.registry import ANY, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
+from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
+from quill.tx.hashes import hash_to_hex
 from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
 from quill.tx.script import solver
-from quill.tx.transaction import Transaction
+from quill.tx.transaction import Transaction, TxIn
 from quill.wallet import coins, funding
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT
 from quill.wallet.psbt_fill import fill_psbt
@@ -136,14 +138,14 @@ def _solving_node(wallet: Any, script: bytes) -> Any:
 
 
 def _available_coins(ctx: Any, wallet: Any, tx: Transaction, min_depth: int, max_depth: int,
-                     include_unsafe: bool) -> list[funding.Coin]:
+                     include_unsafe: bool, min_amount: int = 1) -> list[funding.Coin]:
     """Core's AvailableCoins for spending: unlocked, unspent, mature, non-zero coins at the allowed
     depths, minus the pre-selected ones, with what the eligibility filters look at."""
     manager = _manager(ctx)
     view = _view(manager, wallet)
     preset = {txin.prevout for txin in tx.vin}
     found = coins.available_coins(view, coins.CoinFilter(min_depth=min_depth, max_depth=max_depth,
-                                                         include_unsafe=include_unsafe, min_amount=1),
+                                                         include_unsafe=include_unsafe, min_amount=min_amount),
                                   wallet.locked_coins)
     pool = None
     out = []
@@ -340,18 +342,112 @@ def send(ctx: Any, args: list[Any]) -> Any:
     tx = construct_transaction([options.get("inputs"), outputs, options.get("locktime"),
                                 None if replaceable is None else get_bool(replaceable), version], chain)
     options = _options(options)
-    manager = _manager(ctx)
     with _Locked(ctx) as wallet:
-        funded = _fund(ctx, wallet, tx, options, not tx.vin, chain)
-        tx = funded.tx
-        if options.get("locktime") is None and all(
-                txin.sequence in (funding.SEQUENCE_NONFINAL, funding.MAX_BIP125_RBF_SEQUENCE) for txin in tx.vin):
-            height, tip_hash = wallet.tip()
-            funding.discourage_fee_sniping(tx, random.Random(), height, manager.chain.entry(tip_hash).header.time,
-                                           int(time.time()), manager.chain.is_initial_block_download())
-        psbt = psbt_from_tx(tx, _psbt_version(None))
-        fill_psbt(wallet, psbt, True)
+        return _finish(ctx, wallet, _fund(ctx, wallet, tx, options, not tx.vin, chain).tx, options)
+
+
+def _finish(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any]) -> Any:
+    """Core's FinishTransaction for a wallet without private keys: a locktime against fee sniping
+    unless one was given, then the PSBT to sign."""
+    if options.get("locktime") is None and all(
+            txin.sequence in (funding.SEQUENCE_NONFINAL, funding.MAX_BIP125_RBF_SEQUENCE) for txin in tx.vin):
+        manager = _manager(ctx)
+        height, tip_hash = wallet.tip()
+        funding.discourage_fee_sniping(tx, random.Random(), height, manager.chain.entry(tip_hash).header.time,
+                                       int(time.time()), manager.chain.is_initial_block_download())
+    psbt = psbt_from_tx(tx, _psbt_version(None))
+    fill_psbt(wallet, psbt, True)
     return {"psbt": encode_base64_psbt(psbt), "complete": False}
+
+
+def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], rate: int,
+                  rbf: bool) -> tuple[list[Any], int, dict[bytes, tuple[int, int]]]:
+    """sendall's inputs (the given ones, else every available coin), their solving nodes, total
+    and unconfirmed ancestry."""
+    send_max = options.get("send_max") is not None and get_bool(options["send_max"])
+    if options.get("inputs") is not None:
+        if options.get("send_max") is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot combine send_max with specific inputs.")
+        if options.get("minconf") is not None or options.get("maxconf") is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot combine minconf or maxconf with specific inputs.")
+        nodes, total = [], 0
+        view = _view(_manager(ctx), wallet)
+        for txin in tx.vin:
+            where = f"{hash_to_hex(txin.prevout.hash)}:{txin.prevout.n}"
+            if coins._is_spent(view, txin.prevout.hash, txin.prevout.n):
+                raise RPCError(RPC_INVALID_PARAMETER, f"Input not available. UTXO ({where}) was already spent.")
+            row = wallet.store.get_tx(txin.prevout.hash)
+            if row is None or txin.prevout.n >= len(row.tx.vout) or not wallet.is_mine(
+                    row.tx.vout[txin.prevout.n].script_pubkey):
+                raise RPCError(RPC_INVALID_PARAMETER, f"Input not found. UTXO ({where}) is not part of wallet.")
+            txout = row.tx.vout[txin.prevout.n]
+            nodes.append(_solving_node(wallet, txout.script_pubkey))
+            total += txout.value
+        return nodes, total, {}
+    min_depth, max_depth = 0, coins.MAX_DEPTH
+    if options.get("minconf") is not None:
+        min_depth = get_int(options["minconf"])
+        if min_depth < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid minconf (minconf cannot be negative): {min_depth}")
+    if options.get("maxconf") is not None:
+        max_depth = get_int(options["maxconf"])
+        if max_depth < min_depth:
+            raise RPCError(RPC_INVALID_PARAMETER, f"maxconf can't be lower than minconf: {max_depth} < {min_depth}")
+    nodes, total, ancestry = [], 0, {}
+    sequence = funding.MAX_BIP125_RBF_SEQUENCE if rbf else funding.SEQUENCE_NONFINAL
+    for coin in _available_coins(ctx, wallet, tx, min_depth, max_depth, False, min_amount=0):
+        if send_max and funding.fee_for(rate, coin.input_bytes()) > coin.txout.value:
+            continue
+        tx.vin.append(TxIn(coin.outpoint, b"", sequence))
+        nodes.append(coin.node)
+        total += coin.txout.value
+        ancestry.update(coin.ancestry)
+    return nodes, total, ancestry
+
+
+def sendall(ctx: Any, args: list[Any]) -> Any:
+    """Core's sendall for a wallet without private keys: every available coin (or the given
+    ones) to the recipients, the remainder shared by those without an amount; the PSBT to sign."""
+    recipients, conf_target, estimate_mode, fee_rate, options_v = args
+    options = {} if options_v is None else dict(get_obj(options_v))
+    _fee_instructions(conf_target, estimate_mode, fee_rate, options)
+    pairs: list[Any] = []
+    without_amount: list[str] = []
+    for recipient in get_array(recipients):
+        if isinstance(recipient, str):
+            pairs.append({recipient: 0})
+            without_amount.append(recipient)
+        else:
+            pairs.append(recipient)
+    if not without_amount:
+        raise RPCError(RPC_INVALID_PARAMETER, "Must provide at least one address without a specified amount")
+    rate = _fee_rate(options)
+    rbf = True if options.get("replaceable") is None else get_bool(options["replaceable"])
+    chain = ctx.node.chain_name
+    tx = construct_transaction([options.get("inputs"), pairs, options.get("locktime"), rbf, None], chain)
+    targets = {decode_destination(a, chain) for a in without_amount}
+    remainder_to = [n for n, out in enumerate(tx.vout) if out.script_pubkey in targets]
+    with _Locked(ctx) as wallet:
+        nodes, total, ancestry = _sweep_inputs(ctx, wallet, tx, options, rate, rbf)
+        if any(node is None for node in nodes):
+            raise RPCError(RPC_WALLET_ERROR, "Unable to determine the size of the transaction, the wallet contains "
+                                             "unsolvable descriptors")
+        try:
+            funding.sweep(tx, nodes, total, remainder_to, rate, ancestry,
+                          options.get("send_max") is not None and get_bool(options["send_max"]))
+        except funding.SweepError as e:
+            code = {"funds": RPC_WALLET_INSUFFICIENT_FUNDS, "parameter": RPC_INVALID_PARAMETER}.get(e.kind,
+                                                                                                   RPC_WALLET_ERROR)
+            message = str(e)
+            if "{}" in message:
+                bad = next(o for n, o in enumerate(tx.vout) if n not in remainder_to
+                           and o.value < funding.dust_threshold(o, funding.DUST_RELAY_TX_FEE))
+                message = message.format(encode_destination(bad.script_pubkey, chain))
+            raise RPCError(code, message) from None
+        if options.get("lock_unspents") is not None and get_bool(options["lock_unspents"]):
+            for txin in tx.vin:
+                wallet.locked_coins.lock(txin.prevout, False)
+        return _finish(ctx, wallet, tx, options)
 
 
 def _m(name: str, category: str, handler: Any, params: list[Param]) -> Method:
@@ -364,6 +460,9 @@ METHODS = [
         Param("bip32derivs", BOOL), Param("version", NUM), Param("psbt_version", NUM)]),
     _m("fundrawtransaction", "rawtransactions", fundrawtransaction,
        [Param("hexstring", STR_HEX, required=True), Param("options", ANY), Param("iswitness", BOOL)]),
+    _m("sendall", "wallet", sendall,
+       [Param("recipients", ARR, required=True), Param("conf_target", NUM), Param("estimate_mode", STR),
+        Param("fee_rate", ANY), Param("options", OBJ)]),
     _m("send", "wallet", send,
        [Param("outputs", ANY, required=True), Param("conf_target", NUM), Param("estimate_mode", STR),
         Param("fee_rate", ANY), Param("options", OBJ), Param("version", NUM)]),

@@ -264,7 +264,7 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     spent_nodes = [c.node for c in preset] + [by_outpoint[id(o)].node for o in chosen]
     if any(node is None for node in spent_nodes):
         raise FundingError("Missing solving data for estimating transaction size")
-    weight = _signed_weight(out, spent_nodes)
+    weight = signed_weight(out, spent_nodes)
     fee_needed = fee_for(rules.rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR)) + selection.total_bump_fees()
     selected = selection.selected_value()
     current_fee = selected - sum(o.value for o in out.vout)
@@ -285,7 +285,7 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     return Funded(out, current_fee, pos)
 
 
-def _signed_weight(tx: Transaction, nodes: list[Any]) -> int:
+def signed_weight(tx: Transaction, nodes: list[Any]) -> int:
     """Core's CalculateMaximumSignedTxSize (as weight): the transaction as if every input were signed."""
     weight = (4 + 4 + compact_size_len(len(tx.vin)) + compact_size_len(len(tx.vout))) * WITNESS_SCALE_FACTOR
     segwit = any(_max_satisfaction(node)[2] for node in nodes)
@@ -331,3 +331,46 @@ def discourage_fee_sniping(tx: Transaction, rng: random.Random, tip_height: int,
     tx.locktime = tip_height
     if rng.randrange(10) == 0:
         tx.locktime = max(0, tip_height - rng.randrange(100))
+
+
+class SweepError(FundingError):
+    """A sendall failure; `kind` is Core's error class: "funds" (insufficient funds), "parameter"
+    (invalid parameter) or "wallet"."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def sweep(tx: Transaction, nodes: list[Any], total_in: int, remainder_to: list[int], rate_per_kvb: int,
+          ancestry: dict[bytes, tuple[int, int]], send_max: bool) -> None:
+    """Core's sendall after the inputs are chosen: the fee at the rate on the signed-size estimate
+    (plus what unconfirmed ancestors lack), then what is left shared among the outputs at
+    `remainder_to` (the first also takes the odd satoshis). Outputs are changed in place."""
+    weight = signed_weight(tx, nodes)
+    fee_from_size = fee_for(rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR))
+    effective = total_in - fee_from_size - shortfall(ancestry, rate_per_kvb)
+    if fee_from_size > DEFAULT_TRANSACTION_MAXFEE:
+        raise SweepError("Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)", "wallet")
+    if effective <= 0:
+        if send_max:
+            raise SweepError("Total value of UTXO pool too low to pay for transaction, try using lower feerate.",
+                             "funds")
+        raise SweepError("Total value of UTXO pool too low to pay for transaction. Try using lower feerate or "
+                         "excluding uneconomic UTXOs with 'send_max' option.", "funds")
+    if weight > cs.MAX_STANDARD_TX_WEIGHT:
+        raise SweepError("Transaction too large.", "wallet")
+    claimed = sum(o.value for o in tx.vout)
+    if claimed > total_in:
+        raise SweepError("Assigned more value to outputs than available funds.", "funds")
+    remainder = effective - claimed
+    if remainder < 0:
+        raise SweepError("Insufficient funds for fees after creating specified outputs.", "funds")
+    share, odd = divmod(remainder, len(remainder_to))
+    for n, out in enumerate(tx.vout):
+        if n in remainder_to:
+            out.value = share + (odd if n == remainder_to[0] else 0)
+            if out.value < dust_threshold(out, DUST_RELAY_TX_FEE):
+                raise SweepError("Dynamically assigned remainder results in dust output.", "funds")
+        elif out.value < dust_threshold(out, DUST_RELAY_TX_FEE):
+            raise SweepError("Specified output amount to {} is below dust threshold.", "parameter")
