@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD
-from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.rpc_daemon import QuillDaemon
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
 TYPES = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh("}
@@ -177,11 +177,6 @@ def test_bad_options_and_insufficient_funds_get_cores_errors(scenario: Any) -> N
     for inputs, outputs, locktime, options in cases:
         result = same(s, "walletcreatefundedpsbt", inputs, outputs, locktime, options)
         assert result[0] == "error", (options, result)
-    # Automatic coin selection is not in Quill yet: a clear error instead of Core's choice.
-    for inputs, options in (([], {"fee_rate": 1}), ([mid], {"fee_rate": 1, "add_inputs": True})):
-        with pytest.raises(RPCFailure) as failure:
-            s["q"].rpc("walletcreatefundedpsbt", inputs, [{dest: "0.1"}], 0, options)
-        assert failure.value.code == -4 and "Automatic coin selection is not available" in failure.value.message
     # Nothing was locked or stored by the failures.
     assert s["q"].rpc("listlockunspent") == [] == s["c"].rpc("listlockunspent")
 

@@ -1,15 +1,17 @@
-"""walletcreatefundedpsbt and fundrawtransaction (Core's wallet/rpc/spend.cpp) for a fixed set of
-the wallet's coins (`inputs` given, add_inputs=false). Automatic coin selection is not available
-yet: those calls get a clear error. The funding rules are quill.wallet.funding; the PSBT's wallet
-fields quill.wallet.psbt_fill."""
+"""walletcreatefundedpsbt and fundrawtransaction (Core's wallet/rpc/spend.cpp): the given inputs
+and, when allowed, more of the wallet's coins chosen as Core chooses them. The funding rules are
+quill.wallet.funding (coin selection quill.wallet.coinselection); the PSBT's wallet fields
+quill.wallet.psbt_fill."""
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
 from quill.amount import Amount
 from quill.handlers.core_help import core_help
 from quill.handlers.psbt import _psbt_version, construct_transaction
-from quill.handlers.wallet import _Locked
+from quill.handlers.wallet import _Locked, _manager, _view
 from quill.rpc.args import amount_from_value, check_object, get_array, get_bool, get_int, get_obj, get_str
 from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
@@ -17,21 +19,21 @@ from quill.rpc.errors import (
     RPC_INVALID_PARAMETER,
     RPC_MISC_ERROR,
     RPC_WALLET_ERROR,
+    RPC_WALLET_INSUFFICIENT_FUNDS,
     RPCError,
 )
-from quill.rpc.registry import ANY, BOOL, NUM, OBJ, STR_HEX, Method, Param
-from quill.tx.address import AddressError, decode_destination
+from quill.rpc.registry import ANY, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
+from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
+from quill.tx.hashes import hash_to_hex
 from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
 from quill.tx.script import solver
-from quill.tx.transaction import Transaction
-from quill.wallet import funding
+from quill.tx.transaction import Transaction, TxIn
+from quill.wallet import coins, funding
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT
 from quill.wallet.psbt_fill import fill_psbt
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
-NO_SELECTION = ("Automatic coin selection is not available in Quill yet: give the coins to spend in \"inputs\" "
-                "with add_inputs=false")
 
 
 def _fee_rate(options: dict[str, Any]) -> int:
@@ -122,34 +124,114 @@ def _preset_coins(wallet: Any, tx: Transaction) -> list[funding.Coin]:
             owners = wallet.scripts.get(txout.script_pubkey, [])
         if not owners:
             raise RPCError(RPC_WALLET_ERROR, "Unable to find UTXO for external input")
-        found.append(funding.Coin(txout, wallet.descs[owners[0][0]].desc.node))
+        found.append(funding.Coin(txout, wallet.descs[owners[0][0]].desc.node, txin.prevout))
     return found
 
 
-def _fund(wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_default: bool,
+def _solving_node(wallet: Any, script: bytes) -> Any:
+    """The descriptor node that can spend `script` (None if none can): Core's solving provider."""
+    for desc_id, _ in wallet.scripts.get(script, []):
+        desc = wallet.descs[desc_id].desc
+        if desc.is_solvable():
+            return desc.node
+    return None
+
+
+def _available_coins(ctx: Any, wallet: Any, tx: Transaction, min_depth: int, max_depth: int,
+                     include_unsafe: bool, min_amount: int = 1) -> list[funding.Coin]:
+    """Core's AvailableCoins for spending: unlocked, unspent, mature, non-zero coins at the allowed
+    depths, minus the pre-selected ones, with what the eligibility filters look at."""
+    manager = _manager(ctx)
+    view = _view(manager, wallet)
+    preset = {txin.prevout for txin in tx.vin}
+    found = coins.available_coins(view, coins.CoinFilter(min_depth=min_depth, max_depth=max_depth,
+                                                         include_unsafe=include_unsafe, min_amount=min_amount),
+                                  wallet.locked_coins)
+    pool = None
+    out = []
+    from_me: dict[bytes, bool] = {}
+    for coin in found:
+        if coin.outpoint in preset:
+            continue
+        txid = coin.outpoint.hash
+        if txid not in from_me:
+            row = wallet.store.get_tx(txid)
+            from_me[txid] = row is not None and wallet.debit(row.tx) > 0
+        ancestors = descendants = 0
+        ancestry: dict[bytes, tuple[int, int]] = {}
+        if coin.depth == 0:
+            pool = manager.chain.mempool() if pool is None else pool
+            if txid in pool:
+                family = [txid, *pool.ancestors(txid)]
+                ancestors = len(family)
+                descendants = len(pool.descendants(txid))
+                ancestry = {t: (pool.get(t).vsize, pool.get(t).fee) for t in family}
+        out.append(funding.Coin(coin.txout, _solving_node(wallet, coin.txout.script_pubkey), coin.outpoint,
+                                coin.depth, from_me[txid], ancestors, descendants, ancestry))
+    return out
+
+
+def _depths(options: dict[str, Any]) -> tuple[int, int]:
+    """Core's minconf/maxconf options (coin control's m_min_depth/m_max_depth)."""
+    min_depth, max_depth = 0, coins.MAX_DEPTH
+    if options.get("minconf") is not None:
+        min_depth = get_int(options["minconf"])
+        if min_depth < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, "Negative minconf")
+    if options.get("maxconf") is not None:
+        max_depth = get_int(options["maxconf"])
+        if max_depth < min_depth:
+            raise RPCError(RPC_INVALID_PARAMETER, f"maxconf can't be lower than minconf: {max_depth} < {min_depth}")
+    return min_depth, max_depth
+
+
+def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_default: bool,
           chain: str) -> funding.Funded:
-    """Core's FundTransaction for pre-selected inputs only."""
+    """Core's FundTransaction, then CreateTransaction's second try avoiding partial spends (kept
+    when its fee is no higher)."""
     add_inputs = add_inputs_default if options.get("add_inputs") is None else get_bool(options["add_inputs"])
-    if add_inputs or not tx.vin:
-        raise RPCError(RPC_WALLET_ERROR, NO_SELECTION)
     change_pos = -1 if options.get("changePosition") is None else get_int(options["changePosition"])
     if change_pos != -1 and not 0 <= change_pos <= len(tx.vout):
         raise RPCError(RPC_INVALID_PARAMETER, "changePosition out of bounds")
+    include_unsafe = options.get("include_unsafe") is not None and get_bool(options["include_unsafe"])
+    replaceable = True if options.get("replaceable") is None else get_bool(options["replaceable"])
     subtract = _subtract_from(options, len(tx.vout))
+    min_depth, max_depth = _depths(options)
     rate = _fee_rate(options)
+    max_tx_weight = None if options.get("max_tx_weight") is None else get_int(options["max_tx_weight"])
+    if not tx.vout:
+        raise RPCError(RPC_INVALID_PARAMETER, "TX must have at least one output")
     change_script, change_spend, reserved, no_change = _change(wallet, options, tx, chain)
-    coins = _preset_coins(wallet, tx)
+    preset = _preset_coins(wallet, tx)
+    available = _available_coins(ctx, wallet, tx, min_depth, max_depth, include_unsafe) if add_inputs else []
+    rules = funding.FundingRules(
+        rate, subtract, change_script, change_spend, change_pos, no_change, add_inputs, available,
+        include_unsafe=include_unsafe, max_tx_weight=max_tx_weight,
+        new_input_sequence=funding.MAX_BIP125_RBF_SEQUENCE if replaceable else funding.SEQUENCE_NONFINAL)
     try:
-        funded = funding.fund_preset(tx, coins, subtract, rate, change_script, change_spend, change_pos, no_change)
+        funded = funding.fund(tx, preset, rules)
     except funding.FundingError as e:
         raise RPCError(RPC_WALLET_ERROR, str(e)) from None
     if reserved is not None:
         # Core's KeepDestination: a successful call uses up the change address, change or not.
         wallet.new_destination(reserved, True)
-        if funded.change_pos == -1:
-            # Core's second try with avoid_partial_spends reserves (and keeps) one more when the
-            # first made no change (it reuses the first one's change address otherwise).
+    if funded.fee > 0:
+        rules.avoid_partial_spends = True
+        if funded.change_pos == -1 and reserved is not None:
+            # The second try reserves a change address of its own when the first made none (kept
+            # if that try succeeds).
+            info = wallet.active_descriptor(reserved, True)
+            rules.change_script = info.desc.script(info.next_index)
+        elif funded.change_pos != -1:
+            rules.change_script = funded.tx.vout[funded.change_pos].script_pubkey
+        try:
+            grouped = funding.fund(tx, preset, rules)
+        except funding.FundingError:
+            grouped = None
+        if grouped is not None and funded.change_pos == -1 and reserved is not None:
             wallet.new_destination(reserved, True)
+        if grouped is not None and grouped.fee <= funded.fee:
+            funded = grouped
     if options.get("lockUnspents") is not None and get_bool(options["lockUnspents"]):
         for txin in funded.tx.vin:
             wallet.locked_coins.lock(txin.prevout, False)
@@ -195,7 +277,7 @@ def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
     psbt_version = _psbt_version(psbt_version_v)
     bip32derivs = True if bip32derivs_v is None else get_bool(bip32derivs_v)
     with _Locked(ctx) as wallet:
-        funded = _fund(wallet, tx, options, False, chain)
+        funded = _fund(ctx, wallet, tx, options, not tx.vin, chain)
         psbt = psbt_from_tx(funded.tx, psbt_version)
         fill_psbt(wallet, psbt, bip32derivs)
     return {"psbt": encode_base64_psbt(psbt), "fee": Amount(funded.fee), "changepos": funded.change_pos}
@@ -214,8 +296,158 @@ def fundrawtransaction(ctx: Any, args: list[Any]) -> Any:
     except TxDecodeError:
         raise RPCError(RPC_DESERIALIZATION_ERROR, "TX decode failed") from None
     with _Locked(ctx) as wallet:
-        funded = _fund(wallet, tx, options, True, ctx.node.chain_name)
+        funded = _fund(ctx, wallet, tx, options, True, ctx.node.chain_name)
     return {"hex": funded.tx.hex(), "fee": Amount(funded.fee), "changepos": funded.change_pos}
+
+
+def _fee_instructions(conf_target: Any, estimate_mode: Any, fee_rate: Any, options: dict[str, Any]) -> None:
+    """Core's InterpretFeeEstimationInstructions: send's fee arguments, or the same in options."""
+    if "conf_target" in options or "estimate_mode" in options:
+        if conf_target is not None or estimate_mode is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Pass conf_target and estimate_mode either as arguments or in the "
+                                                  "options object, but not both")
+    else:
+        options["conf_target"], options["estimate_mode"] = conf_target, estimate_mode
+    if "fee_rate" in options:
+        if fee_rate is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Pass the fee_rate either as an argument, or in the options object, "
+                                                  "but not both")
+    else:
+        options["fee_rate"] = fee_rate
+    if options["conf_target"] is not None and (options["estimate_mode"] is None
+                                               or get_str(options["estimate_mode"]) == "unset"):
+        raise RPCError(RPC_INVALID_PARAMETER, "Specify estimate_mode")
+
+
+# Core's PreventOutdatedOptions: send takes only the snake_case spellings.
+_OUTDATED = (("feeRate", "Use fee_rate (sat/vB) instead of feeRate"),
+             ("changeAddress", "Use change_address instead of changeAddress"),
+             ("changePosition", "Use change_position instead of changePosition"),
+             ("includeWatching", "Use include_watching instead of includeWatching"),
+             ("lockUnspents", "Use lock_unspents instead of lockUnspents"),
+             ("subtractFeeFromOutputs", "Use subtract_fee_from_outputs instead of subtractFeeFromOutputs"))
+
+
+def send(ctx: Any, args: list[Any]) -> Any:
+    """Core's send for a wallet without private keys: fund, then hand back the PSBT to sign
+    (complete false); nothing is broadcast or stored."""
+    outputs, conf_target, estimate_mode, fee_rate, options_v, version = args
+    options = {} if options_v is None else dict(get_obj(options_v))
+    _fee_instructions(conf_target, estimate_mode, fee_rate, options)
+    for key, message in _OUTDATED:
+        if key in options:
+            raise RPCError(RPC_INVALID_PARAMETER, message)
+    replaceable = options.get("replaceable")
+    chain = ctx.node.chain_name
+    tx = construct_transaction([options.get("inputs"), outputs, options.get("locktime"),
+                                None if replaceable is None else get_bool(replaceable), version], chain)
+    options = _options(options)
+    with _Locked(ctx) as wallet:
+        return _finish(ctx, wallet, _fund(ctx, wallet, tx, options, not tx.vin, chain).tx, options)
+
+
+def _finish(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any]) -> Any:
+    """Core's FinishTransaction for a wallet without private keys: a locktime against fee sniping
+    unless one was given, then the PSBT to sign."""
+    if options.get("locktime") is None and all(
+            txin.sequence in (funding.SEQUENCE_NONFINAL, funding.MAX_BIP125_RBF_SEQUENCE) for txin in tx.vin):
+        manager = _manager(ctx)
+        height, tip_hash = wallet.tip()
+        funding.discourage_fee_sniping(tx, random.Random(), height, manager.chain.entry(tip_hash).header.time,
+                                       int(time.time()), manager.chain.is_initial_block_download())
+    psbt = psbt_from_tx(tx, _psbt_version(None))
+    fill_psbt(wallet, psbt, True)
+    return {"psbt": encode_base64_psbt(psbt), "complete": False}
+
+
+def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], rate: int,
+                  rbf: bool) -> tuple[list[Any], int, dict[bytes, tuple[int, int]]]:
+    """sendall's inputs (the given ones, else every available coin), their solving nodes, total
+    and unconfirmed ancestry."""
+    send_max = options.get("send_max") is not None and get_bool(options["send_max"])
+    if options.get("inputs") is not None:
+        if options.get("send_max") is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot combine send_max with specific inputs.")
+        if options.get("minconf") is not None or options.get("maxconf") is not None:
+            raise RPCError(RPC_INVALID_PARAMETER, "Cannot combine minconf or maxconf with specific inputs.")
+        nodes, total = [], 0
+        view = _view(_manager(ctx), wallet)
+        for txin in tx.vin:
+            where = f"{hash_to_hex(txin.prevout.hash)}:{txin.prevout.n}"
+            if coins._is_spent(view, txin.prevout.hash, txin.prevout.n):
+                raise RPCError(RPC_INVALID_PARAMETER, f"Input not available. UTXO ({where}) was already spent.")
+            row = wallet.store.get_tx(txin.prevout.hash)
+            if row is None or txin.prevout.n >= len(row.tx.vout) or not wallet.is_mine(
+                    row.tx.vout[txin.prevout.n].script_pubkey):
+                raise RPCError(RPC_INVALID_PARAMETER, f"Input not found. UTXO ({where}) is not part of wallet.")
+            txout = row.tx.vout[txin.prevout.n]
+            nodes.append(_solving_node(wallet, txout.script_pubkey))
+            total += txout.value
+        return nodes, total, {}
+    min_depth, max_depth = 0, coins.MAX_DEPTH
+    if options.get("minconf") is not None:
+        min_depth = get_int(options["minconf"])
+        if min_depth < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid minconf (minconf cannot be negative): {min_depth}")
+    if options.get("maxconf") is not None:
+        max_depth = get_int(options["maxconf"])
+        if max_depth < min_depth:
+            raise RPCError(RPC_INVALID_PARAMETER, f"maxconf can't be lower than minconf: {max_depth} < {min_depth}")
+    nodes, total, ancestry = [], 0, {}
+    sequence = funding.MAX_BIP125_RBF_SEQUENCE if rbf else funding.SEQUENCE_NONFINAL
+    for coin in _available_coins(ctx, wallet, tx, min_depth, max_depth, False, min_amount=0):
+        if send_max and funding.fee_for(rate, coin.input_bytes()) > coin.txout.value:
+            continue
+        tx.vin.append(TxIn(coin.outpoint, b"", sequence))
+        nodes.append(coin.node)
+        total += coin.txout.value
+        ancestry.update(coin.ancestry)
+    return nodes, total, ancestry
+
+
+def sendall(ctx: Any, args: list[Any]) -> Any:
+    """Core's sendall for a wallet without private keys: every available coin (or the given
+    ones) to the recipients, the remainder shared by those without an amount; the PSBT to sign."""
+    recipients, conf_target, estimate_mode, fee_rate, options_v = args
+    options = {} if options_v is None else dict(get_obj(options_v))
+    _fee_instructions(conf_target, estimate_mode, fee_rate, options)
+    pairs: list[Any] = []
+    without_amount: list[str] = []
+    for recipient in get_array(recipients):
+        if isinstance(recipient, str):
+            pairs.append({recipient: 0})
+            without_amount.append(recipient)
+        else:
+            pairs.append(recipient)
+    if not without_amount:
+        raise RPCError(RPC_INVALID_PARAMETER, "Must provide at least one address without a specified amount")
+    rate = _fee_rate(options)
+    rbf = True if options.get("replaceable") is None else get_bool(options["replaceable"])
+    chain = ctx.node.chain_name
+    tx = construct_transaction([options.get("inputs"), pairs, options.get("locktime"), rbf, None], chain)
+    targets = {decode_destination(a, chain) for a in without_amount}
+    remainder_to = [n for n, out in enumerate(tx.vout) if out.script_pubkey in targets]
+    with _Locked(ctx) as wallet:
+        nodes, total, ancestry = _sweep_inputs(ctx, wallet, tx, options, rate, rbf)
+        if any(node is None for node in nodes):
+            raise RPCError(RPC_WALLET_ERROR, "Unable to determine the size of the transaction, the wallet contains "
+                                             "unsolvable descriptors")
+        try:
+            funding.sweep(tx, nodes, total, remainder_to, rate, ancestry,
+                          options.get("send_max") is not None and get_bool(options["send_max"]))
+        except funding.SweepError as e:
+            code = {"funds": RPC_WALLET_INSUFFICIENT_FUNDS, "parameter": RPC_INVALID_PARAMETER}.get(e.kind,
+                                                                                                   RPC_WALLET_ERROR)
+            message = str(e)
+            if "{}" in message:
+                bad = next(o for n, o in enumerate(tx.vout) if n not in remainder_to
+                           and o.value < funding.dust_threshold(o, funding.DUST_RELAY_TX_FEE))
+                message = message.format(encode_destination(bad.script_pubkey, chain))
+            raise RPCError(code, message) from None
+        if options.get("lock_unspents") is not None and get_bool(options["lock_unspents"]):
+            for txin in tx.vin:
+                wallet.locked_coins.lock(txin.prevout, False)
+        return _finish(ctx, wallet, tx, options)
 
 
 def _m(name: str, category: str, handler: Any, params: list[Param]) -> Method:
@@ -228,5 +460,11 @@ METHODS = [
         Param("bip32derivs", BOOL), Param("version", NUM), Param("psbt_version", NUM)]),
     _m("fundrawtransaction", "rawtransactions", fundrawtransaction,
        [Param("hexstring", STR_HEX, required=True), Param("options", ANY), Param("iswitness", BOOL)]),
+    _m("sendall", "wallet", sendall,
+       [Param("recipients", ARR, required=True), Param("conf_target", NUM), Param("estimate_mode", STR),
+        Param("fee_rate", ANY), Param("options", OBJ)]),
+    _m("send", "wallet", send,
+       [Param("outputs", ANY, required=True), Param("conf_target", NUM), Param("estimate_mode", STR),
+        Param("fee_rate", ANY), Param("options", OBJ), Param("version", NUM)]),
 ]
 

@@ -16,9 +16,20 @@ def _origin(key: Any, index: int) -> KeyOrigin | None:
 
 def _solving_data(node: Any, index: int, field: PSBTInput | PSBTOutput, bip32derivs: bool) -> bool:
     """Fill what ProduceSignature learns from the provider; True when a witness spends it."""
-    if node.kind == "sh" and node.sub.kind == "wpkh":
+    segwit = False
+    if node.kind == "sh" and node.sub.kind in ("wpkh", "wsh", "multi", "sortedmulti"):
         field.redeem_script = node.sub.script(index)
         node = node.sub
+    if node.kind == "wsh" and node.sub.kind in ("multi", "sortedmulti"):
+        field.witness_script = node.sub.script(index)
+        node = node.sub
+        segwit = True
+    if node.kind in ("multi", "sortedmulti"):
+        for key in node.keys:
+            origin = _origin(key, index)
+            if bip32derivs and origin is not None:
+                field.hd_keypaths[key.pubkey(index)] = origin
+        return segwit
     if node.kind in ("wpkh", "pkh"):
         key = node.keys[0]
         origin = _origin(key, index)

@@ -1,0 +1,763 @@
+"""Core's coin selection (wallet/coinselection.cpp and the selection half of wallet/spend.cpp):
+output groups and their eligibility filters, the four algorithms and the waste metric that
+chooses between their answers.
+
+    select_coins(available, preset, target, params)   Core's SelectCoins
+
+Algorithms, each over a list of OutputGroups and a target in effective value:
+    select_bnb       Branch and Bound: a changeless input set within cost_of_change of the target
+    coin_grinder     the lightest input set that pays target + change (only at high fee rates)
+    knapsack         Core's legacy stochastic subset sum
+    select_srd       Single Random Draw
+
+Amounts are satoshis, fee rates sat/kvB, weights weight units. `params.rng` is the only source
+of randomness (Core's FastRandomContext), so a seeded Random makes every choice repeatable.
+"""
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from quill.consensus import MAX_MONEY, WITNESS_SCALE_FACTOR
+from quill.tx.transaction import OutPoint, TxOut
+
+CHANGE_LOWER = 50_000            # Core's lower bound of the random change target
+CHANGE_UPPER = 1_000_000         # and its upper bound
+TOTAL_TRIES = 100_000            # BnB's and CoinGrinder's search limit
+KNAPSACK_ITERATIONS = 1_000      # ApproximateBestSubset's repetitions
+OUTPUT_GROUP_MAX_ENTRIES = 100   # coins to one script in one group when avoiding partial spends
+MAX_STANDARD_TX_WEIGHT = 400_000
+DEFAULT_ANCESTOR_LIMIT = 25      # the mempool's package limits, as the wallet reads them
+DEFAULT_DESCENDANT_LIMIT = 25
+
+# Core's OutputType enum order: AttemptSelection walks its per-type map in this order.
+OUTPUT_TYPE_ORDER = ("legacy", "p2sh-segwit", "bech32", "bech32m", "unknown")
+
+MAX_WEIGHT_EXCEEDED = ("The inputs size exceeds the maximum weight. Please try sending a smaller amount or manually "
+                       "consolidating your wallet's UTXOs")
+LONG_CHAIN = ("Unconfirmed UTXOs are available, but spending them creates a chain of transactions that will be "
+              "rejected by the mempool")
+WEIGHT_BELOW_NO_INPUTS = "Maximum transaction weight is less than transaction weight without inputs"
+WEIGHT_BELOW_CHANGE = "Maximum transaction weight is too low, can not accommodate change output"
+PRESET_AND_AUTO_TOO_HEAVY = ("The combination of the pre-selected inputs and the wallet automatic inputs selection "
+                             "exceeds the transaction maximum weight. Please try sending a smaller amount or manually "
+                             "consolidating your wallet's UTXOs")
+
+
+class SelectionError(Exception):
+    """No input set was found. An empty message is Core's plain failure ("Insufficient funds"
+    to the caller); any other is one of Core's specific errors, which takes precedence."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def fee_at(rate_per_kvb: int, vsize: int) -> int:
+    """Core's CFeeRate::GetFee: rounded up to the next satoshi."""
+    return -(-rate_per_kvb * vsize // 1000)
+
+
+@dataclass(eq=False)
+class CoinOutput:
+    """Core's COutput: a spendable coin with its fees at the effective and long-term fee rates.
+    `input_bytes` is the virtual size of spending it, -1 when the wallet cannot tell."""
+    outpoint: OutPoint
+    txout: TxOut
+    depth: int
+    input_bytes: int
+    from_me: bool
+    output_type: str
+    fee: int = 0
+    long_term_fee: int = 0
+    ancestors: int = 0
+    descendants: int = 0
+    ancestor_bump_fees: int = 0   # what its unconfirmed ancestors lack at the fee rate (in `fee`)
+
+    @property
+    def effective_value(self) -> int:
+        return self.txout.value - self.fee
+
+
+def make_output(outpoint: OutPoint, txout: TxOut, depth: int, input_bytes: int, from_me: bool, output_type: str,
+                feerate: int, long_term_feerate: int, ancestors: int = 0, descendants: int = 0,
+                bump_fee: int = 0) -> CoinOutput:
+    """Core's COutput with ApplyBumpFee: an unconfirmed coin also pays its ancestors' shortfall."""
+    fee = (0 if input_bytes < 0 else fee_at(feerate, input_bytes)) + bump_fee
+    long_term = 0 if input_bytes < 0 else fee_at(long_term_feerate, input_bytes)
+    return CoinOutput(outpoint, txout, depth, input_bytes, from_me, output_type, fee, long_term, ancestors, descendants,
+                      bump_fee)
+
+
+class OutputGroup:
+    """Core's OutputGroup: coins spent together, with their summed values, fees and weight."""
+    __slots__ = ("outputs", "fee", "long_term_fee", "effective_value", "value", "from_me", "depth", "ancestors",
+                 "descendants", "weight", "subtract_fee_outputs", "amount")
+
+    def __init__(self, subtract_fee_outputs: bool) -> None:
+        self.outputs: list[CoinOutput] = []
+        self.fee = self.long_term_fee = self.effective_value = self.value = 0
+        self.from_me = True
+        self.depth = 999_999_999
+        self.ancestors = self.descendants = self.weight = 0
+        self.subtract_fee_outputs = subtract_fee_outputs
+        self.amount = 0  # GetSelectionAmount, kept current
+
+    def insert(self, coin: CoinOutput) -> None:
+        self.outputs.append(coin)
+        self.fee += coin.fee
+        self.long_term_fee += coin.long_term_fee
+        self.effective_value += coin.effective_value
+        self.from_me = self.from_me and coin.from_me
+        self.value += coin.txout.value
+        self.depth = min(self.depth, coin.depth)
+        # Ancestors add up (an overestimate when they share some); descendants are the largest count.
+        self.ancestors += coin.ancestors
+        self.descendants = max(self.descendants, coin.descendants)
+        if coin.input_bytes > 0:
+            self.weight += coin.input_bytes * WITNESS_SCALE_FACTOR
+        self.amount = self.value if self.subtract_fee_outputs else self.effective_value
+
+    @property
+    def waste(self) -> int:
+        return self.fee - self.long_term_fee
+
+    def eligible(self, rule: EligibilityFilter) -> bool:
+        return (self.depth >= (rule.conf_mine if self.from_me else rule.conf_theirs)
+                and self.ancestors <= rule.max_ancestors and self.descendants <= rule.max_descendants)
+
+
+class EligibilityFilter(NamedTuple):
+    """Core's CoinEligibilityFilter."""
+    conf_mine: int
+    conf_theirs: int
+    max_ancestors: int
+    max_descendants: int
+    include_partial_groups: bool = False
+
+
+class SelectionFilter(NamedTuple):
+    rule: EligibilityFilter
+    allow_mixed_output_types: bool = True
+
+
+@dataclass
+class SelectionParams:
+    """Core's CoinSelectionParams (the discard fee rate and change spend size only enter through
+    cost_of_change and min_viable_change)."""
+    rng: random.Random
+    effective_feerate: int
+    long_term_feerate: int
+    change_output_size: int
+    change_fee: int
+    cost_of_change: int
+    min_change_target: int
+    min_viable_change: int
+    tx_noinputs_size: int
+    subtract_fee_outputs: bool = False
+    avoid_partial_spends: bool = False
+    include_unsafe_inputs: bool = False
+    max_tx_weight: int | None = None
+    # Core's calculateCombinedBumpFee: the shortfall of the unconfirmed coins' ancestors together.
+    combined_bump_fee: Callable[[list[CoinOutput]], int] | None = None
+    spend_zero_conf_change: bool = True
+    reject_long_chains: bool = True
+
+
+@dataclass
+class Selection:
+    """Core's SelectionResult: the chosen coins (in insertion order, without duplicates), the
+    target they were chosen for, and the waste metric once computed."""
+    target: int
+    algorithm: str
+    inputs: dict[int, CoinOutput] = field(default_factory=dict)
+    use_effective: bool = False
+    weight: int = 0
+    waste: int | None = None
+    bump_fee_discount: int = 0   # shared ancestors counted once rather than per coin
+
+    def add(self, group: OutputGroup) -> None:
+        for coin in group.outputs:
+            self.inputs[id(coin)] = coin
+        self.use_effective = not group.subtract_fee_outputs
+        self.weight += group.weight
+
+    def merge(self, other: Selection) -> None:
+        self.inputs.update(other.inputs)
+        self.target += other.target
+        self.use_effective = self.use_effective or other.use_effective
+        self.weight += other.weight
+
+    def coins(self) -> list[CoinOutput]:
+        return list(self.inputs.values())
+
+    def selected_value(self) -> int:
+        return sum(c.txout.value for c in self.inputs.values())
+
+    def selected_effective_value(self) -> int:
+        return sum(c.effective_value for c in self.inputs.values()) + self.bump_fee_discount
+
+    def total_bump_fees(self) -> int:
+        return sum(c.ancestor_bump_fees for c in self.inputs.values()) - self.bump_fee_discount
+
+    def change(self, min_viable_change: int, change_fee: int) -> int:
+        """Core's GetChange: what is left for a change output, 0 when not worth one."""
+        if self.use_effective:
+            change = self.selected_effective_value() - self.target - change_fee
+        else:
+            change = self.selected_value() - self.target
+        return 0 if change < min_viable_change else change
+
+    def recalculate_waste(self, min_viable_change: int, change_cost: int, change_fee: int) -> None:
+        waste = sum(c.fee - c.long_term_fee for c in self.inputs.values()) - self.bump_fee_discount
+        if self.change(min_viable_change, change_fee):
+            waste += change_cost
+        else:
+            selected = self.selected_effective_value() if self.use_effective else self.selected_value()
+            waste += selected - self.target
+        self.waste = waste
+
+    def rank(self) -> tuple[int, int]:
+        """Core's operator<: less waste first; on equal waste, more inputs first."""
+        assert self.waste is not None
+        return self.waste, -len(self.inputs)
+
+
+def _by_amount_then_waste(group: OutputGroup) -> tuple[int, int]:
+    return -group.amount, group.waste
+
+
+def _by_amount_then_weight(group: OutputGroup) -> tuple[int, int]:
+    return -group.amount, group.weight
+
+
+# -- the algorithms --------------------------------------------------------------------------
+
+
+def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_weight: int) -> Selection:
+    """Core's SelectCoinsBnB: depth-first over the groups by descending amount, inclusion branch
+    first, keeping the least wasteful selection within [target, target + cost_of_change]."""
+    available = sum(g.amount for g in pool)
+    if available < target:
+        raise SelectionError()
+    pool = sorted(pool, key=_by_amount_then_waste)
+    amounts = [g.amount for g in pool]
+    wastes = [g.waste for g in pool]
+    weights = [g.weight for g in pool]
+    fees = [g.fee for g in pool]
+    feerate_high = pool[0].fee > pool[0].long_term_fee
+    upper = target + cost_of_change
+
+    curr_value = curr_waste = curr_weight = 0
+    selection: list[int] = []
+    best: list[int] = []
+    best_waste = MAX_MONEY
+    weight_exceeded = False
+    index = 0
+    for _ in range(TOTAL_TRIES):
+        backtrack = False
+        if curr_value + available < target or curr_value > upper or (curr_waste > best_waste and feerate_high):
+            backtrack = True
+        elif curr_weight > max_weight:
+            weight_exceeded = True
+            backtrack = True
+        elif curr_value >= target:
+            waste = curr_waste + curr_value - target
+            if waste <= best_waste:
+                best = list(selection)
+                best_waste = waste
+            backtrack = True
+        if backtrack:
+            if not selection:
+                break
+            index -= 1
+            while index > selection[-1]:  # give the omitted ones back to the lookahead
+                available += amounts[index]
+                index -= 1
+            curr_value -= amounts[index]
+            curr_waste -= wastes[index]
+            curr_weight -= weights[index]
+            selection.pop()
+        else:
+            available -= amounts[index]
+            # Skip including a group equal (amount and fee) to the omitted one before it.
+            if (not selection or index - 1 == selection[-1] or amounts[index] != amounts[index - 1]
+                    or fees[index] != fees[index - 1]):
+                selection.append(index)
+                curr_value += amounts[index]
+                curr_waste += wastes[index]
+                curr_weight += weights[index]
+        index += 1
+    if not best:
+        raise SelectionError(MAX_WEIGHT_EXCEEDED if weight_exceeded else "")
+    result = Selection(target, "bnb")
+    for i in best:
+        result.add(pool[i])
+    return result
+
+
+def _tails(amounts: list[int], weights: list[int]) -> tuple[list[int], list[int], int]:
+    """CoinGrinder's lookahead (amount after each index), min_tail_weight (lightest group after
+    each index) and the total amount."""
+    n = len(amounts)
+    lookahead = [0] * n
+    min_tail_weight = [0] * n
+    total = 0
+    lightest = 2 ** 31 - 1
+    for index in range(n - 1, -1, -1):
+        lookahead[index] = total
+        min_tail_weight[index] = lightest
+        total += amounts[index]
+        lightest = min(lightest, weights[index])
+    return lookahead, min_tail_weight, total
+
+
+def _skip_clones(amounts: list[int], next_utxo: int) -> tuple[int, bool]:
+    """After a SHIFT: an equal amount after the omitted group is a clone or heavier (the sort puts
+    lighter first), so skip it; at the end of the pool SHIFT again instead."""
+    while amounts[next_utxo - 1] == amounts[next_utxo]:
+        if next_utxo >= len(amounts) - 1:
+            return next_utxo, True
+        next_utxo += 1
+    return next_utxo, False
+
+
+def coin_grinder(pool: list[OutputGroup], target: int, change_target: int, max_weight: int) -> Selection:
+    """Core's CoinGrinder: the lowest-weight input set reaching target + change_target (ties: the
+    smaller amount), by a depth-first search that EXPLOREs, SHIFTs and CUTs as Core's does."""
+    pool = sorted(pool, key=_by_amount_then_weight)
+    n = len(pool)
+    amounts = [g.amount for g in pool]
+    weights = [g.weight for g in pool]
+    lookahead, min_tail_weight, total = _tails(amounts, weights)
+    total_target = target + change_target
+    if total < total_target:
+        raise SelectionError()
+
+    selection: list[int] = []
+    best: list[int] = []
+    curr_amount = curr_weight = 0
+    best_amount = MAX_MONEY
+    best_weight = max_weight
+    weight_exceeded = False
+    next_utxo = 0
+    tries = 0
+    while True:
+        shift = cut = False
+        curr_amount += amounts[next_utxo]
+        curr_weight += weights[next_utxo]
+        selection.append(next_utxo)
+        next_utxo += 1
+        tries += 1
+        tail = selection[-1]
+        if curr_amount + lookahead[tail] < total_target:
+            cut = True
+        elif curr_weight > best_weight:
+            if curr_weight > max_weight:
+                weight_exceeded = True
+            if weights[tail] <= min_tail_weight[tail]:
+                cut = True
+            else:
+                shift = True
+        elif curr_amount >= total_target:
+            shift = True
+            if curr_weight < best_weight or (curr_weight == best_weight and curr_amount < best_amount):
+                best = list(selection)
+                best_weight = curr_weight
+                best_amount = curr_amount
+        elif best and curr_weight + min_tail_weight[tail] * (
+                (total_target - curr_amount + amounts[tail] - 1) // amounts[tail]) > best_weight:
+            if weights[tail] <= min_tail_weight[tail]:
+                cut = True
+            else:
+                shift = True
+        if tries >= TOTAL_TRIES:
+            break
+        if next_utxo == n:
+            cut = True
+        if cut:
+            last = selection.pop()
+            curr_amount -= amounts[last]
+            curr_weight -= weights[last]
+            shift = True
+        done = False
+        while shift:
+            if not selection:
+                done = True
+                break
+            next_utxo = selection[-1] + 1
+            last = selection.pop()
+            curr_amount -= amounts[last]
+            curr_weight -= weights[last]
+            next_utxo, shift = _skip_clones(amounts, next_utxo)
+        if done:
+            break
+    if not best:
+        raise SelectionError(MAX_WEIGHT_EXCEEDED if weight_exceeded else "")
+    result = Selection(target, "cg")
+    for i in best:
+        result.add(pool[i])
+    return result
+
+
+def select_srd(pool: list[OutputGroup], target: int, change_fee: int, rng: random.Random,
+               max_weight: int) -> Selection:
+    """Core's SelectCoinsSRD: random groups until target + CHANGE_LOWER + change_fee is reached,
+    dropping the smallest ones whenever the weight goes over."""
+    target_value = target + CHANGE_LOWER + change_fee
+    order = list(range(len(pool)))
+    rng.shuffle(order)
+    heap: list[tuple[int, int]] = []
+    selected = weight = 0
+    weight_exceeded = False
+    for i in order:
+        group = pool[i]
+        heapq.heappush(heap, (group.amount, i))
+        selected += group.amount
+        weight += group.weight
+        if weight > max_weight:
+            weight_exceeded = True
+            while True:
+                _, smallest = heapq.heappop(heap)
+                selected -= pool[smallest].amount
+                weight -= pool[smallest].weight
+                if not heap or weight <= max_weight:
+                    break
+        if selected >= target_value:
+            result = Selection(target, "srd")
+            for _, j in sorted(heap):
+                result.add(pool[j])
+            return result
+    raise SelectionError(MAX_WEIGHT_EXCEEDED if weight_exceeded else "")
+
+
+def _approximate_best_subset(rng: random.Random, groups: list[OutputGroup], total_lower: int, target: int,
+                             max_weight: int) -> tuple[list[bool], int]:
+    """Core's ApproximateBestSubset: random subsets (then the rest in a second pass), each taken
+    back one group as soon as it reaches the target, keeping the smallest total at or above it.
+
+    Equivalent shortcut: once a group reaches the target and is taken back, the groups right after
+    it with the same amount and weight would do exactly the same (same total, same candidate, not
+    better), so they are skipped in one step."""
+    n = len(groups)
+    amounts = [g.amount for g in groups]
+    weights = [g.weight for g in groups]
+    run_end = list(range(1, n + 1))   # the first index after i with another amount or weight
+    for i in range(n - 2, -1, -1):
+        if amounts[i] == amounts[i + 1] and weights[i] == weights[i + 1]:
+            run_end[i] = run_end[i + 1]
+    best = bytes([1]) * n
+    best_total = total_lower
+    for _ in range(KNAPSACK_ITERATIONS):
+        if best_total == target:
+            break
+        included = bytearray(n)
+        total = weight = 0
+        coin_flips = format(rng.getrandbits(n), f"0{n}b") if n else ""
+        # First pass: the groups the coin flips chose; second (only if that never reached the
+        # target): all the others.
+        for flips, wanted in ((coin_flips, "1"), (None, "")):
+            if flips is None:
+                flips = "".join("0" if b else "1" for b in included)
+                wanted = "1"
+            reached = False
+            i = flips.find(wanted)
+            while i != -1:
+                total += amounts[i]
+                weight += weights[i]
+                if total >= target and weight <= max_weight:
+                    reached = True
+                    if total < best_total:
+                        included[i] = 1
+                        best_total = total
+                        best = bytes(included)
+                        included[i] = 0
+                    total -= amounts[i]
+                    weight -= weights[i]
+                    i = flips.find(wanted, run_end[i]) if run_end[i] < n else -1
+                else:
+                    included[i] = 1
+                    i = flips.find(wanted, i + 1)
+            if reached:
+                break
+    return [bool(b) for b in best], best_total
+
+
+def knapsack(groups: list[OutputGroup], target: int, change_target: int, rng: random.Random,
+             max_weight: int) -> Selection:
+    """Core's KnapsackSolver over the groups (negative effective values included, as Core's)."""
+    result = Selection(target, "knapsack")
+    groups = list(groups)
+    rng.shuffle(groups)
+    weight_exceeded = False
+    lowest_larger: OutputGroup | None = None
+    applicable: list[OutputGroup] = []
+    total_lower = 0
+    for group in groups:
+        if group.weight > max_weight:
+            weight_exceeded = True
+            continue
+        if group.amount == target:
+            result.add(group)
+            return result
+        if group.amount < target + change_target:
+            applicable.append(group)
+            total_lower += group.amount
+        elif lowest_larger is None or group.amount < lowest_larger.amount:
+            lowest_larger = group
+    if total_lower == target:
+        for group in applicable:
+            result.add(group)
+        if result.weight <= max_weight:
+            return result
+        weight_exceeded = True
+        result = Selection(target, "knapsack")
+    if total_lower < target:
+        if lowest_larger is None:
+            raise SelectionError(MAX_WEIGHT_EXCEEDED if weight_exceeded else "")
+        result.add(lowest_larger)
+        return result
+    applicable.sort(key=_by_amount_then_waste)
+    chosen, best = _approximate_best_subset(rng, applicable, total_lower, target, max_weight)
+    if best != target and total_lower >= target + change_target:
+        chosen, best = _approximate_best_subset(rng, applicable, total_lower, target + change_target, max_weight)
+    if lowest_larger is not None and (
+            (best != target and best < target + change_target) or lowest_larger.amount <= best):
+        result.add(lowest_larger)
+        return result
+    for group, taken in zip(applicable, chosen, strict=True):
+        if taken:
+            result.add(group)
+    if result.weight > max_weight:
+        if lowest_larger is None:
+            raise SelectionError(MAX_WEIGHT_EXCEEDED)
+        result = Selection(target, "knapsack")
+        result.add(lowest_larger)
+    return result
+
+
+def generate_change_target(payment_value: int, change_fee: int, rng: random.Random) -> int:
+    """Core's GenerateChangeTarget: a random change budget between 50k sat and min(2x payment, 1M sat)."""
+    if payment_value <= CHANGE_LOWER // 2:
+        return change_fee + CHANGE_LOWER
+    upper = min(payment_value * 2, CHANGE_UPPER)
+    return change_fee + rng.randrange(upper - CHANGE_LOWER) + CHANGE_LOWER
+
+
+# -- choosing among the algorithms ---------------------------------------------------------
+
+
+@dataclass
+class Groups:
+    positive: list[OutputGroup] = field(default_factory=list)
+    mixed: list[OutputGroup] = field(default_factory=list)
+
+
+@dataclass
+class GroupsByType:
+    """Core's OutputGroupTypeMap: per output type, and all together."""
+    by_type: dict[str, Groups] = field(default_factory=dict)
+    all: Groups = field(default_factory=Groups)
+
+    def push(self, group: OutputGroup, output_type: str, positive: bool, mixed: bool) -> None:
+        if not group.outputs:
+            return
+        groups = self.by_type.setdefault(output_type, Groups())
+        if positive and group.amount > 0:
+            groups.positive.append(group)
+            self.all.positive.append(group)
+        if mixed:
+            groups.mixed.append(group)
+            self.all.mixed.append(group)
+
+
+def choose_selection(target: int, groups: Groups, params: SelectionParams) -> Selection:
+    """Core's ChooseSelectionResult: every algorithm that applies, the least waste wins."""
+    results: list[Selection] = []
+    errors: list[SelectionError] = []
+    max_weight = (MAX_STANDARD_TX_WEIGHT if params.max_tx_weight is None else params.max_tx_weight) \
+        - params.tx_noinputs_size * WITNESS_SCALE_FACTOR
+    if max_weight <= 0:
+        raise SelectionError(WEIGHT_BELOW_NO_INPUTS)
+
+    def attempt(run: object, *args: object) -> Selection | None:
+        try:
+            found: Selection = run(*args)  # type: ignore[operator]
+        except SelectionError as e:
+            if e.message:
+                errors.append(e)
+            return None
+        results.append(found)
+        return found
+
+    if not params.subtract_fee_outputs and groups.positive:  # BnB makes no change: not with SFFO
+        attempt(select_bnb, groups.positive, target, params.cost_of_change, max_weight)
+    max_weight -= params.change_output_size * WITNESS_SCALE_FACTOR
+    if max_weight < 0 and not results:
+        raise SelectionError(WEIGHT_BELOW_CHANGE)
+    attempt(knapsack, groups.mixed, target, params.min_change_target, params.rng, max_weight)
+    if params.effective_feerate > 3 * params.long_term_feerate and groups.positive:
+        attempt(coin_grinder, groups.positive, target, params.min_change_target, max_weight)
+    attempt(select_srd, groups.positive, target, params.change_fee, params.rng, max_weight)
+    if not results:
+        raise errors[0] if errors else SelectionError()
+    for result in results:
+        unconfirmed = [c for c in result.inputs.values() if c.depth == 0]
+        if unconfirmed and params.combined_bump_fee is not None:
+            summed = sum(c.ancestor_bump_fees for c in unconfirmed)
+            result.bump_fee_discount = summed - params.combined_bump_fee(unconfirmed)
+        result.recalculate_waste(params.min_viable_change, params.cost_of_change, params.change_fee)
+    return min(results, key=Selection.rank)
+
+
+def attempt_selection(target: int, groups: GroupsByType, params: SelectionParams, allow_mixed: bool) -> Selection:
+    """Core's AttemptSelection: each output type alone first; mixing types only as a last resort."""
+    results = []
+    for output_type in sorted(groups.by_type, key=OUTPUT_TYPE_ORDER.index):
+        try:
+            results.append(choose_selection(target, groups.by_type[output_type], params))
+        except SelectionError as e:
+            if e.message:
+                raise
+    if results:
+        return min(results, key=Selection.rank)
+    if allow_mixed and len(groups.by_type) > 1:
+        return choose_selection(target, groups.all, params)
+    raise SelectionError()
+
+
+def eligibility_filters(params: SelectionParams) -> list[SelectionFilter]:
+    """Core's ordered filters, from six confirmations on foreign coins to unconfirmed ones."""
+    max_anc = max(1, DEFAULT_ANCESTOR_LIMIT)
+    max_desc = max(1, DEFAULT_DESCENDANT_LIMIT)
+    filters = [SelectionFilter(EligibilityFilter(1, 6, 0, 0), allow_mixed_output_types=False),
+               SelectionFilter(EligibilityFilter(1, 1, 0, 0))]
+    if params.spend_zero_conf_change:
+        filters.append(SelectionFilter(EligibilityFilter(0, 1, 2, 2)))
+        filters.append(SelectionFilter(EligibilityFilter(0, 1, min(4, max_anc // 3), min(4, max_desc // 3))))
+        filters.append(SelectionFilter(EligibilityFilter(0, 1, max_anc // 2, max_desc // 2)))
+        filters.append(SelectionFilter(EligibilityFilter(0, 1, max_anc - 1, max_desc - 1, True)))
+        if params.include_unsafe_inputs:
+            filters.append(SelectionFilter(EligibilityFilter(0, 0, max_anc - 1, max_desc - 1, True)))
+        if not params.reject_long_chains:
+            unlimited = 2 ** 64 - 1
+            filters.append(SelectionFilter(EligibilityFilter(0, 1, unlimited, unlimited, True)))
+    return filters
+
+
+def group_outputs(coins: list[CoinOutput], params: SelectionParams, filters: list[SelectionFilter],
+                  discarded: list[OutputGroup]) -> dict[EligibilityFilter, GroupsByType]:
+    """Core's GroupOutputs: one group per coin, or (avoiding partial spends) per script in groups
+    of up to OUTPUT_GROUP_MAX_ENTRIES; each group filed under every filter it passes."""
+    filtered: dict[EligibilityFilter, GroupsByType] = {}
+    sffo = params.subtract_fee_outputs
+    if not params.avoid_partial_spends:
+        for coin in coins:
+            group = OutputGroup(sffo)
+            group.insert(coin)
+            accepted = False
+            for selection_filter in filters:
+                if group.eligible(selection_filter.rule):
+                    filtered.setdefault(selection_filter.rule, GroupsByType()).push(group, coin.output_type, True, True)
+                    accepted = True
+            if not accepted:
+                discarded.append(group)
+        return filtered
+
+    def insert(coin: CoinOutput, by_script: dict[tuple[bytes, str], list[OutputGroup]]) -> None:
+        groups = by_script.setdefault((coin.txout.script_pubkey, coin.output_type), [])
+        if not groups or len(groups[-1].outputs) >= OUTPUT_GROUP_MAX_ENTRIES:
+            groups.append(OutputGroup(sffo))
+        groups[-1].insert(coin)
+
+    every: dict[tuple[bytes, str], list[OutputGroup]] = {}
+    positive: dict[tuple[bytes, str], list[OutputGroup]] = {}
+    for coin in coins:
+        if coin.effective_value > 0:
+            insert(coin, positive)
+        insert(coin, every)
+
+    def push(by_script: dict[tuple[bytes, str], list[OutputGroup]], positive_only: bool) -> None:
+        for key in sorted(by_script, key=lambda k: (len(k[0]), k[0], OUTPUT_TYPE_ORDER.index(k[1]))):
+            groups = by_script[key]
+            for back, group in enumerate(reversed(groups)):  # the partial group first
+                accepted = False
+                for selection_filter in filters:
+                    rule = selection_filter.rule
+                    if not group.eligible(rule):
+                        continue
+                    if back == 0 and len(groups) > 1 and not rule.include_partial_groups:
+                        continue
+                    filtered.setdefault(rule, GroupsByType()).push(group, key[1], positive_only, not positive_only)
+                    accepted = True
+                if not accepted:
+                    discarded.append(group)
+
+    push(every, False)
+    push(positive, True)
+    return filtered
+
+
+def automatic_selection(coins: list[CoinOutput], target: int, params: SelectionParams) -> Selection:
+    """Core's AutomaticCoinSelection: the filters from strictest to loosest, the first that funds."""
+    if params.avoid_partial_spends and len(coins) > OUTPUT_GROUP_MAX_ENTRIES:
+        coins = list(coins)
+        params.rng.shuffle(coins)
+    filters = eligibility_filters(params)
+    discarded: list[OutputGroup] = []
+    filtered = group_outputs(coins, params, filters, discarded)
+    max_anc, max_desc = max(1, DEFAULT_ANCESTOR_LIMIT), max(1, DEFAULT_DESCENDANT_LIMIT)
+    total_discarded = sum(g.amount for g in discarded)
+    long_chain = sum(g.amount for g in discarded if g.ancestors >= max_anc or g.descendants >= max_desc)
+    total = sum(c.txout.value for c in coins)
+    if total - total_discarded < target:
+        if total - total_discarded + long_chain > target:
+            raise SelectionError(LONG_CHAIN)
+        raise SelectionError()
+    detailed: list[SelectionError] = []
+    for selection_filter in filters:
+        groups = filtered.get(selection_filter.rule)
+        if groups is None:
+            continue
+        try:
+            return attempt_selection(target, groups, params, selection_filter.allow_mixed_output_types)
+        except SelectionError as e:
+            if e.message:
+                detailed.append(e)
+    raise detailed[0] if detailed else SelectionError()
+
+
+def select_coins(available: list[CoinOutput], preset: list[CoinOutput], target: int, params: SelectionParams,
+                 allow_other_inputs: bool, preset_error: str) -> Selection:
+    """Core's SelectCoins: the pre-selected coins, then (if allowed and needed) automatic ones."""
+    sffo = params.subtract_fee_outputs
+    preset_total = sum(c.txout.value if sffo else c.effective_value for c in preset)
+    remaining = target - preset_total
+    if not allow_other_inputs and remaining > 0:
+        raise SelectionError(preset_error)
+    preselected = Selection(preset_total, "manual")
+    preselected.use_effective = not sffo
+    for coin in preset:
+        preselected.inputs[id(coin)] = coin
+        preselected.weight += max(coin.input_bytes, 0) * WITNESS_SCALE_FACTOR
+    if remaining <= 0:
+        preselected.target = target
+        preselected.recalculate_waste(params.min_viable_change, params.cost_of_change, params.change_fee)
+        return preselected
+    if sffo:
+        available_total = sum(c.txout.value for c in available)
+    else:
+        available_total = sum(c.effective_value for c in available)
+    if remaining > available_total:
+        raise SelectionError()
+    result = automatic_selection(available, remaining, params)
+    if preset:
+        result.merge(preselected)
+        result.recalculate_waste(params.min_viable_change, params.cost_of_change, params.change_fee)
+        limit = MAX_STANDARD_TX_WEIGHT if params.max_tx_weight is None else params.max_tx_weight
+        if result.weight > limit:
+            raise SelectionError(PRESET_AND_AUTO_TOO_HEAVY)
+    return result
