@@ -1,7 +1,7 @@
 """walletcreatefundedpsbt and fundrawtransaction (Core's wallet/rpc/spend.cpp): the given inputs
 and, when allowed, more of the wallet's coins chosen as Core chooses them. The funding rules are
 quill.wallet.funding (coin selection quill.wallet.coinselection); the PSBT's wallet fields
-quill.wallet.psbt_fill."""
+quill.wallet.psbt_process (the same FillPSBT as walletprocesspsbt)."""
 from __future__ import annotations
 
 import random
@@ -31,7 +31,7 @@ from quill.tx.script import solver
 from quill.tx.transaction import Transaction, TxIn
 from quill.wallet import coins, funding
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT
-from quill.wallet.psbt_fill import fill_psbt
+from quill.wallet.psbt_process import fill_psbt
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
 
@@ -279,7 +279,7 @@ def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
     with _Locked(ctx) as wallet:
         funded = _fund(ctx, wallet, tx, options, not tx.vin, chain)
         psbt = psbt_from_tx(funded.tx, psbt_version)
-        fill_psbt(wallet, psbt, bip32derivs)
+        fill_psbt(wallet, psbt, None, bip32derivs, True)
     return {"psbt": encode_base64_psbt(psbt), "fee": Amount(funded.fee), "changepos": funded.change_pos}
 
 
@@ -356,7 +356,7 @@ def _finish(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any]) -> 
         funding.discourage_fee_sniping(tx, random.Random(), height, manager.chain.entry(tip_hash).header.time,
                                        int(time.time()), manager.chain.is_initial_block_download())
     psbt = psbt_from_tx(tx, _psbt_version(None))
-    fill_psbt(wallet, psbt, True)
+    fill_psbt(wallet, psbt, None, True, True)
     return {"psbt": encode_base64_psbt(psbt), "complete": False}
 
 
