@@ -68,6 +68,13 @@ class Driver:
     def _wallet(self, name):
         return self.wallet_manager.wallets[name]
 
+    def balance(self, name):
+        """The balance line above a wallet's pages (getbalances alone)."""
+        wallet = self._wallet(name)
+        wallet.update_balance()
+        return {"balance": wallet.balance, "amount_total": wallet.amount_total,
+                "amount_available": wallet.amount_available}
+
     def report(self, name):
         """The wallet's pages: history, balance, UTXOs, as the UI shows them."""
         wallet = self._wallet(name)

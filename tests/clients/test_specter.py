@@ -147,6 +147,16 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
         net.close()
 
 
+def needs(scene: Scene, method: str, why: str) -> None:
+    """Skip, naming the method, while quilld does not have it: Specter calls it for `why`.
+    (walletprocesspsbt is issue 12's psbt work, landing separately; the test runs once it is in.)"""
+    if scene.node.rpc("help", method).startswith("help: unknown command"):
+        pytest.skip(f"quilld has no {method} yet, which Specter calls for {why}")
+
+
+NO_AUTOMATIC_SELECTION = "Automatic coin selection is not available in Quill yet"
+
+
 def single_sig_script(signer: Signer, branch: int, index: int) -> bytes:
     return b"\x00\x14" + hash160(signer.pubkey(branch, index))
 
@@ -189,7 +199,21 @@ def test_wallets_are_quilld_descriptor_wallets_with_specters_addresses(scene: Sc
 
 
 @pytest.mark.parametrize("name", ["single", "multi"])
+def test_specter_shows_the_balance(scene: Scene, name: str) -> None:
+    receives = SINGLE_RECEIVES if name == "single" else MULTI_RECEIVES
+    shown = scene.specter.call("balance", name=name)
+    confirmed = sum(s for s, mined in receives if mined)
+    pending = sum(s for s, mined in receives if not mined)
+    assert Decimal(str(shown["balance"]["trusted"])) * COIN == confirmed
+    assert Decimal(str(shown["balance"]["untrusted_pending"])) * COIN == pending
+    assert Decimal(str(shown["balance"]["immature"])) == 0
+    assert Decimal(str(shown["amount_total"])) * COIN == Decimal(str(shown["amount_available"])) * COIN \
+        == confirmed + pending
+
+
+@pytest.mark.parametrize("name", ["single", "multi"])
 def test_specter_shows_received_transactions_balance_and_utxos(scene: Scene, name: str) -> None:
+    needs(scene, "walletprocesspsbt", "every transaction of a wallet's history")
     receives = SINGLE_RECEIVES if name == "single" else MULTI_RECEIVES
     wallet = scene.single if name == "single" else scene.multi
     report = scene.specter.call("report", name=name)
@@ -220,53 +244,59 @@ def test_specter_shows_received_transactions_balance_and_utxos(scene: Scene, nam
 
 def send_checks(scene: Scene, name: str, built: dict[str, Any], amount_sats: int,
                 inputs: list[tuple[str, int]] | None) -> None:
-    """quilld's decodepsbt and analyzepsbt read Specter's PSBT as the payment it was asked for."""
+    """quilld's decodepsbt and analyzepsbt read Specter's PSBT as the payment it was asked for.
+    (walletcreatefundedpsbt makes a BIP370 version 2 PSBT, Core 31's default, and Specter keeps it.)"""
     wallet = scene.single if name == "single" else scene.multi
     signers = [scene.single_key] if name == "single" else scene.multi_keys
     decoded = scene.node.rpc("decodepsbt", built["psbt"])
-    tx = decoded["tx"]
-    spent = [(i["txid"], i["vout"]) for i in tx["vin"]]
+    assert decoded["psbt_version"] == 2 and decoded["input_count"] == len(decoded["inputs"])
+    spent = [(i["previous_txid"], i["previous_vout"]) for i in decoded["inputs"]]
     if inputs is not None:
         assert spent == inputs
-    payment = [o for o in tx["vout"] if o["scriptPubKey"].get("address") == FOREIGN_ADDRESS]
-    assert len(payment) == 1 and payment[0]["value"] * COIN == amount_sats
-    change = [n for n, o in enumerate(tx["vout"]) if o is not payment[0]]
+    assert all(i["sequence"] < 0xFFFFFFFE for i in decoded["inputs"])      # Specter asks for RBF
+    outputs = decoded["outputs"]
+    payment = [n for n, o in enumerate(outputs) if o["script"].get("address") == FOREIGN_ADDRESS]
+    assert len(payment) == 1 and outputs[payment[0]]["amount"] * COIN == amount_sats
+    assert "bip32_derivs" not in outputs[payment[0]]
+    change = [n for n in range(len(outputs)) if n != payment[0]]
     assert len(change) == 1
-    change_info = scene.wallet_rpc(name, "getaddressinfo", tx["vout"][change[0]]["scriptPubKey"]["address"])
+    change_address = outputs[change[0]]["script"]["address"]
+    change_info = scene.wallet_rpc(name, "getaddressinfo", change_address)
     assert change_info["ismine"] is True and change_info["ischange"] is True
     assert change_info["parent_desc"].split("#")[0] == wallet["change_descriptor"].split("#")[0]
-    change_derivs = decoded["outputs"][change[0]]["bip32_derivs"]
+    change_derivs = outputs[change[0]]["bip32_derivs"]
     assert sorted(d["master_fingerprint"] for d in change_derivs) == sorted(s.fingerprint for s in signers)
     assert {path_of(d["path"])[0] for d in change_derivs} == {1}
-    assert all(i["sequence"] < 0xFFFFFFFE for i in tx["vin"])          # Specter asks for RBF
 
-    in_sats = sum(Decimal(str(i["witness_utxo"]["amount"])) * COIN for i in decoded["inputs"])
-    out_sats = sum(o["value"] * COIN for o in tx["vout"])
+    in_sats = sum(i["witness_utxo"]["amount"] * COIN for i in decoded["inputs"])
+    out_sats = sum(o["amount"] * COIN for o in outputs)
     assert decoded["fee"] * COIN == in_sats - out_sats > 0
-    assert Decimal(str(built["fee"])) == in_sats - out_sats              # Specter's own figure agrees
+    assert built["fee"] == in_sats - out_sats                 # Specter shows the fee quilld counted
     for psbt_in in decoded["inputs"]:
-        paths = sorted(d["path"] for d in psbt_in["bip32_derivs"])
-        fingerprints = sorted(d["master_fingerprint"] for d in psbt_in["bip32_derivs"])
-        assert fingerprints == sorted(s.fingerprint for s in signers)
-        assert len(set(paths)) == 1 and paths[0].startswith(signers[0].keypath(0, 0)[:-4])
+        derivs = psbt_in["bip32_derivs"]
+        assert sorted(d["master_fingerprint"] for d in derivs) == sorted(s.fingerprint for s in signers)
+        assert {path_of(d["path"])[0] for d in derivs} == {0}          # coins paid to receive addresses
         if name == "multi":
             assert psbt_in["witness_script"]["type"] == "multisig"
-    if name == "multi":
+            assert psbt_in["witness_utxo"]["scriptPubKey"]["address"] in wallet["addresses"]
+    if name == "multi":   # Specter adds the cosigners' xpubs for the signing devices
         assert sorted(x["master_fingerprint"] for x in decoded["global_xpubs"]) == sorted(
             s.fingerprint for s in signers)
 
     analyzed = scene.node.rpc("analyzepsbt", built["psbt"])
-    assert analyzed["next"] == "signer"
-    assert analyzed["fee"] == decoded["fee"]
-    for entry in analyzed["inputs"]:
+    assert analyzed["next"] == "signer" and analyzed["fee"] == decoded["fee"]
+    for psbt_in, entry in zip(decoded["inputs"], analyzed["inputs"], strict=True):
         assert entry["has_utxo"] is True and entry["is_final"] is False and entry["next"] == "signer"
-        missing = entry["missing"]["signatures"]
-        expected = [hash160(s.pubkey(*path_of(d["path"]))).hex() for d in decoded["inputs"][0]["bip32_derivs"]
-                    for s in signers if s.fingerprint == d["master_fingerprint"]]
-        assert sorted(missing) == sorted(expected)
-    # the 2 sat/vB Specter was asked for (it scales Core's rate by its own size estimate: close, not equal)
+        by_fingerprint = {s.fingerprint: s for s in signers}
+        expected = [hash160(by_fingerprint[d["master_fingerprint"]].pubkey(*path_of(d["path"]))).hex()
+                    for d in psbt_in["bip32_derivs"]]
+        assert sorted(entry["missing"]["signatures"]) == sorted(expected)
+    # Specter asked for 2 sat/vB: it asks quilld again with the rate scaled by its own size estimate
+    # (smaller than Core's for multisig), so it shows 2 and quilld's estimate, with the largest
+    # signatures, is a little above
+    assert abs(Decimal(str(built["fee_rate"])) - 2) <= Decimal("0.05"), built["fee_rate"]
     rate = analyzed["fee"] * COIN / analyzed["estimated_vsize"]
-    assert abs(rate - 2) < Decimal("0.2"), rate
+    assert 2 - Decimal("0.05") <= rate < Decimal("2.5"), rate
     assert analyzed["estimated_feerate"] == (analyzed["fee"] * 1000 / analyzed["estimated_vsize"]).quantize(
         Decimal("0.00000001"), rounding="ROUND_DOWN")
 
@@ -279,6 +309,7 @@ def path_of(keypath: str) -> tuple[int, int]:
 @pytest.mark.parametrize("name", ["single", "multi"])
 def test_specter_builds_a_psbt_from_chosen_coins(scene: Scene, name: str) -> None:
     """Specter's coin control: the coins are given, so walletcreatefundedpsbt funds fixed inputs."""
+    needs(scene, "walletprocesspsbt", "the history entry of each chosen coin")
     report = scene.specter.call("report", name=name)
     coin = max(report["utxo"], key=lambda u: u["amount"])
     amount = 40_000_000
@@ -290,3 +321,19 @@ def test_specter_builds_a_psbt_from_chosen_coins(scene: Scene, name: str) -> Non
     assert {"txid": coin["txid"], "vout": coin["vout"]} in locked
     scene.specter.call("discard_psbts", name=name)
     assert scene.wallet_rpc(name, "listlockunspent") == []
+
+
+@pytest.mark.parametrize("name", ["single", "multi"])
+def test_specter_builds_a_psbt_choosing_the_coins_itself(scene: Scene, name: str) -> None:
+    """Specter's plain send: no coins given, so quilld's walletcreatefundedpsbt selects them."""
+    needs(scene, "walletprocesspsbt", "the wallet's history before a send")
+    amount = 30_000_000
+    reply = scene.specter.try_call("createpsbt", name=name, address=FOREIGN_ADDRESS, amount=amount / COIN,
+                                   fee_rate=2, selected_coins=[])
+    if NO_AUTOMATIC_SELECTION in reply.get("error", ""):
+        pytest.skip("quilld's walletcreatefundedpsbt has no automatic coin selection yet (inputs=[], "
+                    "add_inputs=true), which Specter's send without coin control asks for")
+    assert "ok" in reply, reply
+    built = reply["ok"]
+    send_checks(scene, name, built, amount, None)
+    scene.specter.call("discard_psbts", name=name)
