@@ -52,7 +52,7 @@ def specter_python() -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not stamp.exists():
+        if not (stamp.exists() and python.exists()):
             try:
                 _install(target)
             except (OSError, subprocess.SubprocessError) as e:
