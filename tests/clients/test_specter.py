@@ -60,16 +60,16 @@ class Signer:
     def pubkey(self, branch: int, index: int) -> bytes:
         return self.account.derive(branch).derive(index).pubkey
 
-    def keypath(self, branch: int, index: int) -> str:
-        return f"m/{self.origin.replace('h', chr(39))}/{branch}/{index}"
-
 
 class Specter:
     """The driver subprocess: one JSON command a line, one answer a line."""
 
     def __init__(self, python: Path, data_folder: Path) -> None:
-        self.proc = subprocess.Popen([str(python), str(DRIVER), str(data_folder)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Specter's logging goes to a file: a pipe nobody reads could fill and stop it
+        self.log = data_folder.with_name(data_folder.name + ".log")
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen([str(python), str(DRIVER), str(data_folder)], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=log, text=True)
 
     def call(self, op: str, **args: Any) -> Any:
         """Specter's answer; an exception Specter raised fails the test with its traceback."""
@@ -85,8 +85,7 @@ class Specter:
         for line in self.proc.stdout:
             if line.startswith(PREFIX):
                 return dict(json.loads(line[len(PREFIX):]))
-        stderr = self.proc.stderr.read() if self.proc.stderr else ""
-        raise AssertionError(f"Specter's driver exited {self.proc.wait()}: {stderr[-3000:]}")
+        raise AssertionError(f"Specter's driver exited {self.proc.wait()}: {self.log.read_text()[-3000:]}")
 
     def close(self) -> None:
         if self.proc.stdin:
@@ -96,9 +95,8 @@ class Specter:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream:
-                stream.close()
+        if self.proc.stdout:
+            self.proc.stdout.close()
 
 
 class Scene:
