@@ -26,9 +26,13 @@ class Driver:
     def __init__(self, data_folder):
         from cryptoadvance.specter.managers.device_manager import DeviceManager
         from cryptoadvance.specter.managers.node_manager import NodeManager
+        from cryptoadvance.specter.util.specter_migrator import SpecterMigrator
 
         self.data_folder = data_folder
         os.makedirs(data_folder, exist_ok=True)
+        # What the server's first start does to a new data folder: it is then one that
+        # `python -m cryptoadvance.specter server` opens as its own (no old-format migrations)
+        SpecterMigrator(data_folder).execute_migrations()
         self.node_manager = NodeManager(data_folder=os.path.join(data_folder, "nodes"))
         self.device_manager = DeviceManager(os.path.join(data_folder, "devices"))
         self.node = None
@@ -36,14 +40,18 @@ class Driver:
 
     def connect(self, host, port, user, password):
         """What the node settings page does: add an external node, test it, keep it."""
+        from cryptoadvance.specter.managers.config_manager import ConfigManager
         from cryptoadvance.specter.managers.wallet_manager import WalletManager
 
         self.node = self.node_manager.add_external_node("BTC", "quill", False, "", user, password,
                                                         str(port), host, "http")
+        ConfigManager(self.data_folder).update_active_node(self.node.alias)   # the "use this node" choice
         test = self.node.test_rpc()
         self.node.check_info()
-        self.wallet_manager = WalletManager(os.path.join(self.data_folder, "wallets", "regtest"),
-                                            self.node.rpc, self.node.chain, self.device_manager)
+        # the admin user's wallets, under the name the server gives them in Core: specter<uid>/<alias>
+        uid = ConfigManager(self.data_folder).data["uid"]
+        self.wallet_manager = WalletManager(os.path.join(self.data_folder, "wallets"), self.node.rpc,
+                                            self.node.chain, self.device_manager, path=f"specter{uid}")
         return {"test_rpc": test, "is_running": self.node.is_running, "chain": self.node.chain,
                 "blocks": self.node.info.get("blocks"), "core_version": self.node.bitcoin_core_version_raw,
                 "mempool_info": self.node.info.get("mempool_info"),
@@ -60,7 +68,8 @@ class Driver:
             keys.append(key)
             devices.append(device)
         wallet = self.wallet_manager.create_wallet(name, sigs_required, key_type, keys, devices)
-        return {"alias": wallet.alias, "descriptor": str(wallet.descriptor),
+        return {"alias": wallet.alias, "core_wallet": f"{self.wallet_manager.rpc_path}/{wallet.alias}",
+                "descriptor": str(wallet.descriptor),
                 "recv_descriptor": wallet.recv_descriptor, "change_descriptor": wallet.change_descriptor,
                 "addresses": [wallet.get_address(i) for i in range(3)],
                 "change_address": wallet.change_address}

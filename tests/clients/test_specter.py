@@ -10,8 +10,13 @@ quilld's own decodepsbt and analyzepsbt and checked against the keys and coins b
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -23,7 +28,7 @@ from quill.tx.address import decode_destination
 from quill.tx.hashes import hash160, sha256
 from quill.wallet.bip32 import ExtPrivKey, master_from_seed
 from tests.clients.specter_env import specter_python
-from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.rpc_daemon import QuillDaemon, free_port
 from tests.wallet_e2e.e2ekit import COIN, FOREIGN_ADDRESS, Net
 
 DRIVER = Path(__file__).with_name("specter_driver.py")
@@ -68,6 +73,7 @@ class Specter:
         # Specter's logging goes to a file: a pipe nobody reads could fill and stop it
         self.log = data_folder.with_name(data_folder.name + ".log")
         with open(self.log, "w") as log:
+            self.data_folder = data_folder
             self.proc = subprocess.Popen([str(python), str(DRIVER), str(data_folder)], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=log, text=True)
 
@@ -127,7 +133,9 @@ class Scene:
                 net.mine()
 
     def wallet_rpc(self, name: str, method: str, *params: Any) -> Any:
-        return self.node.rpc(method, *params, path=f"/wallet/specter/{name}")
+        """Ask quilld itself, on the wallet Specter made there."""
+        wallet = self.single if name == "single" else self.multi
+        return self.node.rpc(method, *params, path=f"/wallet/{wallet['core_wallet']}")
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +188,7 @@ def test_specter_connects_to_quilld_as_its_core_node(scene: Scene) -> None:
 def test_wallets_are_quilld_descriptor_wallets_with_specters_addresses(scene: Scene) -> None:
     for name, wallet in (("single", scene.single), ("multi", scene.multi)):
         info = scene.wallet_rpc(name, "getwalletinfo")
-        assert info["walletname"] == f"specter/{name}"
+        assert info["walletname"] == wallet["core_wallet"] and wallet["core_wallet"].endswith(f"/{name}")
         assert info["descriptors"] is True and info["private_keys_enabled"] is False
         for index, address in enumerate(wallet["addresses"]):
             address_info = scene.wallet_rpc(name, "getaddressinfo", address)
@@ -335,3 +343,82 @@ def test_specter_builds_a_psbt_choosing_the_coins_itself(scene: Scene, name: str
     built = reply["ok"]
     send_checks(scene, name, built, amount, None)
     scene.specter.call("discard_psbts", name=name)
+
+
+
+class Server:
+    """`python -m cryptoadvance.specter server`, headless, on the data folder the driver filled
+    (its node, devices and wallets), on a free loopback port; its log goes to a file."""
+
+    def __init__(self, python: Path, data_folder: Path) -> None:
+        self.port = free_port()
+        self.log = data_folder.with_name(data_folder.name + "-server.log")
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(
+                [str(python), "-m", "cryptoadvance.specter", "server", "--host", "127.0.0.1", "--port",
+                 str(self.port), "--specter-data-folder", str(data_folder), "--skiphwiinitialisation",
+                 "--no-filelog"], stdout=log, stderr=log)
+
+    def get(self, path: str, timeout: float = 60.0) -> tuple[int, bytes]:
+        """GET once the server listens: (status, body)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=30) as reply:
+                    return reply.status, reply.read()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read()
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"Specter's server did not answer: {self.log.read_text()[-3000:]}") from None
+                time.sleep(0.2)
+
+    def csv(self, path: str) -> list[dict[str, str]]:
+        status, body = self.get(path)
+        assert status == 200, (path, status, body[:500])
+        return list(csv.DictReader(io.StringIO(body.decode())))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(scene: Scene) -> Iterator[Server]:
+    running = Server(specter_python(), scene.specter.data_folder)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def test_specter_server_starts_on_quilld(scene: Scene, server: Server) -> None:
+    status, page = server.get("/")
+    assert status == 200 and b"<title>Specter</title>" in page
+    status, body = server.get("/wallets/get_txout_set_info")      # the node page's UTXO-set figures
+    assert status == 200
+    shown = json.loads(body, parse_float=Decimal)
+    ours = scene.node.rpc("gettxoutsetinfo")
+    assert {k: shown[k] for k in ("height", "bestblock", "txouts", "total_amount", "hash_serialized_3")} == {
+        k: ours[k] for k in ("height", "bestblock", "txouts", "total_amount", "hash_serialized_3")}
+    status, body = server.get("/wallets/fees")       # estimatesmartfee without data: Specter's minimum
+    assert status == 200 and json.loads(body)["error_messages"] == []
+
+
+@pytest.mark.parametrize("name", ["single", "multi"])
+def test_specter_server_exports_history_and_utxos(scene: Scene, server: Server, name: str) -> None:
+    needs(scene, "walletprocesspsbt", "every transaction of a wallet's history")
+    receives = SINGLE_RECEIVES if name == "single" else MULTI_RECEIVES
+    wallet = scene.single if name == "single" else scene.multi
+    expected = {(wallet["addresses"][i], Decimal(sats) / COIN, mined) for i, (sats, mined) in enumerate(receives)}
+    alias = wallet["alias"]
+    for export in ("transactions.csv", "utxo.csv"):
+        rows = server.csv(f"/wallets/wallet/{alias}/{export}")
+        assert {r["TxID"] for r in rows} == set(scene.txids[name]), export
+        assert {r["Category"] for r in rows} == {"receive"}
+        assert {(r["Address"], Decimal(r["Amount (BTC)"]), r["Block Height"] != "Unconfirmed")
+                for r in rows} == expected, export
