@@ -4,7 +4,8 @@ Run as ``<specter-venv>/bin/python specter_driver.py DATA_FOLDER``. It reads one
 line on stdin and answers each with one line ``SPECTER-DRIVER <json>`` on stdout (Specter's own
 logging goes to stderr). The test (tests/clients/test_specter.py) owns the chain and the checks;
 this file only does what Specter's web endpoints do when a user clicks: connect a node, add
-devices, create wallets, read a wallet's history, balance and UTXOs, build a PSBT.
+devices, create wallets, read a wallet's history, balance and UTXOs, build a PSBT. The data
+folder it leaves is one `python -m cryptoadvance.specter server` then opens as its own.
 
 It imports nothing from Quill: it must run under Specter's own interpreter and packages.
 """

@@ -323,6 +323,7 @@ def test_specter_builds_a_psbt_from_chosen_coins(scene: Scene, name: str) -> Non
                                fee_rate=2, selected_coins=[{"txid": coin["txid"], "vout": coin["vout"]}])
     send_checks(scene, name, built, amount, [(coin["txid"], coin["vout"])])
     # Specter keeps the PSBT as pending and locks its coins in quilld
+    assert built["pending"] == [built["txid"]]
     locked = scene.wallet_rpc(name, "listlockunspent")
     assert {"txid": coin["txid"], "vout": coin["vout"]} in locked
     scene.specter.call("discard_psbts", name=name)
