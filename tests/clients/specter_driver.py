@@ -113,6 +113,32 @@ class Driver:
                 "address": shown["address"], "amount": shown["amount"],
                 "pending": sorted(wallet.pending_psbts)}
 
+    def sign_and_send(self, name, txid, seeds):
+        """The signing devices (embit, with these seeds) sign the pending PSBT one after the other;
+        each signature goes through the combine page (combinepsbt, finalizepsbt) and the finished
+        transaction through the broadcast button (testmempoolaccept, sendrawtransaction)."""
+        from embit.bip32 import HDKey
+        from embit.networks import NETWORKS
+        from embit.psbt import PSBT
+
+        wallet = self._wallet(name)
+        current = wallet.pending_psbts[txid].to_string()
+        raw, signed_by = {}, []
+        for seed in seeds:
+            device_psbt = PSBT.from_string(current)
+            signed_by.append(device_psbt.sign_with(HDKey.from_seed(bytes.fromhex(seed), NETWORKS["regtest"]["xprv"])))
+            combined = self.node.rpc.combinepsbt([current, device_psbt.to_string()])
+            raw = self.node.rpc.finalizepsbt(combined)
+            if "psbt" not in raw:
+                raw["psbt"] = combined
+            wallet.update_pending_psbt(combined, txid, raw)
+            current = combined
+        accepted = wallet.rpc.testmempoolaccept([raw["hex"]])[0]
+        sent = self.node.rpc.sendrawtransaction(raw["hex"])
+        wallet.delete_spent_pending_psbts([raw["hex"]])
+        return {"signatures": signed_by, "complete": raw["complete"], "accepted": accepted, "sent": sent,
+                "pending": sorted(wallet.pending_psbts)}
+
     def discard_psbts(self, name):
         """The pending-PSBT page's delete button, for each: the coins are unlocked again."""
         wallet = self._wallet(name)
