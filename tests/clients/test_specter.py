@@ -419,8 +419,6 @@ def server(scene: Scene) -> Iterator[Server]:
 def test_specter_server_starts_on_quilld(scene: Scene, server: Server) -> None:
     status, page = server.get("/")
     assert status == 200 and b"<title>Specter</title>" in page
-    loaded = server.wallets_loaded()
-    assert sorted(loaded["loaded_wallets"]) == ["multi", "single"] and loaded["failed_load_wallets"] == []
     status, body = server.get("/wallets/get_txout_set_info")      # the node page's UTXO-set figures
     assert status == 200
     shown = json.loads(body, parse_float=Decimal)
@@ -432,13 +430,15 @@ def test_specter_server_starts_on_quilld(scene: Scene, server: Server) -> None:
 
 
 @pytest.mark.parametrize("name", ["single", "multi"])
-def test_specter_server_exports_history_and_utxos(scene: Scene, server: Server, name: str) -> None:
+def test_specter_server_exports_history_and_utxos(scene: Scene, name: str, request: pytest.FixtureRequest) -> None:
     needs(scene, "walletprocesspsbt", "every transaction of a wallet's history")
+    server: Server = request.getfixturevalue("server")   # started only when it can load the wallets
     receives = SINGLE_RECEIVES if name == "single" else MULTI_RECEIVES
     wallet = scene.single if name == "single" else scene.multi
     expected = {(wallet["addresses"][i], Decimal(sats) / COIN, mined) for i, (sats, mined) in enumerate(receives)}
     alias = wallet["alias"]
-    assert alias in server.wallets_loaded()["loaded_wallets"]
+    loaded = server.wallets_loaded()
+    assert sorted(loaded["loaded_wallets"]) == ["multi", "single"] and loaded["failed_load_wallets"] == []
     for export in ("transactions.csv", "utxo.csv"):
         rows = server.csv(f"/wallets/wallet/{alias}/{export}")
         assert {r["TxID"] for r in rows} == set(scene.txids[name]), export
