@@ -6,7 +6,10 @@ connects to quilld as its Bitcoin Core node, creates a single-sig wallet from a 
 a 2-of-3 multisig wallet (P2WSH sortedmulti, BIP48), and reads back what the chain paid them.
 quilld runs its built-in regtest chain; the test pays the wallets from anyone-can-spend coinbase
 coins, so every amount it checks is one it chose. PSBTs that Specter builds are read back by
-quilld's own decodepsbt and analyzepsbt and checked against the keys and coins behind them.
+quilld's own decodepsbt and analyzepsbt and checked against the keys and coins behind them; the
+devices (embit, in the driver) sign, and Specter combines, finalizes and broadcasts through quilld.
+Last, `python -m cryptoadvance.specter server` runs headless on the data folder the driver filled
+and its web endpoints are read: UTXO-set figures, fees, and each wallet's history and UTXO exports.
 """
 from __future__ import annotations
 
@@ -407,44 +410,35 @@ class Server:
             self.proc.wait()
 
 
-@pytest.fixture
-def server(scene: Scene) -> Iterator[Server]:
-    running = Server(specter_python(), scene.specter.data_folder)
+def test_specter_server_starts_on_quilld_and_exports_history_and_utxos(scene: Scene) -> None:
+    needs(scene, "walletprocesspsbt", "every transaction of a wallet's history (the server loads the wallets)")
+    server = Server(specter_python(), scene.specter.data_folder)
     try:
-        yield running
+        status, page = server.get("/")
+        assert status == 200 and b"<title>Specter</title>" in page
+        status, body = server.get("/wallets/get_txout_set_info")      # the node page's UTXO-set figures
+        assert status == 200
+        shown = json.loads(body, parse_float=Decimal)
+        ours = scene.node.rpc("gettxoutsetinfo")
+        keys = ("height", "bestblock", "txouts", "total_amount", "hash_serialized_3")
+        assert {k: shown[k] for k in keys} == {k: ours[k] for k in keys}
+        status, body = server.get("/wallets/fees")       # estimatesmartfee without data: Specter's minimum
+        assert status == 200 and json.loads(body)["error_messages"] == []
+
+        loaded = server.wallets_loaded()
+        assert sorted(loaded["loaded_wallets"]) == ["multi", "single"] and loaded["failed_load_wallets"] == []
+        for name, wallet, receives in (("single", scene.single, SINGLE_RECEIVES),
+                                       ("multi", scene.multi, MULTI_RECEIVES)):
+            expected = {(wallet["addresses"][i], Decimal(sats) / COIN, mined)
+                        for i, (sats, mined) in enumerate(receives)}
+            for export in ("transactions.csv", "utxo.csv"):
+                rows = server.csv(f"/wallets/wallet/{wallet['alias']}/{export}")
+                assert {r["TxID"] for r in rows} == set(scene.txids[name]), (name, export)
+                assert {r["Category"] for r in rows} == {"receive"}
+                assert {(r["Address"], Decimal(r["Amount (BTC)"]), r["Block Height"] != "Unconfirmed")
+                        for r in rows} == expected, (name, export)
     finally:
-        running.stop()
-
-
-def test_specter_server_starts_on_quilld(scene: Scene, server: Server) -> None:
-    status, page = server.get("/")
-    assert status == 200 and b"<title>Specter</title>" in page
-    status, body = server.get("/wallets/get_txout_set_info")      # the node page's UTXO-set figures
-    assert status == 200
-    shown = json.loads(body, parse_float=Decimal)
-    ours = scene.node.rpc("gettxoutsetinfo")
-    assert {k: shown[k] for k in ("height", "bestblock", "txouts", "total_amount", "hash_serialized_3")} == {
-        k: ours[k] for k in ("height", "bestblock", "txouts", "total_amount", "hash_serialized_3")}
-    status, body = server.get("/wallets/fees")       # estimatesmartfee without data: Specter's minimum
-    assert status == 200 and json.loads(body)["error_messages"] == []
-
-
-@pytest.mark.parametrize("name", ["single", "multi"])
-def test_specter_server_exports_history_and_utxos(scene: Scene, name: str, request: pytest.FixtureRequest) -> None:
-    needs(scene, "walletprocesspsbt", "every transaction of a wallet's history")
-    server: Server = request.getfixturevalue("server")   # started only when it can load the wallets
-    receives = SINGLE_RECEIVES if name == "single" else MULTI_RECEIVES
-    wallet = scene.single if name == "single" else scene.multi
-    expected = {(wallet["addresses"][i], Decimal(sats) / COIN, mined) for i, (sats, mined) in enumerate(receives)}
-    alias = wallet["alias"]
-    loaded = server.wallets_loaded()
-    assert sorted(loaded["loaded_wallets"]) == ["multi", "single"] and loaded["failed_load_wallets"] == []
-    for export in ("transactions.csv", "utxo.csv"):
-        rows = server.csv(f"/wallets/wallet/{alias}/{export}")
-        assert {r["TxID"] for r in rows} == set(scene.txids[name]), export
-        assert {r["Category"] for r in rows} == {"receive"}
-        assert {(r["Address"], Decimal(r["Amount (BTC)"]), r["Block Height"] != "Unconfirmed")
-                for r in rows} == expected, export
+        server.stop()
 
 
 @pytest.mark.parametrize("name", ["single", "multi"])
