@@ -162,13 +162,6 @@ def sats(btc: float | str | Decimal) -> int:
     return int((Decimal(str(btc)) * COIN).quantize(Decimal(1)))
 
 
-def needs(scene: Scene, method: str, why: str) -> None:
-    """Skip, naming the method, while quilld does not have it: Specter calls it for `why`.
-    (walletprocesspsbt is issue 12's psbt work, landing separately; the test runs once it is in.)"""
-    if scene.node.rpc("help", method).startswith("help: unknown command"):
-        pytest.skip(f"quilld has no {method} yet, which Specter calls for {why}")
-
-
 NO_AUTOMATIC_SELECTION = "Automatic coin selection is not available in Quill yet"
 
 
@@ -228,7 +221,6 @@ def test_specter_shows_the_balance(scene: Scene, name: str) -> None:
 
 @pytest.mark.parametrize("name", ["single", "multi"])
 def test_specter_shows_received_transactions_balance_and_utxos(scene: Scene, name: str) -> None:
-    needs(scene, "walletprocesspsbt", "every transaction of a wallet's history")
     receives = SINGLE_RECEIVES if name == "single" else MULTI_RECEIVES
     wallet = scene.single if name == "single" else scene.multi
     report = scene.specter.call("report", name=name)
@@ -324,7 +316,6 @@ def path_of(keypath: str) -> tuple[int, int]:
 @pytest.mark.parametrize("name", ["single", "multi"])
 def test_specter_builds_a_psbt_from_chosen_coins(scene: Scene, name: str) -> None:
     """Specter's coin control: the coins are given, so walletcreatefundedpsbt funds fixed inputs."""
-    needs(scene, "walletprocesspsbt", "the history entry of each chosen coin")
     report = scene.specter.call("report", name=name)
     coin = max(report["utxo"], key=lambda u: u["amount"])
     amount = 40_000_000
@@ -342,7 +333,6 @@ def test_specter_builds_a_psbt_from_chosen_coins(scene: Scene, name: str) -> Non
 @pytest.mark.parametrize("name", ["single", "multi"])
 def test_specter_builds_a_psbt_choosing_the_coins_itself(scene: Scene, name: str) -> None:
     """Specter's plain send: no coins given, so quilld's walletcreatefundedpsbt selects them."""
-    needs(scene, "walletprocesspsbt", "the wallet's history before a send")
     amount = 30_000_000
     reply = scene.specter.try_call("createpsbt", name=name, address=FOREIGN_ADDRESS, amount=amount / COIN,
                                    fee_rate=2, selected_coins=[])
@@ -411,7 +401,6 @@ class Server:
 
 
 def test_specter_server_starts_on_quilld_and_exports_history_and_utxos(scene: Scene) -> None:
-    needs(scene, "walletprocesspsbt", "every transaction of a wallet's history (the server loads the wallets)")
     server = Server(specter_python(), scene.specter.data_folder)
     try:
         status, page = server.get("/")
@@ -446,7 +435,6 @@ def test_specter_signs_combines_and_broadcasts_a_send(scene: Scene, name: str) -
     """The send to its end: devices sign Specter's PSBT (2 of 3 for the multisig), Specter combines
     and finalizes it on quilld, quilld accepts and relays it, and once mined Specter's history and
     balance show the payment and the change. Runs last: it spends the scene's coins."""
-    needs(scene, "walletprocesspsbt", "the history entry of each chosen coin")
     wallet = scene.single if name == "single" else scene.multi
     signers = [scene.single_key] if name == "single" else scene.multi_keys[:2]
     before = scene.specter.call("report", name=name)
