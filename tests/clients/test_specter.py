@@ -162,7 +162,6 @@ def sats(btc: float | str | Decimal) -> int:
     return int((Decimal(str(btc)) * COIN).quantize(Decimal(1)))
 
 
-NO_AUTOMATIC_SELECTION = "Automatic coin selection is not available in Quill yet"
 
 
 def single_sig_script(signer: Signer, branch: int, index: int) -> bytes:
@@ -334,13 +333,8 @@ def test_specter_builds_a_psbt_from_chosen_coins(scene: Scene, name: str) -> Non
 def test_specter_builds_a_psbt_choosing_the_coins_itself(scene: Scene, name: str) -> None:
     """Specter's plain send: no coins given, so quilld's walletcreatefundedpsbt selects them."""
     amount = 30_000_000
-    reply = scene.specter.try_call("createpsbt", name=name, address=FOREIGN_ADDRESS, amount=amount / COIN,
-                                   fee_rate=2, selected_coins=[])
-    if NO_AUTOMATIC_SELECTION in reply.get("error", ""):
-        pytest.skip("quilld's walletcreatefundedpsbt has no automatic coin selection yet (inputs=[], "
-                    "add_inputs=true), which Specter's send without coin control asks for")
-    assert "ok" in reply, reply
-    built = reply["ok"]
+    built = scene.specter.call("createpsbt", name=name, address=FOREIGN_ADDRESS, amount=amount / COIN,
+                               fee_rate=2, selected_coins=[])
     send_checks(scene, name, built, amount, None)
     scene.specter.call("discard_psbts", name=name)
 
