@@ -162,8 +162,6 @@ def sats(btc: float | str | Decimal) -> int:
     return int((Decimal(str(btc)) * COIN).quantize(Decimal(1)))
 
 
-
-
 def single_sig_script(signer: Signer, branch: int, index: int) -> bytes:
     return b"\x00\x14" + hash160(signer.pubkey(branch, index))
 
@@ -337,7 +335,6 @@ def test_specter_builds_a_psbt_choosing_the_coins_itself(scene: Scene, name: str
                                fee_rate=2, selected_coins=[])
     send_checks(scene, name, built, amount, None)
     scene.specter.call("discard_psbts", name=name)
-
 
 
 class Server:
