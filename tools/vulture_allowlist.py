@@ -69,3 +69,5 @@ on_body
 on_message_complete
 SubmittedChain  # tests/follow/corekit.py: the 20,000-block chain of tests/bench/bench_follow.py (bench is not scanned)
 mcu_emulator  # tests/device fixture, requested by name (request.getfixturevalue) for the Cortex-M0+ runs
+discard_psbts  # tests/clients/specter_driver.py: an operation the Specter test sends by name over the driver's stdin
+sign_and_send  # tests/clients/specter_driver.py: an operation the Specter test sends by name over the driver's stdin

@@ -168,7 +168,7 @@ def test_getnetworkinfo_has_cores_shape_and_quills_identity(nodes: Any) -> None:
         assert list(ours) == list(theirs)
         assert [list(n) for n in ours["networks"]] == [list(n) for n in theirs["networks"]]
         assert [n["name"] for n in ours["networks"]] == [n["name"] for n in theirs["networks"]]
-        assert ours["subversion"] == "/Quill:0.1.0/" and ours["version"] == 100
+        assert ours["subversion"] == "/Quill:0.1.0/" and ours["version"] == theirs["version"]
         for key in ("protocolversion", "relayfee", "incrementalfee", "timeoffset", "networkactive"):
             assert ours[key] == theirs[key], key
         assert ours["warnings"] == []

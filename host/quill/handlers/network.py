@@ -92,25 +92,24 @@ def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
 
 
 PROTOCOL_VERSION = 70017  # the P2P protocol version of the Core whose RPC Quill answers as
+# CLIENT_VERSION of the Core whose RPC Quill answers as (v31.99.0, the reference bitcoind).
+# Clients choose which calls to make from it (Specter Desktop creates descriptor wallets only
+# from 210000 on, and falls back to legacy importmulti below), so it must be Core's number;
+# Quill's own version is in `subversion`.
+CORE_CLIENT_VERSION = 319900
 NETWORKS = ("ipv4", "ipv6", "onion", "i2p", "cjdns")
 
 
-def client_version() -> int:
-    """Quill's version in Core's CLIENT_VERSION form: 0.1.0 -> 100."""
-    major, minor, patch = (int(part) for part in __version__.split(".")[:3])
-    return major * 10000 + minor * 100 + patch
-
-
 def getnetworkinfo(ctx: Any, args: list[Any]) -> Any:
-    """Quill's own version and services; it makes no P2P connection itself, so on the built-in
-    chain it has none and reaches no network, and following a node it reports that node's
-    connection counts."""
+    """The version of the Core whose RPC Quill speaks, Quill's own subversion and services; it
+    makes no P2P connection itself, so on the built-in chain it has none and reaches no network,
+    and following a node it reports that node's connection counts."""
     connections = {"connections": 0, "connections_in": 0, "connections_out": 0}
     if getattr(ctx.node, "chain", None) is not None and following(ctx):
         upstream_info = forward(ctx, "getnetworkinfo")
         connections = {key: upstream_info.get(key, 0) for key in connections}
     return {
-        "version": client_version(),
+        "version": CORE_CLIENT_VERSION,
         "subversion": f"/Quill:{__version__}/",
         "protocolversion": PROTOCOL_VERSION,
         "localservices": "%016x" % 0,

@@ -384,6 +384,9 @@ class Wallet:
         row = self.store.get_tx(txid)
         if row is None and not (force or self._involves_me(tx)):
             return None
+        if row is None and not tx.is_coinbase():
+            for txin in tx.vin:  # Core's AddToSpends: a coin a new wallet transaction spends is unlocked
+                self.locked_coins.unlock(txin.prevout)
         if row is None:
             now = int(time.time())
             blocktime = state[4] if state[0] in (st.CONFIRMED, st.CONFLICTED) else None
