@@ -233,7 +233,7 @@ def test_out_of_memory_while_decoding_answers_with_the_requests_id():
     transport = FakeTransport([framing.encode_frame(body)])
     server = Server(transport, build_dispatcher("test"))
 
-    def exhausted(data):
+    def exhausted(data, views=False):
         raise MemoryError
     original = cbor.decode
     cbor.decode = exhausted

@@ -12,7 +12,7 @@ from quillfw.board.info import core_methods
 from quillfw.signing.confirm import DEFAULT_TIMEOUT_MS, Confirmation
 from quillfw.wire.dispatcher import TEXT, UINT, Dispatcher, Method
 from quillfw.wire.framing import DEFAULT_IDLE_MS
-from quillfw.wire.server import Server
+from quillfw.wire.server import LinkBuffers, Server
 
 EXTENSIONS = ("quillfw.signing.methods",)
 
@@ -23,7 +23,15 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     whatever the policy asks to confirm is refused); policy_path: the policy's
     file (None: kept in memory). Extensions find the Confirmation as
     dispatcher.confirmation."""
+    # Heap (the allocator is first-fit from the bottom): the link's two frame buffers
+    # first, then every module a signing session keeps, then the session's own
+    # buffers (quillfw.signing.methods), and only then the self-test's garbage. What
+    # lives for the whole boot lies packed at the bottom, and the free heap stays
+    # in as few blocks as possible for the requests.
+    link_buffers = LinkBuffers()
+    import quillfw.signing.session  # noqa: F401
     dispatcher = Dispatcher()
+    dispatcher.link_buffers = link_buffers
     dispatcher.register(core_methods(dispatcher, board, emulator, target, boot_id))
     confirmation = Confirmation(approver, policy_path, confirm_timeout_ms)
     dispatcher.confirmation = confirmation
@@ -38,7 +46,8 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
 
 def serve(transport, dispatcher, idle_ms=DEFAULT_IDLE_MS, log=None):
     """Serve until end of input; returns normally then (the emulator's pipe closed)."""
-    server = Server(transport, dispatcher, idle_ms=idle_ms, log=log)
+    server = Server(transport, dispatcher, idle_ms=idle_ms, log=log,
+                    buffers=getattr(dispatcher, "link_buffers", None))
     try:
         server.serve_forever()
     except EOFError:

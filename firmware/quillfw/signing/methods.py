@@ -80,7 +80,9 @@ def _device_error(e):
 
 class SigningMethods:
     def __init__(self, dispatcher):
-        self._session = None
+        from quillfw.signing.session import Session
+        # allocated once, at boot: the key slots and the session's state
+        self.session = Session()
         self.staged = {}
         self.dispatcher = dispatcher
         self.confirmation = dispatcher.confirmation
@@ -95,21 +97,11 @@ class SigningMethods:
         if sid is not None and sid != self.session_id:
             raise DeviceError(STALE_SESSION, "Request of a previous signing session or boot")
 
-    @property
-    def session(self):
-        # Imported on first use: the session and its sighash modules cost ~10 KB of
-        # heap, which a device that is only asked get_info keeps free.
-        if self._session is None:
-            from quillfw.signing.session import Session
-            self._session = Session()
-        return self._session
-
     def reset(self):
         self.staged = {}
         self.session_id = None
         self.confirmation.reset()
-        if self._session is not None:
-            self._session.abort()
+        self.session.abort()
 
     def _run(self, step, *args, **kwargs):
         from quillfw.signing.session import SessionError
@@ -211,7 +203,8 @@ class SigningMethods:
             raise DeviceError(INVALID_PARAMS, "cannot stage '%s'" % name)
         if len(p["data"]) > MAX_SCRIPT_SIZE:
             raise DeviceError(LIMIT_EXCEEDED, "%s larger than %d bytes" % (name, MAX_SCRIPT_SIZE))
-        self.staged[name] = p["data"]
+        # kept for a later request: copied out of this request's frame
+        self.staged[name] = bytes(p["data"])
         return None
 
     # ---- signatures -----------------------------------------------------------

@@ -41,7 +41,8 @@ def _is_type(value, kind):
     if kind == TEXT:
         return isinstance(value, str)
     if kind == BYTES:
-        return isinstance(value, bytes)
+        # long byte strings arrive as views of the request's frame (quillfw.wire.cbor)
+        return isinstance(value, (bytes, memoryview))
     if kind == MAP:
         return isinstance(value, dict)
     if kind == ARRAY:
@@ -94,6 +95,8 @@ class Dispatcher:
         # random hex chosen at start-up (get_info's boot_id): a request naming
         # another one comes from before a restart
         self.boot_id = None
+        # the link's frame buffers, allocated first at boot (quillfw.board.runtime)
+        self.link_buffers = None
 
     def register(self, methods, script_types=(), sighash_types=(), reset=None, info=None):
         """Add methods (and what they can sign) to the table; info() returns
