@@ -15,7 +15,7 @@ TEST_MNEMONIC = "abandon " * 11 + "about"
 # The key methods beside signing, restart detection and confirmation leave under 1 KB spare at the
 # smallest board's 97K heap, and the first key request can run out of memory there (issue 11's memory
 # discipline is what makes them fit). These tests run at the margin the mixed signing corpus uses.
-KEYS_HEAP = "112K"
+KEYS_HEAP = "97K"
 
 
 class EmulatedDevice:

@@ -23,13 +23,11 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     whatever the policy asks to confirm is refused); policy_path: the policy's
     file (None: kept in memory). Extensions find the Confirmation as
     dispatcher.confirmation."""
-    # Heap (the allocator is first-fit from the bottom): the link's two frame buffers
-    # first, then every module a signing session keeps, then the session's own
-    # buffers (quillfw.signing.methods), and only then the self-test's garbage. What
-    # lives for the whole boot lies packed at the bottom, and the free heap stays
-    # in as few blocks as possible for the requests.
+    # Heap (the allocator is first-fit from the bottom): the link's frame buffer is
+    # allocated first, before the self-test's garbage, so that it lies at the bottom
+    # instead of splitting the free heap later; the signing session's buffers come
+    # with its first sign_begin (quillfw.signing.methods) and are reused after.
     link_buffers = LinkBuffers()
-    import quillfw.signing.session  # noqa: F401
     dispatcher = Dispatcher()
     dispatcher.link_buffers = link_buffers
     dispatcher.register(core_methods(dispatcher, board, emulator, target, boot_id))

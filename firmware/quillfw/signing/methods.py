@@ -80,14 +80,22 @@ def _device_error(e):
 
 class SigningMethods:
     def __init__(self, dispatcher):
-        from quillfw.signing.session import Session
-        # allocated once, at boot: the key slots and the session's state
-        self.session = Session()
+        self._session = None
         self.staged = {}
         self.dispatcher = dispatcher
         self.confirmation = dispatcher.confirmation
         self.session_id = None      # the current signing session's id (sign_begin's answer)
         self._sessions = 0
+
+    @property
+    def session(self):
+        # Made at the first sign_begin and kept: its key slots, MAC pads and hash
+        # states are allocated once. Its modules cost ~25 KB of heap on the 64-bit
+        # emulator, which a device asked only for keys keeps for the key methods.
+        if self._session is None:
+            from quillfw.signing.session import Session
+            self._session = Session()
+        return self._session
 
     def _check(self, p):
         """A request that names a session (its "session" parameter) must name the
@@ -101,7 +109,8 @@ class SigningMethods:
         self.staged = {}
         self.session_id = None
         self.confirmation.reset()
-        self.session.abort()
+        if self._session is not None:
+            self._session.abort()
 
     def _run(self, step, *args, **kwargs):
         from quillfw.signing.session import SessionError
