@@ -12,9 +12,8 @@ VENV_BIN = Path(sys.executable).parent
 TEST_MNEMONIC = "abandon " * 11 + "about"
 
 
-# The key methods beside signing, restart detection and confirmation leave under 1 KB spare at the
-# smallest board's 97K heap, and the first key request can run out of memory there (issue 11's memory
-# discipline is what makes them fit). These tests run at the margin the mixed signing corpus uses.
+# The smallest board's heap: the key methods load their modules per request into what the
+# firmware leaves free there (the signing session's modules come only with its first sign_begin).
 KEYS_HEAP = "97K"
 
 
