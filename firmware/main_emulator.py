@@ -63,8 +63,7 @@ def debug_heap(ctx, params):
     while low < high:
         size = (low + high + 1) // 2
         try:
-            block = bytearray(size)
-            block = None
+            bytearray(size)     # allocated, then garbage at once
             low = size
         except MemoryError:
             high = size - 1

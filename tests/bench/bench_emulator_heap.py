@@ -4,12 +4,17 @@ that can still be allocated (debug_heap: fragmentation, as mem_info's "max free 
 would show it). A request can only use a block as large as the largest free one,
 so that column is what decides whether a large message or script fits.
 
-    .venv/bin/python -m tests.bench.bench_emulator_heap [--heap 97K] [--target unix]
+    .venv/bin/python -m tests.bench.bench_emulator_heap [--heap 97K] [--targets unix,qemu-m4]
+
+unix runs at --heap (the smallest board's); a qemu target at its own board's heap
+(qemu-m4: the pyboard's, firmware frozen), skipped when it cannot be built here.
 """
 import argparse
 import sys
+import time
 
 from quill.device.client import DeviceClient
+from quill.emulator import qemu
 from quill.emulator.launcher import Emulator
 from quill.signing.device_session import sign_on_device
 from quill.signing.keystore import Key
@@ -43,6 +48,7 @@ def steps(client, info):
         ("first session: 1-input P2WPKH", lambda: _sign(client, info, 1)),
         ("20-input P2WPKH", lambda: _sign(client, info, 20)),
         ("200-input P2WPKH", lambda: _sign(client, info, 200)),
+        ("500-input P2WPKH", lambda: _sign(client, info, 500)),
         ("witness script of max_script_size", lambda: _sign(client, info, 1, big, p2wsh(big))),
         ("SINGLE, output of max_script_size", lambda: _sign_big_output(client, info, big)),
     ]
@@ -55,30 +61,47 @@ def _sign_big_output(client, info, big):
     sign_on_device(client, info, tx, [TxOut(10_000, p2wpkh(KEY.pubkey))], [request], 3)
 
 
-def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--heap", default="97K")
-    parser.add_argument("--target", default="unix")
-    args = parser.parse_args(argv)
+def run(target, heap):
+    """The table's rows for one target: (step, free, largest, outcome, seconds)."""
     rows = []
-    with Emulator(heapsize=args.heap, target=args.target) as emu, DeviceClient(emu.port) as client:
+    with Emulator(heapsize=heap, target=target) as emu, \
+            DeviceClient(emu.port, short_timeout=60) as client:
         info = client.get_info()
         for name, action in steps(client, info):
+            started = time.monotonic()
             try:
                 action()
                 outcome = "ok"
             except Exception as e:  # noqa: BLE001 (a row of the table, not a crash)
                 outcome = f"{type(e).__name__}: {e}"
+            seconds = time.monotonic() - started
             free, largest = client.call("debug_heap")
-            rows.append((name, free, largest, outcome))
-    print(f"Emulated device heap, target {args.target}, heap {args.heap} "
-          f"(free and largest block after a collection, bytes)")
-    width = max(len(r[0]) for r in rows)
-    print(f"{'after':<{width}} | {'free':>6} | {'largest':>7} | outcome")
-    print(f"{'-' * width}-+--------+---------+--------")
-    for name, free, largest, outcome in rows:
-        print(f"{name:<{width}} | {free:>6} | {largest:>7} | {outcome}")
-    return 0 if all(r[3] == "ok" for r in rows) else 1
+            rows.append((name, free, largest, outcome, seconds))
+    return rows
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--heap", default="97K")
+    parser.add_argument("--targets", default="unix,qemu-m4")
+    args = parser.parse_args(argv)
+    ok = True
+    for target in args.targets.split(","):
+        heap = args.heap if target == "unix" else None
+        try:
+            rows = run(target, heap)
+        except qemu.Unavailable as e:
+            print(f"{target}: skipped ({e})")
+            continue
+        print(f"\nEmulated device heap, target {target}, heap {heap or 'of its board'} "
+              f"(free and largest block after a collection, bytes)")
+        width = max(len(r[0]) for r in rows)
+        print(f"{'after':<{width}} | {'free':>6} | {'largest':>7} | {'s':>5} | outcome")
+        print(f"{'-' * width}-+--------+---------+-------+--------")
+        for name, free, largest, outcome, seconds in rows:
+            print(f"{name:<{width}} | {free:>6} | {largest:>7} | {seconds:5.1f} | {outcome}")
+        ok = ok and all(r[3] == "ok" for r in rows)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

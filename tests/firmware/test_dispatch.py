@@ -198,6 +198,38 @@ def test_while_busy_ping_is_answered_and_other_requests_get_busy():
     assert session.resets == 1
 
 
+def test_a_long_byte_string_stays_a_view_of_its_frame_while_requests_arrive():
+    data = bytes(i % 251 for i in range(3000))
+    seen = []
+
+    def long_running(ctx, params):
+        view = params["data"]
+        ping = _frame({"id": "p1", "method": "ping"})
+        # while it works: a ping, a request too large for the 256-byte buffer of a busy
+        # device (its rest arrives with the next read), then the first half of a ping
+        # that only completes once this request is done
+        ctx.transport.chunks.append(ping + _frame({"id": "x", "method": "slow",
+                                                   "params": {"data": bytes(300)}}))
+        ctx.poll_link()
+        ctx.poll_link()
+        ctx.transport.chunks.append(ping[:7])
+        ctx.poll_link()
+        seen.append((type(view).__name__, bytes(view) == data))
+        ctx.transport.chunks.append(ping[7:])
+        return len(view)
+
+    replies, session = _run([{"id": "s", "method": "slow", "params": {"data": data}}],
+                            [Method("slow", long_running, {"data": (BYTES, True)})])
+    assert seen == [("memoryview", True)]
+    assert replies[0] == {"id": "p1", "result": "busy"}
+    assert _error(replies[1]) == ("00", errors.INVALID_REQUEST, "Frame length 334 exceeds maximum 256")
+    assert _error(replies[2]) == ("00", errors.INVALID_REQUEST, "Discarded 338 bytes before frame magic")
+    assert replies[3] == {"id": "s", "result": 3000}
+    # the half-received ping moved back to the main buffer with the rest of its frame
+    assert replies[4] == {"id": "p1", "result": "idle"}
+    assert session.resets == 1   # the refused frame ends the session once the request is done
+
+
 def test_log_frames_are_id_less_maps():
     server, transport, _ = _server([b"xyz"], log_frames=True)
     server.log("hello")
@@ -233,7 +265,7 @@ def test_out_of_memory_while_decoding_answers_with_the_requests_id():
     transport = FakeTransport([framing.encode_frame(body)])
     server = Server(transport, build_dispatcher("test"))
 
-    def exhausted(data, views=False):
+    def exhausted(data, **options):
         raise MemoryError
     original = cbor.decode
     cbor.decode = exhausted
