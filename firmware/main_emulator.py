@@ -78,7 +78,7 @@ def debug_raise(ctx, params):
 DEBUG_METHODS = [
     Method("debug_sleep", debug_sleep, {"ms": (UINT, True), "awaiting_user": (BOOL, False)}),
     Method("debug_alloc", debug_alloc, {"size": (UINT, True)}),
-    Method("debug_echo", debug_echo, {"data": (BYTES, True)}),
+    Method("debug_echo", debug_echo, {"data": (BYTES, True)}, views=True),
     Method("debug_heap", debug_heap),
     Method("debug_raise", debug_raise, {"detail": (ANY, False)}),
 ]

@@ -5,7 +5,7 @@ import sys
 from quillfw import limits
 from quillfw.board.runtime import build_dispatcher
 from quillfw.wire import cbor, errors, framing
-from quillfw.wire.dispatcher import BOOL, BYTES, TEXT, UINT, Dispatcher, Method
+from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Dispatcher, Method
 from quillfw.wire.server import Server
 from tests.firmware.wire_vectors import FakeTransport
 
@@ -219,7 +219,7 @@ def test_a_long_byte_string_stays_a_view_of_its_frame_while_requests_arrive():
         return len(view)
 
     replies, session = _run([{"id": "s", "method": "slow", "params": {"data": data}}],
-                            [Method("slow", long_running, {"data": (BYTES, True)})])
+                            [Method("slow", long_running, {"data": (BYTES, True)}, views=True)])
     assert seen == [("memoryview", True)]
     assert replies[0] == {"id": "p1", "result": "busy"}
     assert _error(replies[1]) == ("00", errors.INVALID_REQUEST, "Frame length 334 exceeds maximum 256")
@@ -228,6 +228,23 @@ def test_a_long_byte_string_stays_a_view_of_its_frame_while_requests_arrive():
     # the half-received ping moved back to the main buffer with the rest of its frame
     assert replies[4] == {"id": "p1", "result": "idle"}
     assert session.resets == 1   # the refused frame ends the session once the request is done
+
+
+def test_only_methods_that_take_views_get_them():
+    data = bytes(range(200))
+    kinds = []
+
+    def handler(ctx, params):
+        kinds.append((type(params["data"]).__name__, type(params["list"][0]).__name__))
+        return bytes(params["data"]) == data
+
+    params = {"data": data, "list": [data]}
+    replies, _ = _run([{"id": "v", "method": "views", "params": params},
+                       {"id": "c", "method": "copies", "params": params}],
+                      [Method("views", handler, {"data": (BYTES, True), "list": (ARRAY, True)}, views=True),
+                       Method("copies", handler, {"data": (BYTES, True), "list": (ARRAY, True)})])
+    assert [r["result"] for r in replies] == [True, True]
+    assert kinds == [("memoryview", "memoryview"), ("bytes", "bytes")]
 
 
 def test_log_frames_are_id_less_maps():

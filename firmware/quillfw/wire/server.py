@@ -50,8 +50,9 @@ def _ticks_diff(a, b):
 
 
 class LinkBuffers:
-    """The link's preallocated buffer: the frame reader's (and the header and CRC
-    of the reply frames)."""
+    """The link's buffers, allocated once: the frame reader's (a maximum-size frame,
+    and the small one used while a request is held) and a reply frame's header and
+    CRC."""
 
     def __init__(self, max_body=MAX_MESSAGE_SIZE):
         self.reader = framing.FrameReader(max_body, side_body=_SIDE_BODY)
@@ -82,8 +83,8 @@ class Server:
     # ---- output ---------------------------------------------------------------
 
     def _write_frame(self, message):
-        """Encode message into the reply buffer and write its frame; False (nothing
-        written) when it does not fit one message."""
+        """Encode message and write its frame; False (nothing written) when it does
+        not fit one message."""
         body = cbor.encode_body(message)
         n = len(body)
         if n > MAX_MESSAGE_SIZE:
