@@ -212,7 +212,12 @@ class SigningMethods:
             raise DeviceError(INVALID_PARAMS, "cannot stage '%s'" % name)
         if len(p["data"]) > MAX_SCRIPT_SIZE:
             raise DeviceError(LIMIT_EXCEEDED, "%s larger than %d bytes" % (name, MAX_SCRIPT_SIZE))
-        # kept for a later request: copied out of this request's frame
+        # Kept for a later request, so copied out of this request's frame, into a block
+        # found after a collection. A real transaction stages at most one script per
+        # sign request (a script code near the limit beside a SIGHASH_SINGLE output near
+        # it). A buffer kept for it would cost the 97K heap more than signing can spare:
+        # measured, the mixed script-type corpus then runs out of memory.
+        gc.collect()
         self.staged[name] = bytes(p["data"])
         return None
 
