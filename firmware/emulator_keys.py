@@ -2,8 +2,8 @@
 §9), the seed kept encrypted in <datadir>/seed.bin.
 
 Only on request: on the unix port every module's names stay interned on the
-heap once loaded, and signing at the 97K heap has less than a kilobyte to
-spare until the firmware's memory work (issue 11) lands; a board's frozen
+heap once loaded, and at the 97K heap the key methods and a signing session
+do not both fit (the key tests run without signing there); a board's frozen
 firmware keeps those names in flash and registers the keys at start-up
 (boards/*/main.py). quill-emu --test-mnemonic writes seed.bin before the
 firmware starts, as a board's flash would be provisioned.

@@ -15,7 +15,7 @@ confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS);
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
 while busy or awaiting the user), debug_alloc (a request that can exhaust the
-heap) and debug_raise (a handler bug).
+heap), debug_heap (free heap and largest free block) and debug_raise (a handler bug).
 """
 import sys
 import time
@@ -52,6 +52,25 @@ def debug_echo(ctx, params):
     return params["data"]
 
 
+def debug_heap(ctx, params):
+    """[free, largest]: the free heap after a collection and the largest block that
+    can be allocated (found by halving: the heap's fragmentation, as mem_info's
+    "max free sz" shows it, without printing to the link)."""
+    import gc
+    gc.collect()
+    free = gc.mem_free()
+    low, high = 0, free
+    while low < high:
+        size = (low + high + 1) // 2
+        try:
+            bytearray(size)     # allocated, then garbage at once
+            low = size
+        except MemoryError:
+            high = size - 1
+    gc.collect()
+    return [free, low]
+
+
 def debug_raise(ctx, params):
     raise ValueError("handler bug with private detail")
 
@@ -59,7 +78,8 @@ def debug_raise(ctx, params):
 DEBUG_METHODS = [
     Method("debug_sleep", debug_sleep, {"ms": (UINT, True), "awaiting_user": (BOOL, False)}),
     Method("debug_alloc", debug_alloc, {"size": (UINT, True)}),
-    Method("debug_echo", debug_echo, {"data": (BYTES, True)}),
+    Method("debug_echo", debug_echo, {"data": (BYTES, True)}, views=True),
+    Method("debug_heap", debug_heap),
     Method("debug_raise", debug_raise, {"detail": (ANY, False)}),
 ]
 

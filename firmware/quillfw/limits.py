@@ -8,4 +8,4 @@ MAX_MESSAGE_SIZE = const(4096)      # largest CBOR message body, either directio
 MAX_INPUTS = const(10000)           # per transaction
 MAX_OUTPUTS = const(10000)
 MAX_SCRIPT_SIZE = const(3600)       # scriptPubKey / script code / redeem script bytes
-MAX_KEYS = const(64)                # secrets held by one signing session
+MAX_KEYS = const(32)                # secrets held by one signing session (what holds at 97K)

@@ -79,3 +79,21 @@ def test_deterministic_pseudo_random_round_trips():
         encoded = cbor.encode(value)
         assert cbor.decode(encoded) == value
         assert cbor.encode(cbor.decode(encoded)) == encoded
+
+
+def test_long_byte_strings_decode_as_views_of_the_input_when_asked():
+    long, short = bytes(range(65)), bytes(64)
+    data = memoryview(bytearray(cbor.encode({"a": long, "b": short, "c": [long]})))
+    copied = cbor.decode(data)
+    viewed = cbor.decode(data, views=True)
+    assert copied == viewed == {"a": long, "b": short, "c": [long]}
+    assert type(copied["a"]) is bytes and type(viewed["b"]) is bytes
+    assert type(viewed["a"]) is memoryview and type(viewed["c"][0]) is memoryview
+    data[-1] ^= 1      # a view is the input itself, valid only as long as it is
+    assert viewed["c"][0][-1] == long[-1] ^ 1 and copied["c"][0] == long
+
+
+def test_encode_body_is_encode_without_the_copy():
+    value = {"id": "1", "result": [bytes(300), "x", None]}
+    body = cbor.encode_body(value)
+    assert type(body) is bytearray and bytes(body) == cbor.encode(value)

@@ -5,7 +5,7 @@ import sys
 from quillfw import limits
 from quillfw.board.runtime import build_dispatcher
 from quillfw.wire import cbor, errors, framing
-from quillfw.wire.dispatcher import BOOL, BYTES, TEXT, UINT, Dispatcher, Method
+from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Dispatcher, Method
 from quillfw.wire.server import Server
 from tests.firmware.wire_vectors import FakeTransport
 
@@ -198,6 +198,55 @@ def test_while_busy_ping_is_answered_and_other_requests_get_busy():
     assert session.resets == 1
 
 
+def test_a_long_byte_string_stays_a_view_of_its_frame_while_requests_arrive():
+    data = bytes(i % 251 for i in range(3000))
+    seen = []
+
+    def long_running(ctx, params):
+        view = params["data"]
+        ping = _frame({"id": "p1", "method": "ping"})
+        # while it works: a ping, a request too large for the 256-byte buffer of a busy
+        # device (its rest arrives with the next read), then the first half of a ping
+        # that only completes once this request is done
+        ctx.transport.chunks.append(ping + _frame({"id": "x", "method": "slow",
+                                                   "params": {"data": bytes(300)}}))
+        ctx.poll_link()
+        ctx.poll_link()
+        ctx.transport.chunks.append(ping[:7])
+        ctx.poll_link()
+        seen.append((type(view).__name__, bytes(view) == data))
+        ctx.transport.chunks.append(ping[7:])
+        return len(view)
+
+    replies, session = _run([{"id": "s", "method": "slow", "params": {"data": data}}],
+                            [Method("slow", long_running, {"data": (BYTES, True)}, views=True)])
+    assert seen == [("memoryview", True)]
+    assert replies[0] == {"id": "p1", "result": "busy"}
+    assert _error(replies[1]) == ("00", errors.INVALID_REQUEST, "Frame length 334 exceeds maximum 256")
+    assert _error(replies[2]) == ("00", errors.INVALID_REQUEST, "Discarded 338 bytes before frame magic")
+    assert replies[3] == {"id": "s", "result": 3000}
+    # the half-received ping moved back to the main buffer with the rest of its frame
+    assert replies[4] == {"id": "p1", "result": "idle"}
+    assert session.resets == 1   # the refused frame ends the session once the request is done
+
+
+def test_only_methods_that_take_views_get_them():
+    data = bytes(range(200))
+    kinds = []
+
+    def handler(ctx, params):
+        kinds.append((type(params["data"]).__name__, type(params["list"][0]).__name__))
+        return bytes(params["data"]) == data
+
+    params = {"data": data, "list": [data]}
+    replies, _ = _run([{"id": "v", "method": "views", "params": params},
+                       {"id": "c", "method": "copies", "params": params}],
+                      [Method("views", handler, {"data": (BYTES, True), "list": (ARRAY, True)}, views=True),
+                       Method("copies", handler, {"data": (BYTES, True), "list": (ARRAY, True)})])
+    assert [r["result"] for r in replies] == [True, True]
+    assert kinds == [("memoryview", "memoryview"), ("bytes", "bytes")]
+
+
 def test_log_frames_are_id_less_maps():
     server, transport, _ = _server([b"xyz"], log_frames=True)
     server.log("hello")
@@ -233,7 +282,7 @@ def test_out_of_memory_while_decoding_answers_with_the_requests_id():
     transport = FakeTransport([framing.encode_frame(body)])
     server = Server(transport, build_dispatcher("test"))
 
-    def exhausted(data):
+    def exhausted(data, **options):
         raise MemoryError
     original = cbor.decode
     cbor.decode = exhausted

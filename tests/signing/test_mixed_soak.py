@@ -12,7 +12,7 @@ from tests.signing.mixed_soak import soak
 def test_mixed_transactions_all_sign(tmp_path, target):
     options = ["-device=emulator", f"-emutarget={target}"]
     if target == "unix":
-        options.append("-emuheap=112K")     # see conftest.py: 97K is issue 11's open memory work
+        options.append("-emuheap=97K")
     else:
         qemu_target(target)
     with QuillDaemon(tmp_path, *options) as node:

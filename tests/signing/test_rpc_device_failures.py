@@ -111,8 +111,9 @@ def test_device_killed_mid_signing_then_the_next_call_works(node):
 
 @pytest.fixture(scope="module")
 def device():
-    # 192K (a Pico's heap): at 97K the emulator has ~7 KB left once signing
-    # started, too little to decode a 3.5 KB script (reported to the lead)
+    # 192K (a Pico's heap): staging copies a script of ~3.5 KB out of its frame, and the
+    # 97K emulator heap has no such block once signing started (protocol/SPEC.md §10);
+    # single scripts of max_script_size sign at 97K (test_device_limits.py)
     with Emulator(heapsize="192K") as emu:
         with DeviceClient(emu.port) as client:
             yield client, client.get_info()

@@ -12,7 +12,7 @@ from quillfw.board.info import core_methods
 from quillfw.signing.confirm import DEFAULT_TIMEOUT_MS, Confirmation
 from quillfw.wire.dispatcher import TEXT, UINT, Dispatcher, Method
 from quillfw.wire.framing import DEFAULT_IDLE_MS
-from quillfw.wire.server import Server
+from quillfw.wire.server import LinkBuffers, Server
 
 EXTENSIONS = ("quillfw.signing.methods",)
 
@@ -23,7 +23,13 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     whatever the policy asks to confirm is refused); policy_path: the policy's
     file (None: kept in memory). Extensions find the Confirmation as
     dispatcher.confirmation."""
+    # Heap (the allocator is first-fit from the bottom): the link's frame buffer is
+    # allocated first, before the self-test's garbage, so that it lies at the bottom
+    # instead of splitting the free heap later; the signing session's buffers come
+    # with its first sign_begin (quillfw.signing.methods) and are reused after.
+    link_buffers = LinkBuffers()
     dispatcher = Dispatcher()
+    dispatcher.link_buffers = link_buffers
     dispatcher.register(core_methods(dispatcher, board, emulator, target, boot_id))
     confirmation = Confirmation(approver, policy_path, confirm_timeout_ms)
     dispatcher.confirmation = confirmation
@@ -38,7 +44,8 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
 
 def serve(transport, dispatcher, idle_ms=DEFAULT_IDLE_MS, log=None):
     """Serve until end of input; returns normally then (the emulator's pipe closed)."""
-    server = Server(transport, dispatcher, idle_ms=idle_ms, log=log)
+    server = Server(transport, dispatcher, idle_ms=idle_ms, log=log,
+                    buffers=getattr(dispatcher, "link_buffers", None))
     try:
         server.serve_forever()
     except EOFError:

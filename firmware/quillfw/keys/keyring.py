@@ -9,6 +9,7 @@ the device's randomness but never choose it; its answer carries the words
 once, for the user to write down. No error text ever quotes a word, a PIN or
 a passphrase.
 """
+import gc
 import hashlib
 import os
 import sys
@@ -259,6 +260,8 @@ def release(loaded):
     secp256k1 = sys.modules.get("quillfw.crypto.secp256k1")
     if secp256k1 is not None:
         secp256k1.clear_key_cache()   # public keys of our secrets, and heap
+    # after an out-of-memory error, the list below needs the request's garbage gone
+    gc.collect()
     for name in list(sys.modules):
         if name not in loaded:
             forget(name)
@@ -300,4 +303,9 @@ def run(boot, name, ctx, params):
             sha512(b"")
         return getattr(_keys(boot), name)(ctx, params)
     finally:
-        release(loaded)
+        try:
+            release(loaded)
+        except MemoryError:
+            # a module left loaded would stay for good: its heap lost to every request
+            gc.collect()
+            release(loaded)

@@ -35,9 +35,30 @@ METHODS = ("seed_generate", "seed_restore", "unlock", "lock", "wipe", "get_xpub"
 
 def _handler(state, name):
     def handler(ctx, params):
-        from quillfw.keys.keyring import method
-        return method(state, name).handler(ctx, params)
+        import gc
+        import sys
+        # the code loaded below needs whole blocks: the last request's garbage out first
+        gc.collect()
+        loaded = set(sys.modules)
+        try:
+            from quillfw.keys.keyring import method
+            return method(state, name).handler(ctx, params)
+        except MemoryError:
+            # out of memory while importing the keyring: keyring.run never got to drop
+            # what was half loaded, and a module left loaded would stay for good
+            _forget_new(loaded)
+            raise
     return handler
+
+
+def _forget_new(loaded):
+    import gc
+    import sys
+
+    from quillfw.compat import forget
+    gc.collect()
+    for module in [m for m in sys.modules if m not in loaded]:
+        forget(module)
 
 
 def register(dispatcher, seed_path=None, pin_rounds=None):

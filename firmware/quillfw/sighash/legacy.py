@@ -36,7 +36,7 @@ import hashlib
 from quillfw.compat import const
 from quillfw.consensus import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
 from quillfw.script import get_op
-from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.sighash.txstream import compact_size, hash_txout, i64le, outpoint, u32le
 
 OP_CODESEPARATOR = const(0xAB)
 
@@ -60,15 +60,16 @@ def _write_script_code(h, script):
             separators += 1
     h.update(compact_size(len(script) - separators))
     start = pc = 0
+    view = memoryview(script)   # its slices copy nothing
     while True:
         opcode, _, pc = get_op(script, pc)
         if opcode is None:
             break
         if opcode == OP_CODESEPARATOR:
-            h.update(script[start:pc - 1])
+            h.update(view[start:pc - 1])
             start = pc
     if start != len(script):
-        h.update(script[start:pc])
+        h.update(view[start:pc])
 
 
 class LegacyHasher:
@@ -128,7 +129,7 @@ class LegacyHasher:
         if self._single and j < self._nIn:
             self._h.update(_BLANKED_OUTPUT)
         else:
-            self._h.update(txout(amount, script_pubkey))
+            hash_txout(self._h, amount, script_pubkey)
 
     def digest(self):
         if self._inputs_seen != self._n_inputs or self._outputs_seen != self._n_outputs:

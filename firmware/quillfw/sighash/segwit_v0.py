@@ -28,16 +28,19 @@ API (digests in natural byte order, the 32 bytes ECDSA signs):
                amount, nHashType) -> 32 bytes     whole-transaction form:
         inputs [(txid, vout, nSequence)], outputs [(amount, script_pubkey)]
 """
+import hashlib
+
 from quillfw.consensus import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
-from quillfw.crypto.hashes import sha256, sha256d
+from quillfw.crypto.hashes import sha256
 from quillfw.sighash.txdigests import TxDigests
-from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.sighash.txstream import compact_size, hash_txout, i64le, outpoint, u32le
 
 _ZERO32 = bytes(32)
 
 
-def preimage(d, input_index, txid, vout, nSequence, script_code, amount, nHashType,
-             single_output=None):
+def _fields(d, input_index, txid, vout, nSequence, script_code, amount, nHashType,
+            single_output):
+    """The preimage's fields in order (the script code as given: never copied)."""
     d.check_finished()
     if not 0 <= input_index < d.n_inputs:
         raise ValueError("input index out of range")
@@ -52,28 +55,40 @@ def preimage(d, input_index, txid, vout, nSequence, script_code, amount, nHashTy
     elif base == SIGHASH_SINGLE and input_index < d.n_outputs:
         if single_output is None:
             raise ValueError("SIGHASH_SINGLE needs the output at the input's index")
-        hashOutputs = sha256d(txout(single_output[0], single_output[1]))
+        single = hashlib.sha256()
+        hash_txout(single, single_output[0], single_output[1])
+        hashOutputs = sha256(single.digest())
     else:
         hashOutputs = _ZERO32
 
-    return b"".join((
+    return (
         u32le(d.nVersion),
         hashPrevouts,
         hashSequence,
         outpoint(txid, vout),
-        compact_size(len(script_code)), bytes(script_code),
+        compact_size(len(script_code)), script_code,
         i64le(amount),
         u32le(nSequence),
         hashOutputs,
         u32le(d.nLockTime),
         u32le(nHashType),
-    ))
+    )
+
+
+def preimage(d, input_index, txid, vout, nSequence, script_code, amount, nHashType,
+             single_output=None):
+    return b"".join(bytes(f) for f in _fields(d, input_index, txid, vout, nSequence,
+                                              script_code, amount, nHashType, single_output))
 
 
 def sighash(d, input_index, txid, vout, nSequence, script_code, amount, nHashType,
             single_output=None):
-    return sha256d(preimage(d, input_index, txid, vout, nSequence, script_code, amount,
-                            nHashType, single_output))
+    # streamed into the hash: a script code of thousands of bytes is not copied
+    h = hashlib.sha256()
+    for field in _fields(d, input_index, txid, vout, nSequence, script_code, amount,
+                         nHashType, single_output):
+        h.update(field)
+    return sha256(h.digest())
 
 
 def sighash_tx(nVersion, inputs, outputs, nLockTime, input_index, script_code, amount,

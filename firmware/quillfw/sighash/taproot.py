@@ -39,10 +39,12 @@ API:
 The message streams into one SHA-256 object; sig_msg only collects the same
 bytes for inspection.
 """
+import hashlib
+
 from quillfw.consensus import SIGHASH_ANYONECANPAY, SIGHASH_NONE, SIGHASH_SINGLE
 from quillfw.crypto.hashes import sha256, tagged_hasher
 from quillfw.sighash.txdigests import TxDigests
-from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.sighash.txstream import compact_size, hash_txout, i64le, outpoint, u32le
 
 VALID_HASH_TYPES = (0x00, 0x01, 0x02, 0x03, 0x81, 0x82, 0x83)
 ANNEX_TAG = 0x50
@@ -102,7 +104,9 @@ def _write_sig_msg(w, d, input_index, hash_type, spent, annex, single_output,
     if output_type == SIGHASH_SINGLE:
         if single_output is None:
             raise ValueError("SIGHASH_SINGLE needs the output at the input's index")
-        w.update(sha256(txout(single_output[0], single_output[1])))  # sha_single_output
+        single = hashlib.sha256()
+        hash_txout(single, single_output[0], single_output[1])
+        w.update(single.digest())                                     # sha_single_output
     if ext_flag:
         if len(leaf_hash) != 32:
             raise ValueError("tapleaf hash must be 32 bytes")

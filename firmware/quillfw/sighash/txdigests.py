@@ -23,7 +23,7 @@ transaction. Inputs may not follow outputs.
 """
 import hashlib
 
-from quillfw.sighash.txstream import compact_size, i64le, outpoint, txout, u32le
+from quillfw.sighash.txstream import compact_size, hash_txout, i64le, outpoint, u32le
 
 
 class TxDigests:
@@ -57,7 +57,7 @@ class TxDigests:
     def add_output(self, amount, script_pubkey):
         if self._finished:
             raise ValueError("output after finish")
-        self._outputs.update(txout(amount, script_pubkey))
+        hash_txout(self._outputs, amount, script_pubkey)
         self.n_outputs += 1
 
     def finish(self):

@@ -15,6 +15,7 @@ Serialization (Core's CompactSize, COutPoint, CTxOut):
     i64le(n) -> 8 bytes               two's complement
     outpoint(txid, vout) -> 36 bytes
     txout(amount, script_pubkey) -> bytes    amount || compact_size || script
+    hash_txout(h, amount, script_pubkey)     the same bytes fed to the hash h, no copy
     read_compact_size(buf, pos) -> (n, next_pos)   from bytes in memory
 
 Parsing (BIP144 marker/flag understood, witnesses skipped):
@@ -74,6 +75,14 @@ def outpoint(txid, vout):
 
 def txout(amount, script_pubkey):
     return i64le(amount) + compact_size(len(script_pubkey)) + bytes(script_pubkey)
+
+
+def hash_txout(h, amount, script_pubkey):
+    """Feed txout(amount, script_pubkey) to the hash h piece by piece: a script of
+    thousands of bytes is never copied into a second buffer."""
+    h.update(i64le(amount))
+    h.update(compact_size(len(script_pubkey)))
+    h.update(script_pubkey)
 
 
 class TxReader:

@@ -87,6 +87,16 @@ class SigningMethods:
         self.session_id = None      # the current signing session's id (sign_begin's answer)
         self._sessions = 0
 
+    @property
+    def session(self):
+        # Made at the first sign_begin and kept: its key slots, MAC pads and hash
+        # states are allocated once. Its modules cost ~25 KB of heap on the 64-bit
+        # emulator, which a device asked only for keys keeps for the key methods.
+        if self._session is None:
+            from quillfw.signing.session import Session
+            self._session = Session()
+        return self._session
+
     def _check(self, p):
         """A request that names a session (its "session" parameter) must name the
         current one: after a restart or a newer sign_begin it is refused, distinctly,
@@ -94,15 +104,6 @@ class SigningMethods:
         sid = p.get("session")
         if sid is not None and sid != self.session_id:
             raise DeviceError(STALE_SESSION, "Request of a previous signing session or boot")
-
-    @property
-    def session(self):
-        # Imported on first use: the session and its sighash modules cost ~10 KB of
-        # heap, which a device that is only asked get_info keeps free.
-        if self._session is None:
-            from quillfw.signing.session import Session
-            self._session = Session()
-        return self._session
 
     def reset(self):
         self.staged = {}
@@ -211,7 +212,13 @@ class SigningMethods:
             raise DeviceError(INVALID_PARAMS, "cannot stage '%s'" % name)
         if len(p["data"]) > MAX_SCRIPT_SIZE:
             raise DeviceError(LIMIT_EXCEEDED, "%s larger than %d bytes" % (name, MAX_SCRIPT_SIZE))
-        self.staged[name] = p["data"]
+        # Kept for a later request, so copied out of this request's frame, into a block
+        # found after a collection. A real transaction stages at most one script per
+        # sign request (a script code near the limit beside a SIGHASH_SINGLE output near
+        # it). A buffer kept for it would cost the 97K heap more than signing can spare:
+        # measured, the mixed script-type corpus then runs out of memory.
+        gc.collect()
+        self.staged[name] = bytes(p["data"])
         return None
 
     # ---- signatures -----------------------------------------------------------
@@ -275,22 +282,24 @@ class SigningMethods:
                                               "boot_id": (TEXT, False)}),
             Method("sign_add_key", self.add_key, {"secret": (BYTES, True),
                                                   "compressed": (BOOL, False)}),
-            Method("sign_add_inputs", self.add_inputs, {"inputs": (ARRAY, True)}),
-            Method("sign_add_outputs", self.add_outputs, {"outputs": (ARRAY, True)}),
-            Method("sign_stage", self.stage, {"name": (TEXT, True), "data": (BYTES, True)}),
+            # views=True: scripts arrive as views of the request's frame (no copy)
+            Method("sign_add_inputs", self.add_inputs, {"inputs": (ARRAY, True)}, views=True),
+            Method("sign_add_outputs", self.add_outputs, {"outputs": (ARRAY, True)}, views=True),
+            Method("sign_stage", self.stage, {"name": (TEXT, True), "data": (BYTES, True)},
+                   views=True),
             Method("sign_segwit_v0", self.sign_segwit_v0, {
                 "input_index": u, "txin": (ARRAY, True), "txin_token": (BYTES, True),
                 "script_code": (BYTES, False), "hash_type": u, "key_index": u,
-                "txout": (ARRAY, False), "txout_token": (BYTES, False)}),
+                "txout": (ARRAY, False), "txout_token": (BYTES, False)}, views=True),
             Method("sign_taproot", self.sign_taproot, {
                 "input_index": u, "hash_type": u, "key_index": u,
                 "merkle_root": (BYTES, False), "tweak": (BOOL, False), "aux": (BYTES, False),
                 "leaf_hash": (BYTES, False), "codesep_pos": (UINT, False),
                 "annex": (BYTES, False), "txin": (ARRAY, False), "txin_token": (BYTES, False),
-                "txout": (ARRAY, False), "txout_token": (BYTES, False)}),
+                "txout": (ARRAY, False), "txout_token": (BYTES, False)}, views=True),
             Method("sign_legacy_begin", self.legacy_begin, {
                 "input_index": u, "script_code": (BYTES, False), "hash_type": u,
-                "key_index": u}),
+                "key_index": u}, views=True),
             Method("sign_legacy_finish", self.legacy_finish),
             Method("sign_end", self.end),
             Method("sign_abort", self.abort),

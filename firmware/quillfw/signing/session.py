@@ -68,14 +68,13 @@ from quillfw.compat import const
 from quillfw.consensus import MAX_MONEY, SIGHASH_SINGLE
 from quillfw.crypto import ecdsa, schnorr
 from quillfw.crypto import secp256k1 as ec
-from quillfw.crypto.hashes import hash160, hmac_sha256
+from quillfw.crypto.hashes import hash160
 from quillfw.limits import MAX_INPUTS, MAX_KEYS, MAX_OUTPUTS, MAX_SCRIPT_SIZE
 from quillfw.sighash import segwit_v0 as sighash_segwit_v0
 from quillfw.sighash import taproot as sighash_taproot
 from quillfw.sighash.legacy import LegacyHasher
 from quillfw.sighash.txdigests import TxDigests
 from quillfw.sighash.txstream import compact_size, i64le, outpoint, u32le
-from quillfw.sighash.txstream import txout as ser_txout
 
 IDLE = "idle"
 INPUTS = "inputs"
@@ -128,13 +127,15 @@ def _uint(name, value, maximum):
 
 
 def _bytes(name, value, size=None, limit=MAX_SCRIPT_SIZE):
-    if not isinstance(value, (bytes, bytearray)):
+    """value, checked; a memoryview (a long byte string of the request being
+    handled, quillfw.wire.cbor) is used as it is, valid for this request only."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
         raise SessionError("bad_value", "%s must be bytes" % name)
     if size is not None and len(value) != size:
         raise SessionError("bad_value", "%s must be %d bytes" % (name, size))
     if len(value) > limit:
         raise SessionError("limit_exceeded", "%s larger than %d bytes" % (name, limit))
-    return bytes(value)
+    return value if isinstance(value, memoryview) else bytes(value)
 
 
 def _same(a, b):
@@ -167,6 +168,10 @@ class Session:
         self._compressed = bytearray(MAX_KEYS)
         self._pubkey_hashes = [None] * MAX_KEYS
         self._mac_key = bytearray(32)
+        # HMAC-SHA256's key blocks (RFC 2104), so a token is hashed from the record's
+        # fields as they are, never from a joined copy of a large script
+        self._ipad = bytearray(64)
+        self._opad = bytearray(64)
         self._n_keys = 0
         self._state = IDLE
         self._reset_tx()
@@ -186,6 +191,8 @@ class Session:
     def _wipe(self):
         _wipe_bytes(self._keys)
         _wipe_bytes(self._mac_key)
+        _wipe_bytes(self._ipad)
+        _wipe_bytes(self._opad)
         for i in range(MAX_KEYS):
             self._compressed[i] = 0
             self._pubkey_hashes[i] = None
@@ -230,6 +237,10 @@ class Session:
         self._n_inputs = n_inputs
         self._n_outputs = n_outputs
         self._mac_key[:] = os.urandom(32)
+        for i in range(64):
+            k = self._mac_key[i] if i < 32 else 0
+            self._ipad[i] = k ^ 0x36
+            self._opad[i] = k ^ 0x5C
         mask = 0
         for name in self._algorithms:
             mask |= 1 << ALGORITHMS.index(name)
@@ -261,15 +272,24 @@ class Session:
         self._n_keys = i + 1
         return i
 
+    # A record is the fields a token covers, in order; its bytes are their concatenation.
     def _input_record(self, index, txid, vout, sequence, amount, script_pubkey):
-        return (b"I" + u32le(index) + outpoint(txid, vout) + u32le(sequence) + i64le(amount)
-                + compact_size(len(script_pubkey)) + script_pubkey)
+        return (b"I", u32le(index), outpoint(txid, vout), u32le(sequence), i64le(amount),
+                compact_size(len(script_pubkey)), script_pubkey)
 
     def _output_record(self, index, amount, script_pubkey):
-        return b"O" + u32le(index) + ser_txout(amount, script_pubkey)
+        return b"O", u32le(index), i64le(amount), compact_size(len(script_pubkey)), script_pubkey
 
-    def _token(self, record):
-        return hmac_sha256(self._mac_key, record)[:TOKEN_SIZE]
+    def _token(self, record, running=None):
+        """HMAC-SHA256(mac key, record)[:16], the record also fed to running if given."""
+        inner = hashlib.sha256(self._ipad)
+        for field in record:
+            inner.update(field)
+            if running is not None:
+                running.update(field)
+        outer = hashlib.sha256(self._opad)
+        outer.update(inner.digest())
+        return outer.digest()[:TOKEN_SIZE]
 
     @_guarded
     def add_input(self, txid, vout, sequence, amount, script_pubkey):
@@ -282,8 +302,8 @@ class Session:
         _uint("amount", amount, MAX_MONEY)
         script_pubkey = _bytes("script_pubkey", script_pubkey)
         i = self._inputs_seen
-        record = self._input_record(i, txid, vout, sequence, amount, script_pubkey)
-        self._running.update(record)
+        token = self._token(self._input_record(i, txid, vout, sequence, amount, script_pubkey),
+                            self._running)
         if self._state == INPUTS:
             self._digests.add_input(txid, vout, sequence, amount, script_pubkey)
         elif self._legacy is not None:
@@ -293,7 +313,7 @@ class Session:
             self._state = OUTPUTS if self._state == INPUTS else PASS_OUTPUTS
             if self._n_outputs == 0:
                 self._outputs_complete()
-        return self._token(record)
+        return token
 
     @_guarded
     def add_output(self, amount, script_pubkey):
@@ -305,8 +325,7 @@ class Session:
         _uint("amount", amount, MAX_MONEY)
         script_pubkey = _bytes("script_pubkey", script_pubkey)
         j = self._outputs_seen
-        record = self._output_record(j, amount, script_pubkey)
-        self._running.update(record)
+        token = self._token(self._output_record(j, amount, script_pubkey), self._running)
         if self._state == OUTPUTS:
             self._digests.add_output(amount, script_pubkey)
         elif self._legacy is not None:
@@ -314,7 +333,7 @@ class Session:
         self._outputs_seen = j + 1
         if self._outputs_seen == self._n_outputs:
             self._outputs_complete()
-        return self._token(record)
+        return token
 
     def _outputs_complete(self):
         digest = self._running.digest()
@@ -484,7 +503,8 @@ class Session:
         self._check_index(input_index)
         self._check_key_index(key_index)
         self._check_ecdsa_hash_type(hash_type, input_index, allow_single_without_output)
-        script_code = _bytes("script_code", script_code)
+        # kept for the pass's later requests: copied out of this request's frame
+        script_code = bytes(_bytes("script_code", script_code))
         self._check_pays_to_key(script_code, key_index)
         self._legacy = LegacyHasher(self._digests.nVersion, self._n_inputs, self._n_outputs,
                                     self._digests.nLockTime, input_index, script_code, hash_type)

@@ -16,6 +16,7 @@ import struct
 from quillfw.compat import const
 
 MAX_DEPTH = const(16)
+VIEW_ABOVE = const(64)
 
 _UINT = const(0)
 _NINT = const(1)
@@ -116,12 +117,21 @@ def encode(obj):
     return bytes(out)
 
 
+def encode_body(obj):
+    """Canonical CBOR encoding of obj as a bytearray: encode() without its final
+    copy (the device writes the bytearray out and drops it)."""
+    out = bytearray()
+    _encode_into(out, obj, 0)
+    return out
+
+
 # ---- decoding ---------------------------------------------------------------
 
 class _Decoder:
-    def __init__(self, data):
+    def __init__(self, data, views=False):
         self.data = data
         self.pos = 0
+        self.views = views
 
     def _take(self, n):
         start = self.pos
@@ -176,6 +186,8 @@ class _Decoder:
             return -1 - self._argument(info)
         if major == _BYTES:
             start = self._take(self._length(info))
+            if self.views and self.pos - start > VIEW_ABOVE:
+                return self.data[start:self.pos]
             return bytes(self.data[start:self.pos])
         if major == _TEXT:
             start = self._take(self._length(info))
@@ -186,7 +198,10 @@ class _Decoder:
         if major == _ARRAY:
             # every item takes at least one byte: a bound before allocating
             count = self._length(info)
-            return [self.item(depth + 1) for _ in range(count)]
+            items = [None] * count      # one block of its final size, not grown
+            for i in range(count):
+                items[i] = self.item(depth + 1)
+            return items
         if major == _MAP:
             return self._map(self._length(info), depth)
         if major == _TAG:
@@ -220,9 +235,11 @@ class _Decoder:
         return result
 
 
-def decode(data):
-    """The single canonical CBOR item that is all of data (bytes-like)."""
-    decoder = _Decoder(data)
+def decode(data, views=False):
+    """The single canonical CBOR item that is all of data (bytes-like). views (data
+    must then be a memoryview): byte strings longer than VIEW_ABOVE come back as
+    views of data instead of copies, valid as long as data is."""
+    decoder = _Decoder(data, views)
     if not len(data):
         raise CBORError("empty input")
     value = decoder.item(0)

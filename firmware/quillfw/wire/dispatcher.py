@@ -29,6 +29,19 @@ ANY = "any"
 SESSION = "session"
 
 
+def _copies(value):
+    """value with every memoryview in it replaced by a bytes copy."""
+    if isinstance(value, memoryview):
+        return bytes(value)
+    if isinstance(value, list):
+        for i in range(len(value)):
+            value[i] = _copies(value[i])
+    elif isinstance(value, dict):
+        for key in value:
+            value[key] = _copies(value[key])
+    return value
+
+
 def _is_type(value, kind):
     if kind == ANY:
         return True
@@ -41,7 +54,8 @@ def _is_type(value, kind):
     if kind == TEXT:
         return isinstance(value, str)
     if kind == BYTES:
-        return isinstance(value, bytes)
+        # long byte strings arrive as views of the request's frame (quillfw.wire.cbor)
+        return isinstance(value, (bytes, memoryview))
     if kind == MAP:
         return isinstance(value, dict)
     if kind == ARRAY:
@@ -55,14 +69,18 @@ class Method:
     params: {name: (type, required)}. handler(ctx, params) returns the result;
     ctx is the server (ctx.state, ctx.poll_link(), ctx.awaiting_user(), ctx.log()).
     out_of_band methods are cheap and read-only: they are answered even while
-    another request is in progress.
+    another request is in progress. views: the handler takes byte strings longer
+    than cbor.VIEW_ABOVE as memoryviews of the request's frame, valid until it
+    returns (the signing methods: no copy of a large script); every other handler
+    gets bytes.
     """
 
-    def __init__(self, name, handler, params=None, out_of_band=False):
+    def __init__(self, name, handler, params=None, out_of_band=False, views=False):
         self.name = name
         self.handler = handler
         self.params = params or {}
         self.out_of_band = out_of_band
+        self.views = views
 
     def check_params(self, params):
         for key in params:
@@ -94,6 +112,8 @@ class Dispatcher:
         # random hex chosen at start-up (get_info's boot_id): a request naming
         # another one comes from before a restart
         self.boot_id = None
+        # the link's frame buffers, allocated first at boot (quillfw.board.runtime)
+        self.link_buffers = None
 
     def register(self, methods, script_types=(), sighash_types=(), reset=None, info=None):
         """Add methods (and what they can sign) to the table; info() returns
@@ -128,6 +148,8 @@ class Dispatcher:
             method = self.methods.get(name)
             if method is None:
                 raise DeviceError(METHOD_NOT_FOUND, "Unknown method")
+            if not method.views:
+                params = _copies(params)
             method.check_params(params)
             if not method.out_of_band:
                 if busy:

@@ -51,11 +51,15 @@ class FrameReader:
     event before feeding the rest: nothing is ever reordered or lost.
     """
 
-    def __init__(self, max_body=MAX_MESSAGE_SIZE, idle_ms=DEFAULT_IDLE_MS):
+    def __init__(self, max_body=MAX_MESSAGE_SIZE, idle_ms=DEFAULT_IDLE_MS, side_body=0):
+        """side_body: the largest body hold() still accepts (a second, small buffer)."""
         self.max_body = max_body
         self.idle_ms = idle_ms
         self._buf = bytearray(HEADER_SIZE + max_body + TRAILER_SIZE)
         self._mv = memoryview(self._buf)
+        self._main = (self._buf, self._mv, max_body)
+        side = bytearray(HEADER_SIZE + side_body + TRAILER_SIZE) if side_body else None
+        self._side = (side, memoryview(side), side_body) if side_body else None
         self._held = 0          # bytes of the frame being assembled (from MAGIC on)
         self._frame_size = 0    # whole frame size once the header is in
         self._skipped = 0       # bytes dropped while looking for MAGIC, not yet reported
@@ -64,6 +68,25 @@ class FrameReader:
         self.body = None
         self.reject_message = None
         self.reject_count = 0
+
+    def hold(self):
+        """Keep the last frame's body (a view of the main buffer) intact until
+        release(): frames that arrive meanwhile are read into the side buffer, and
+        one whose body does not fit it is refused as too large. The firmware holds
+        the request it is working on, so that its decoded byte strings can stay
+        views of the frame instead of copies."""
+        if self._side is not None:
+            self._use(self._side)
+
+    def release(self):
+        """Back to the main buffer, with the part of a frame the side buffer holds."""
+        if self._side is not None and self._buf is not self._main[0]:
+            held = self._held
+            self._main[0][:held] = self._buf[:held]
+            self._use(self._main)
+
+    def _use(self, buffers):
+        self._buf, self._mv, self.max_body = buffers
 
     def pending(self):
         """True while a partial frame or unreported skipped bytes are held."""

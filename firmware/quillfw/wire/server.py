@@ -9,8 +9,16 @@ any other request gets a BUSY error instead of waiting unseen.
 Nothing here ever raises out of serve_forever() except end of input: every
 malformed byte sequence, bad request or failed allocation becomes an error
 reply and the loop goes on.
+
+Heap: the frame being read has one buffer of the largest frame's size
+(LinkBuffers), allocated once, at boot, before the firmware's other modules
+(quillfw.board.runtime), so that it never needs a large contiguous block later.
+A reply is encoded once (cbor.encode_body, no copy) and written as header, body
+and CRC, never joined into a second copy.
 """
+import binascii
 import gc
+import struct
 import time
 
 from quillfw.compat import const
@@ -20,6 +28,10 @@ from quillfw.wire.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
 from quillfw.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, OUT_OF_MEMORY, PARSE_ERROR, RESERVED_ID
 
 _CHUNK = const(256)
+_JOIN_BELOW = const(256)     # reply bodies up to this size go out in one write
+# The largest request read while another one is handled (its byte strings are views
+# of the main frame buffer): ping, get_info and the requests refused as BUSY.
+_SIDE_BODY = const(256)
 _POLL_MS = const(200)
 
 
@@ -37,12 +49,28 @@ def _ticks_diff(a, b):
         return a - b
 
 
+class LinkBuffers:
+    """The link's buffers, allocated once: the frame reader's (a maximum-size frame,
+    and the small one used while a request is held) and a reply frame's header and
+    CRC."""
+
+    def __init__(self, max_body=MAX_MESSAGE_SIZE):
+        self.reader = framing.FrameReader(max_body, side_body=_SIDE_BODY)
+        self.head = bytearray(framing.HEADER_SIZE)
+        self.crc = bytearray(framing.TRAILER_SIZE)
+
+
 class Server:
     def __init__(self, transport, dispatcher, idle_ms=framing.DEFAULT_IDLE_MS, log=None,
-                 log_frames=False):
+                 log_frames=False, buffers=None):
+        """buffers: LinkBuffers allocated at boot (default: allocated now)."""
         self.transport = transport
         self.dispatcher = dispatcher
-        self.reader = framing.FrameReader(MAX_MESSAGE_SIZE, idle_ms)
+        buffers = buffers or LinkBuffers()
+        self.reader = buffers.reader
+        self.reader.idle_ms = idle_ms
+        self._head = buffers.head
+        self._crc = buffers.crc
         self.state = IDLE
         self.log_sink = log
         self.log_frames = log_frames
@@ -54,14 +82,32 @@ class Server:
 
     # ---- output ---------------------------------------------------------------
 
+    def _write_frame(self, message):
+        """Encode message and write its frame; False (nothing written) when it does
+        not fit one message."""
+        body = cbor.encode_body(message)
+        n = len(body)
+        if n > MAX_MESSAGE_SIZE:
+            return False
+        head = self._head
+        head[0:2] = framing.MAGIC
+        struct.pack_into(">I", head, 2, n)
+        crc = binascii.crc32(body, binascii.crc32(memoryview(head)[2:])) & 0xFFFFFFFF
+        struct.pack_into(">I", self._crc, 0, crc)
+        if n > _JOIN_BELOW:    # no second copy of a large body
+            self.transport.write(head)
+            self.transport.write(body)
+            self.transport.write(self._crc)
+        else:
+            self.transport.write(head + body + self._crc)
+        return True
+
     def send(self, message):
         """Encode and write one message; a reply too large becomes an error reply."""
-        body = cbor.encode(message)
-        if len(body) > MAX_MESSAGE_SIZE:
+        if not self._write_frame(message):
             rid = message.get("id", RESERVED_ID)
-            body = cbor.encode(envelope.error_reply(
+            self._write_frame(envelope.error_reply(
                 rid, INTERNAL_ERROR, "Reply exceeds maximum message size"))
-        self.transport.write(framing.encode_frame(body))
 
     def log(self, text):
         """Diagnostics: to the emulator's stderr, or as id-less log frames if enabled."""
@@ -117,8 +163,18 @@ class Server:
             self._handle_frame(reader.body, busy)
 
     def _handle_frame(self, body, busy):
+        if busy:
+            self._handle_request(body, busy)
+            return
+        self.reader.hold()
         try:
-            request = cbor.decode(body)
+            self._handle_request(body, busy)
+        finally:
+            self.reader.release()
+
+    def _handle_request(self, body, busy):
+        try:
+            request = cbor.decode(body, views=not busy)
         except cbor.CBORError as e:
             self._send_error(RESERVED_ID, PARSE_ERROR, "Invalid CBOR: " + str(e))
             return
@@ -143,9 +199,7 @@ class Server:
     def _reply(self, reply):
         try:
             if "error" not in reply:
-                body = self._encode_result(reply)
-                if body is not None:
-                    self.transport.write(framing.encode_frame(body))
+                if self._encodes(reply):
                     return
                 reply = envelope.error_reply(reply["id"], INTERNAL_ERROR,
                                              "Reply exceeds maximum message size")
@@ -155,11 +209,9 @@ class Server:
             gc.collect()
             self._send_error(reply["id"], OUT_OF_MEMORY, "Out of memory")
 
-    @staticmethod
-    def _encode_result(reply):
-        """The reply's body, or None when it is too large (or not encodable: a bug)."""
+    def _encodes(self, reply):
+        """Write the reply's frame; False when it is too large (or not encodable: a bug)."""
         try:
-            body = cbor.encode(reply)
+            return self._write_frame(reply)
         except cbor.CBORError:
-            return None
-        return body if len(body) <= MAX_MESSAGE_SIZE else None
+            return False
