@@ -20,5 +20,6 @@ LED_PIN = "A14"                # board.json led_pin: LED(2), green
 
 approver = ("button", "quillfw.board.hal", BUTTON_PIN, LED_PIN, "gpio")
 dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE)
-register_keys(dispatcher, SEED_FILE)   # the seed and key methods (quillfw.keys)
+from quillfw.psbt.methods import register as register_psbt
+register_psbt(dispatcher, register_keys(dispatcher, SEED_FILE))   # keys, PSBT signing with them
 serve(StdioTransport(), dispatcher)

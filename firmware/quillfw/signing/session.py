@@ -184,13 +184,8 @@ class Session:
         self._legacy_request = None
 
     def _wipe(self):
-        _wipe_bytes(self._keys)
         _wipe_bytes(self._mac_key)
-        for i in range(MAX_KEYS):
-            self._compressed[i] = 0
-            self._pubkey_hashes[i] = None
-        self._n_keys = 0
-        ec.clear_key_cache()
+        self.forget_keys()
         self._reset_tx()
 
     def __repr__(self):
@@ -201,6 +196,14 @@ class Session:
     @property
     def state(self):
         return self._state
+
+    @property
+    def inputs_seen(self):
+        return self._inputs_seen
+
+    @property
+    def outputs_seen(self):
+        return self._outputs_seen
 
     def _expect(self, *states):
         if self._state not in states:
@@ -380,6 +383,24 @@ class Session:
         if token is None or not _same(self._token(record), _bytes("txin_token", token, TOKEN_SIZE)):
             raise SessionError("tx_changed", TX_CHANGED)
         return txid, vout, sequence, amount, script_pubkey
+
+    @_guarded
+    def check_txin(self, input_index, txin, token):
+        """The input as streamed (txid, vout, sequence, amount, script_pubkey), or
+        tx_changed: for a caller that decides from its script before signing."""
+        self._expect(READY)
+        self._check_index(input_index)
+        return self._checked_txin(input_index, txin, token)
+
+    def forget_keys(self):
+        """Wipe the session's keys, keeping the transaction (a caller that adds
+        one key per signature stays under MAX_KEYS)."""
+        _wipe_bytes(self._keys)
+        for i in range(MAX_KEYS):
+            self._compressed[i] = 0
+            self._pubkey_hashes[i] = None
+        self._n_keys = 0
+        ec.clear_key_cache()
 
     def _checked_txout(self, index, txout, token):
         if not isinstance(txout, (list, tuple)) or len(txout) != 2:

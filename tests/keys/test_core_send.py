@@ -1,0 +1,154 @@
+"""Bitcoin Core spends with the Quill device as its external signer, end to end on
+regtest: the real bitcoind runs `-signer="<venv>/bin/quill-signer --device=<pty>"`
+against quill-emu started with the BIP39 test mnemonic and the test-only
+confirmation channel. Coins mined to the device's P2WPKH, P2TR, P2SH-P2WPKH and
+P2PKH addresses are spent with `send` (with change) and `sendall`; the device
+shows the recipient, change and fee on its channel before signing; Core
+broadcasts and the transactions confirm. The device's signatures are the bytes
+Core itself makes for the same PSBT with the same keys (a Core wallet holding
+the mnemonic's tprv)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from quill.tx.psbt import decode_base64_psbt
+from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
+from tests.keys.test_core_external_signer import FINGERPRINT, master_tprv
+from tests.kit.bitcoind import BitcoinD
+
+PSBT_HEAP = "256K"
+ADDRESS_TYPES = ("bech32", "bech32m", "p2sh-segwit", "legacy")
+
+
+class ChannelApprover:
+    """Answers the emulator's confirmation channel (firmware/emulator_approval.py):
+    approves every request and keeps the prompts it was shown."""
+
+    def __init__(self, datadir: Path) -> None:
+        self.datadir = datadir
+        self.prompts: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        request = self.datadir / "confirm-request"
+        while not self._stop.is_set():
+            try:
+                prompt = request.read_text().strip()
+            except OSError:
+                prompt = ""
+            if prompt and not (self.datadir / "confirm-answer").exists():
+                self.prompts.append(prompt)
+                (self.datadir / "confirm-answer").write_text("approve\n")
+                while request.exists() and not self._stop.is_set():
+                    time.sleep(0.02)
+            time.sleep(0.02)
+
+    def __enter__(self) -> ChannelApprover:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmulatedDevice, BitcoinD, ChannelApprover]]:
+    work = tmp_path_factory.mktemp("send")
+    with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", "--approve=channel",
+                        f"--heapsize={PSBT_HEAP}") as device:
+        signer = f"{VENV_BIN / 'quill-signer'} --device={device.port}"
+        with BitcoinD(work / "core", f"-signer={signer}") as core, ChannelApprover(device.datadir) as approver:
+            core.rpc("createwallet", named={"wallet_name": "hw", "disable_private_keys": True,
+                                            "descriptors": True, "external_signer": True})
+            core.rpc("createwallet", "miner")
+            mined_to = core.rpc("getnewaddress", wallet="miner")
+            core.rpc("generatetoaddress", 101, mined_to)
+            yield device, core, approver
+
+
+def _fund(core: BitcoinD) -> list[str]:
+    addresses = [core.rpc("getnewaddress", "", kind, wallet="hw") for kind in ADDRESS_TYPES]
+    core.rpc("sendmany", "", {a: 1 for a in addresses}, wallet="miner")
+    core.rpc("generatetoaddress", 1, core.rpc("getnewaddress", wallet="miner"))
+    return addresses
+
+
+def test_core_sends_with_change_and_sendall_through_the_device(
+        setup: tuple[EmulatedDevice, BitcoinD, ChannelApprover]) -> None:
+    _, core, approver = setup
+    _fund(core)
+    assert core.rpc("getbalances", wallet="hw")["mine"]["trusted"] == Decimal(4)
+    to = core.rpc("getnewaddress", "", "bech32", wallet="miner")
+    sent = core.rpc("send", {to: Decimal("0.5")}, wallet="hw")
+    assert sent["complete"] is True
+    prompt = approver.prompts[-1]
+    assert f"Send 0.50000000 BTC to {to}" in prompt and "change 0." in prompt and "fee 0." in prompt
+    tx = core.rpc("getrawtransaction", sent["txid"], True)
+    fee = core.rpc("gettransaction", sent["txid"], wallet="hw")["fee"]
+    assert f"fee {-fee:.8f} BTC" in prompt
+    core.rpc("generatetoaddress", 1, to)
+    assert core.rpc("gettransaction", sent["txid"], wallet="hw")["confirmations"] == 1
+    assert len(tx["vout"]) == 2
+    # everything left, every input type at once
+    swept = core.rpc("sendall", [to], wallet="hw")
+    assert swept["complete"] is True
+    tx = core.rpc("getrawtransaction", swept["txid"], True)
+    assert len(tx["vin"]) == 4
+    core.rpc("generatetoaddress", 1, to)
+    assert core.rpc("gettransaction", swept["txid"], wallet="hw")["confirmations"] == 1
+    assert core.rpc("getbalances", wallet="hw")["mine"]["trusted"] == 0
+
+
+def test_device_signatures_are_cores_for_the_same_psbt(
+        setup: tuple[EmulatedDevice, BitcoinD, ChannelApprover]) -> None:
+    device, core, _ = setup
+    _fund(core)
+    to = core.rpc("getnewaddress", "", "bech32", wallet="miner")
+    funded = core.rpc("walletcreatefundedpsbt", [], {to: Decimal("3.9")}, 0,
+                      {"add_inputs": True, "include_unsafe": False}, wallet="hw")
+    proc = subprocess.run([str(VENV_BIN / "quill-signer"), f"--device={device.port}",
+                           f"--fingerprint={FINGERPRINT}", "--chain=regtest", "signtx", funded["psbt"]],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ours = decode_base64_psbt(json.loads(proc.stdout)["psbt"])
+    # Core with the mnemonic's keys signs the same PSBT
+    tprv = master_tprv(TEST_MNEMONIC)
+    core.rpc("createwallet", named={"wallet_name": "keys", "blank": True})
+    descriptors = []
+    for template in ("pkh({}/44h/1h/0h/{}/*)", "sh(wpkh({}/49h/1h/0h/{}/*))",
+                     "wpkh({}/84h/1h/0h/{}/*)", "tr({}/86h/1h/0h/{}/*)"):
+        for chain in (0, 1):
+            desc = template.format(tprv, chain)
+            checksum = core.rpc("getdescriptorinfo", desc)["checksum"]
+            descriptors.append({"desc": f"{desc}#{checksum}", "timestamp": "now", "range": [0, 20],
+                                "internal": chain == 1, "active": True})
+    assert all(r["success"] for r in core.rpc("importdescriptors", descriptors, wallet="keys"))
+    signed = core.rpc("walletprocesspsbt", funded["psbt"], True, "DEFAULT", True, False, wallet="keys")
+    theirs = decode_base64_psbt(signed["psbt"])
+    assert len(ours.inputs) == 4
+    for mine, core_input in zip(ours.inputs, theirs.inputs, strict=True):
+        assert mine.partial_sigs or mine.tap_key_sig
+        assert mine.partial_sigs == core_input.partial_sigs
+        assert mine.tap_key_sig == core_input.tap_key_sig
+    final = core.rpc("finalizepsbt", json.loads(proc.stdout)["psbt"])
+    assert final["complete"] is True
+    assert core.rpc("testmempoolaccept", [final["hex"]])[0]["allowed"] is True
+
+
+def test_walletdisplayaddress_shows_the_address_on_the_device(
+        setup: tuple[EmulatedDevice, BitcoinD, ChannelApprover]) -> None:
+    _, core, approver = setup
+    for kind in ADDRESS_TYPES:
+        address = core.rpc("getnewaddress", "", kind, wallet="hw")
+        assert core.rpc("walletdisplayaddress", address, wallet="hw") == {"address": address}
+        assert approver.prompts[-1].endswith(": " + address)
