@@ -9,6 +9,7 @@ import hashlib
 from quillfw.crypto import ecdsa
 from quillfw.keys import bip32
 from quillfw.psbt import owned
+from quillfw.psbt.address import address
 from quillfw.psbt.prevtx import PrevTx
 from quillfw.psbt.session import PsbtSession
 from quillfw.sighash import segwit_v0
@@ -92,7 +93,7 @@ def test_p2wpkh_input_signed_and_change_recognised():
     change_spk = owned.script_for("p2wpkh", _pubkey(CHANGE))
     s.add_output(39000, change_spk, CHANGE)
     prompt = s.prompt()
-    assert owned.address(OTHER, "regtest") in prompt and "0.00060000" in prompt
+    assert address(OTHER, "regtest") in prompt and "0.00060000" in prompt
     assert "change 0.00039000 BTC" in prompt and "fee 0.00001000 BTC" in prompt
     sig = s.sign(0, txin, token, SPEND, 1)
     digest = segwit_v0.sighash_tx(2, [(txin[0], 1, 0xFFFFFFFD)], [(60000, OTHER), (39000, change_spk)],
@@ -141,12 +142,12 @@ def test_locked_device_signs_nothing():
 
 def test_addresses_of_the_four_kinds():
     # BIP173/BIP350 and Base58Check encodings of known scripts
-    assert owned.address(bytes.fromhex("0014751e76e8199196d454941c45d1b3a323f1433bd6"), "main") \
+    assert address(bytes.fromhex("0014751e76e8199196d454941c45d1b3a323f1433bd6"), "main") \
         == "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
-    assert owned.address(bytes.fromhex("5120" + "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"),
+    assert address(bytes.fromhex("5120" + "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"),
                          "main") == "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0"
-    assert owned.address(b"\x76\xa9\x14" + bytes(20) + b"\x88\xac", "main") == "1111111111111111111114oLvT2"
-    assert owned.address(b"\x6a", "main") is None
+    assert address(b"\x76\xa9\x14" + bytes(20) + b"\x88\xac", "main") == "1111111111111111111114oLvT2"
+    assert address(b"\x6a", "main") is None
     pub = _pubkey(SPEND)
     for kind in owned.KINDS:
         assert owned.classify(owned.script_for(kind, pub), pub) == kind

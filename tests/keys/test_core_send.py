@@ -1,7 +1,7 @@
 """Bitcoin Core spends with the Quill device as its external signer, end to end on
 regtest: the real bitcoind runs `-signer="<venv>/bin/quill-signer --device=<pty>"`
 against quill-emu started with the BIP39 test mnemonic and the test-only
-confirmation channel. Coins mined to the device's P2WPKH, P2TR, P2SH-P2WPKH and
+confirmation channel, at PSBT_HEAP (below). Coins mined to the device's P2WPKH, P2TR, P2SH-P2WPKH and
 P2PKH addresses are spent with `send` (with change) and `sendall`; the device
 shows the recipient, change and fee on its channel before signing; Core
 broadcasts and the transactions confirm. The device's signatures are the bytes
@@ -24,7 +24,11 @@ from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import FINGERPRINT, master_tprv
 from tests.kit.bitcoind import BitcoinD
 
-PSBT_HEAP = "256K"
+# PSBT signing does not fit the smallest board's 97K yet, and at the key tests' 112K a
+# PSBT of four input types runs out of memory in some input orders (the unix port keeps
+# every loaded module's names on the heap; a board keeps them in flash). Issue 11's
+# memory work is what brings both down.
+PSBT_HEAP = "120K"
 ADDRESS_TYPES = ("bech32", "bech32m", "p2sh-segwit", "legacy")
 
 

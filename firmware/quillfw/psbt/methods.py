@@ -23,6 +23,7 @@ entry that registers the keys (a board's main.py, quill-emu's emulator_keys).
 The session's code is imported by psbt_begin and display_address.
 """
 import gc
+import sys
 
 from quillfw.compat import forget
 from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
@@ -81,12 +82,15 @@ class PsbtMethods:
         self.confirmation = dispatcher.confirmation
         self.boot = boot
         self._psbt = None
+        self._loaded = None         # sys.modules' names before the session's code came in
         self.session_id = None
         self._sessions = 0
 
     @property
     def psbt(self):
         if self._psbt is None:
+            if self._loaded is None:
+                self._loaded = set(sys.modules)
             from quillfw.psbt.session import PsbtSession
             self._psbt = PsbtSession(self.boot)
         return self._psbt
@@ -95,6 +99,20 @@ class PsbtMethods:
         self.session_id = None
         if self._psbt is not None:
             self._psbt.abort()
+            self._release()
+
+    def _release(self):
+        """Drop the session and every module it brought in: the key methods and
+        the other signing sessions get the heap back between PSBTs."""
+        self._psbt = None
+        secp256k1 = sys.modules.get("quillfw.crypto.secp256k1")
+        if secp256k1 is not None:
+            secp256k1.clear_key_cache()
+        loaded, self._loaded = self._loaded, None
+        for name in list(sys.modules):
+            if loaded is not None and name not in loaded:
+                forget(name)
+        gc.collect()
 
     def _check(self, p):
         sid = p.get("session")
@@ -184,6 +202,7 @@ class PsbtMethods:
         self._run(self.psbt.end)
         self.session_id = None
         self.confirmation.reset()
+        self._release()
         return None
 
     def abort(self, ctx, p):
@@ -195,6 +214,15 @@ class PsbtMethods:
         return None
 
     def display_address(self, ctx, p):
+        if self._psbt is None:
+            self._loaded = set(sys.modules)
+        try:
+            return self._display_address(ctx, p)
+        finally:
+            if self._psbt is None:
+                self._release()
+
+    def _display_address(self, ctx, p):
         from quillfw.psbt import owned
         if p["script_type"] not in SCRIPT_TYPES:
             raise DeviceError(INVALID_PARAMS, "script_type must be one of " + ", ".join(SCRIPT_TYPES))
@@ -209,7 +237,8 @@ class PsbtMethods:
         node = master_node(self.boot[2][0])
         for index in path:
             node = node.child(index)
-        address = owned.address(owned.script_for(p["script_type"], node.pubkey()), p["network"])
+        from quillfw.psbt.address import address as encode
+        address = encode(owned.script_for(p["script_type"], node.pubkey()), p["network"])
         from quillfw.signing.confirm import drop, flow
         try:
             flow().ask(self.confirmation, ctx, "Address %s: %s" % (format_path(path), address),

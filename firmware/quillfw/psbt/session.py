@@ -16,12 +16,14 @@ transaction's digests and tokens.
 What the device checks before it signs:
   * an input it signs must pay to its own key at the given path, in one of the
     four single-key forms (quillfw.psbt.owned); the key is derived here, never sent;
-  * a P2PKH, P2WPKH or P2SH-P2WPKH input it signs must have been preceded by
-    its previous transaction, whose txid must be the outpoint's and whose
-    output must be the amount and script streamed (a legacy signature commits
-    to no amount, a BIP143 one only to its own: a host could otherwise hide a
-    fee across two signing rounds). A taproot signature commits to every
-    input's amount and script (BIP341), so P2TR needs none;
+  * before a P2PKH, P2WPKH or P2SH-P2WPKH input is signed, every input that
+    is not P2TR must have been preceded by its previous transaction, whose
+    txid must be the outpoint's and whose output must be the amount and
+    script streamed: a legacy signature commits to no amount and a BIP143 one
+    only to its own, so a host could otherwise understate the inputs and hide
+    a fee (across two signing rounds). A taproot signature commits to every
+    input's amount and script (BIP341), so a P2TR input needs none, and a
+    P2TR signature needs no proof of the others;
   * an output with a path is change: it must pay to the device's key at that
     path, else the request is refused; it is left out of what the user is
     asked to send;
@@ -29,8 +31,10 @@ What the device checks before it signs:
     change, the change and the fee (quillfw.signing.confirm's policy).
 Errors are SessionError (codes not_own, unproven, prev_tx) and wipe everything.
 """
+import gc
+
+from quillfw.compat import forget
 from quillfw.keys.bip32 import format_path, parse_path
-from quillfw.limits import MAX_INPUTS
 from quillfw.psbt import owned
 from quillfw.signing.session import READY, Session, SessionError
 
@@ -45,13 +49,11 @@ def btc(sats):
 class PsbtSession:
     def __init__(self, boot):
         self._boot = boot
-        self.session = Session()
-        self._proven = bytearray((MAX_INPUTS + 7) // 8)
+        self.session = Session(1)        # one key at a time, derived per signature
         self._reset()
 
     def _reset(self):
-        for i in range(len(self._proven)):
-            self._proven[i] = 0
+        self.unproven = 0           # inputs other than P2TR streamed without their previous tx
         self._prev = None
         self._proof = None
         self._node = None           # (parent path, BIP32 node): consecutive inputs share it
@@ -127,6 +129,8 @@ class PsbtSession:
             proof, self._proof = self._proof, None
             if proof is not None:
                 self._check_proof(index, proof, txid, vout, amount, script_pubkey)
+            elif owned.kind_of(script_pubkey) != "p2tr":
+                self.unproven += 1
             self.in_total += amount
         return token
 
@@ -140,11 +144,12 @@ class PsbtSession:
         if proof[2] != hashlib.sha256(txout(amount, script_pubkey)).digest():
             self._fail("prev_tx", "input %d: amount or script differs from the previous "
                                   "transaction's output" % index)
-        self._proven[index >> 3] |= 1 << (index & 7)
 
     def add_output(self, amount, script_pubkey, path=None):
         first = self.session.state in ("inputs", "outputs")
         index = self.session.outputs_seen
+        if index == 0 and first:
+            forget("quillfw.psbt.prevtx")   # the first pass's inputs are done: heap back
         token = self.session.add_output(amount, script_pubkey)
         if not first:
             return token
@@ -157,12 +162,20 @@ class PsbtSession:
             self.change_total += amount
             self.n_change += 1
         elif len(self.shown) < SHOWN_OUTPUTS:
-            self.shown.append((owned.address(script_pubkey, self.network)
+            from quillfw.psbt.address import address
+            self.shown.append((address(script_pubkey, self.network)
                                or "script " + bytes(script_pubkey).hex(), amount))
         else:
             self.others[0] += 1
             self.others[1] += amount
+        if self.session.state == READY:
+            self._after_first_pass()
         return token
+
+    def _after_first_pass(self):
+        """What only the first pass needed leaves the heap before the signatures."""
+        forget("quillfw.psbt.address")
+        forget("quillfw.keys.base58")
 
     def _own(self, path):
         node = self.node(path)
@@ -183,9 +196,6 @@ class PsbtSession:
 
     # ---- signatures ---------------------------------------------------------------------
 
-    def _is_proven(self, index):
-        return self._proven[index >> 3] & (1 << (index & 7))
-
     def sign(self, input_index, txin, txin_token, path, hash_type, txout=None, txout_token=None):
         s = self.session
         if s.state != READY:
@@ -199,14 +209,17 @@ class PsbtSession:
         if kind is None:
             self._fail("not_own", "input %d is not this device's key at %s"
                        % (input_index, format_path(parse_path(path))))
-        if kind != "p2tr" and not self._is_proven(input_index):
-            self._fail("unproven", "input %d needs its previous transaction" % input_index)
+        if kind != "p2tr" and self.unproven:
+            self._fail("unproven", "%d inputs came without their previous transaction"
+                       % self.unproven)
         secret = bytearray(node.secret)
+        node = None
         try:
             key = s.add_key(secret)
         finally:
             for i in range(32):
                 secret[i] = 0
+        gc.collect()    # the derivation's garbage out before the signature's tables
         if kind == "p2tr":
             try:
                 return s.sign_taproot(input_index, hash_type, key, None, True, None, 0xFFFFFFFF,

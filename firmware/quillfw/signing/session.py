@@ -162,10 +162,12 @@ def _wipe_bytes(buf):
 
 
 class Session:
-    def __init__(self):
-        self._keys = bytearray(32 * MAX_KEYS)   # preallocated: never reallocated, so never copied
-        self._compressed = bytearray(MAX_KEYS)
-        self._pubkey_hashes = [None] * MAX_KEYS
+    def __init__(self, max_keys=MAX_KEYS):
+        """max_keys: key slots (a caller that holds one key at a time needs one)."""
+        self._max_keys = max_keys
+        self._keys = bytearray(32 * max_keys)   # preallocated: never reallocated, so never copied
+        self._compressed = bytearray(max_keys)
+        self._pubkey_hashes = [None] * max_keys
         self._mac_key = bytearray(32)
         self._n_keys = 0
         self._state = IDLE
@@ -250,8 +252,8 @@ class Session:
     def add_key(self, secret32, compressed=True):
         if self._state == IDLE or self._state in (PASS_INPUTS, PASS_OUTPUTS, PASS_DONE):
             raise SessionError("out_of_order", "unexpected key in state %s" % self._state)
-        if self._n_keys >= MAX_KEYS:
-            raise SessionError("limit_exceeded", "more than %d keys" % MAX_KEYS)
+        if self._n_keys >= self._max_keys:
+            raise SessionError("limit_exceeded", "more than %d keys" % self._max_keys)
         if not isinstance(secret32, (bytes, bytearray)) or len(secret32) != 32:
             raise SessionError("bad_key", "a key must be a 32-byte secret")
         try:
@@ -394,9 +396,9 @@ class Session:
 
     def forget_keys(self):
         """Wipe the session's keys, keeping the transaction (a caller that adds
-        one key per signature stays under MAX_KEYS)."""
+        one key per signature needs one slot)."""
         _wipe_bytes(self._keys)
-        for i in range(MAX_KEYS):
+        for i in range(self._max_keys):
             self._compressed[i] = 0
             self._pubkey_hashes[i] = None
         self._n_keys = 0

@@ -218,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         result, status = {"error": str(e), "code": DEVICE_CONN_ERROR}, 1
     else:
         status = 0
+    if status:
+        # Core's RunCommandParseJSON reports only stderr when a signer fails
+        print(f"quill-signer: {result['error']}", file=sys.stderr)
     print(json.dumps(result))
     return status
 
