@@ -66,7 +66,7 @@ class Node:
                 + self.chain_code + key)
 
     def xpub(self, version=XPUB):
-        from quillfw.keys.base58 import b58encode_check   # signing needs no text: heap
+        from quillfw.keys.base58 import b58encode_check  # signing needs no text: heap
         return b58encode_check(self.serialize(version))
 
 

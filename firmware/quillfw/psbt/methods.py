@@ -19,7 +19,7 @@ confirmed what is sent (quillfw.psbt.session has the rules).
     display_address    {path, script_type, network}         -> {address}
 
 register(dispatcher, boot) is called with quillfw.keys.methods' state by the
-entry that registers the keys (a board's main.py, quill-emu's emulator_keys).
+entry that registers the keys (a board's main.py, quill-emu's key module).
 The session's code is imported by psbt_begin and display_address.
 """
 import gc
@@ -34,7 +34,6 @@ from quillfw.wire.errors import (
     LOCKED,
     PROTOCOL_ERROR,
     STALE_SESSION,
-    USER_CANCELLED,
     DeviceError,
 )
 
@@ -67,8 +66,10 @@ def require_unlocked(boot):
     emulator's test seed, is unlocked here as by any key operation)."""
     if boot[2][0] is not None:
         return
-    from quillfw.keys import bip32  # noqa: F401  (long-lived first: see keyring.run)
-    from quillfw.keys import keyring
+    from quillfw.keys import (
+        bip32,  # noqa: F401  (long-lived first: see keyring.run)
+        keyring,
+    )
     try:
         keyring._keys(boot).require_unlocked()
     finally:

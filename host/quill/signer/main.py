@@ -147,13 +147,12 @@ _ORIGIN = re.compile(r"^\[([0-9a-fA-F]{8})((?:/[0-9]+[hH']?)*)\]([0-9A-Za-z]+)((
 def display_request(desc: str, fingerprint: str) -> tuple[str, str]:
     """(path, script type) of a single-key descriptor of this device's key."""
     body = desc.split("#", 1)[0]
-    for prefix, suffix, script_type in _DISPLAY_FORMS:
-        if body.startswith(prefix) and body.endswith(suffix):
-            key = body[len(prefix):len(body) - len(suffix)]
-            break
-    else:
+    forms = [(body[len(prefix):len(body) - len(suffix)], kind) for prefix, suffix, kind in _DISPLAY_FORMS
+             if body.startswith(prefix) and body.endswith(suffix)]
+    if not forms:
         raise SignerError("Unsupported descriptor: the device displays pkh, sh(wpkh), wpkh "
                           "and tr addresses of one key", BAD_ARGUMENT)
+    key, script_type = forms[0]
     match = _ORIGIN.match(key)
     if match is None:
         raise SignerError("Descriptor key has no key origin", BAD_ARGUMENT)
