@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from quill.tx.psbt import decode_base64_psbt
+from quill.tx.psbt import decode_base64_psbt, encode_base64_psbt
+from quill.tx.transaction import TxOut
 from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import FINGERPRINT, master_tprv
 from tests.kit.bitcoind import BitcoinD
@@ -156,3 +157,37 @@ def test_walletdisplayaddress_shows_the_address_on_the_device(
         address = core.rpc("getnewaddress", "", kind, wallet="hw")
         assert core.rpc("walletdisplayaddress", address, wallet="hw") == {"address": address}
         assert approver.prompts[-1].endswith(": " + address)
+
+
+def _signtx(device: EmulatedDevice, psbt: str) -> tuple[int, dict[str, object]]:
+    proc = subprocess.run([str(VENV_BIN / "quill-signer"), f"--device={device.port}",
+                           f"--fingerprint={FINGERPRINT}", "--chain=regtest", "signtx", psbt],
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_unproven_amounts_and_mismatched_utxos_are_refused(
+        setup: tuple[EmulatedDevice, BitcoinD, ChannelApprover]) -> None:
+    device, core, _ = setup
+    address = core.rpc("getnewaddress", "", "bech32", wallet="hw")
+    core.rpc("sendtoaddress", address, 1, wallet="miner")
+    core.rpc("generatetoaddress", 1, core.rpc("getnewaddress", wallet="miner"))
+    utxo = next(u for u in core.rpc("listunspent", wallet="hw") if u["address"] == address)
+    to = core.rpc("getnewaddress", "", "bech32", wallet="miner")
+    funded = core.rpc("walletcreatefundedpsbt", [{"txid": utxo["txid"], "vout": utxo["vout"]}],
+                      {to: Decimal("0.5")}, 0, {"add_inputs": False}, wallet="hw")["psbt"]
+    # a P2WPKH input without its previous transaction: the device refuses to sign (BIP143 fee attack)
+    psbt = decode_base64_psbt(funded)
+    psbt.inputs[0].non_witness_utxo = None
+    status, result = _signtx(device, encode_base64_psbt(psbt))
+    assert status == 1 and result["error"] == "1 inputs came without their previous transaction"
+    # a witness UTXO whose amount is not its previous transaction's output's: refused on the host
+    psbt = decode_base64_psbt(funded)
+    witness_utxo = psbt.inputs[0].witness_utxo
+    assert witness_utxo is not None
+    psbt.inputs[0].witness_utxo = TxOut(witness_utxo.value - 1, witness_utxo.script_pubkey)
+    status, result = _signtx(device, encode_base64_psbt(psbt))
+    assert status == 1 and "witness UTXO differs" in str(result["error"])
+    # the untouched PSBT signs: the refusals left no state behind
+    status, result = _signtx(device, funded)
+    assert status == 0 and decode_base64_psbt(str(result["psbt"])).inputs[0].partial_sigs

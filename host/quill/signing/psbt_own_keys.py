@@ -125,6 +125,9 @@ def _input_items(psbt: PSBT) -> list[list[Any]]:
         utxo = txin.utxo()
         if utxo is None:
             raise PsbtSigningError(f"Input {i} has no UTXO: the device needs every spent output")
+        if txin.non_witness_utxo is not None and txin.has_witness_utxo() and txin.witness_utxo != utxo:
+            raise PsbtSigningError(f"Input {i}'s witness UTXO differs from its previous "
+                                   "transaction's output")
         sequence = 0xFFFFFFFF if txin.sequence is None else txin.sequence
         items.append([txin.prev_txid, txin.prev_out, sequence, utxo.value, utxo.script_pubkey])
     return items
