@@ -66,9 +66,9 @@ def run(heap: str, sizes: tuple[int, ...], work: Path) -> list[tuple[str, int, s
             psbt = build(n)
             stats: dict[str, int] = {}
             with DeviceClient(device.port) as client:
-                info = client.get_info()
-                started = time.perf_counter()
                 try:
+                    info = client.get_info()
+                    started = time.perf_counter()
                     signed = sign_psbt_with_device(client, info, psbt, FINGERPRINT, "regtest", stats)
                 except DeviceError as e:
                     rows.append((heap, n, f"failed: {e.message}", "", ""))

@@ -95,6 +95,7 @@ def test_p2wpkh_input_signed_and_change_recognised():
     prompt = s.prompt()
     assert address(OTHER, "regtest") in prompt and "0.00060000" in prompt
     assert "change 0.00039000 BTC" in prompt and "fee 0.00001000 BTC" in prompt
+    assert "not committed" not in prompt and "outputs not committed (sighash 0x83)" in s.prompt(0x83)
     sig = s.sign(0, txin, token, SPEND, 1)
     digest = segwit_v0.sighash_tx(2, [(txin[0], 1, 0xFFFFFFFD)], [(60000, OTHER), (39000, change_spk)],
                                   0, 0, owned.script_for("p2pkh", pub), AMOUNT, 1)

@@ -180,7 +180,7 @@ def test_unproven_amounts_and_mismatched_utxos_are_refused(
     psbt = decode_base64_psbt(funded)
     psbt.inputs[0].non_witness_utxo = None
     status, result = _signtx(device, encode_base64_psbt(psbt))
-    assert status == 1 and result["error"] == "1 inputs came without their previous transaction"
+    assert status == 1 and result["error"] == "amounts unproven: 1 inputs without their previous transaction"
     # a witness UTXO whose amount is not its previous transaction's output's: refused on the host
     psbt = decode_base64_psbt(funded)
     witness_utxo = psbt.inputs[0].witness_utxo

@@ -186,7 +186,8 @@ class PsbtMethods:
         self._check(p)
         from quillfw.signing.session import READY
         if self.psbt.session.state == READY and self.psbt.in_total >= self.psbt.out_total:
-            self.confirmation.before_signature(ctx, p["hash_type"], self.psbt.prompt())
+            self.confirmation.before_signature(ctx, p["hash_type"],
+                                               self.psbt.prompt(p["hash_type"]))
         ctx.poll_link()
         gc.collect()
         return self._run(self.psbt.sign, p["input_index"], p["txin"], p["txin_token"], p["path"],

@@ -185,13 +185,15 @@ class PsbtSession:
 
     # ---- what the user confirms ------------------------------------------------------
 
-    def prompt(self):
+    def prompt(self, hash_type=1):
         lines = ["Send %s BTC to %s" % (btc(amount), where) for where, amount in self.shown]
         if self.others[0]:
             lines.append("and %d more outputs, %s BTC" % (self.others[0], btc(self.others[1])))
         if self.n_change:
             lines.append("change %s BTC in %d outputs" % (btc(self.change_total), self.n_change))
         lines.append("fee %s BTC" % btc(self.in_total - self.out_total))
+        if (hash_type & 3) >= 2:    # NONE, SINGLE: the outputs can change after signing
+            lines.append("outputs not committed (sighash 0x%02x)" % hash_type)
         return "; ".join(lines) + "?"
 
     # ---- signatures ---------------------------------------------------------------------
@@ -210,8 +212,8 @@ class PsbtSession:
             self._fail("not_own", "input %d is not this device's key at %s"
                        % (input_index, format_path(parse_path(path))))
         if kind != "p2tr" and self.unproven:
-            self._fail("unproven", "%d inputs came without their previous transaction"
-                       % self.unproven)
+            self._fail("unproven", "amounts unproven: %d inputs without their previous "
+                                   "transaction" % self.unproven)
         secret = bytearray(node.secret)
         node = None
         try:
