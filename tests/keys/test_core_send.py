@@ -90,7 +90,7 @@ def _fund(core: BitcoinD) -> list[str]:
 
 def test_core_sends_with_change_and_sendall_through_the_device(
         setup: tuple[EmulatedDevice, BitcoinD, ChannelApprover]) -> None:
-    _, core, approver = setup
+    device, core, approver = setup
     _fund(core)
     assert core.rpc("getbalances", wallet="hw")["mine"]["trusted"] == Decimal(4)
     to = core.rpc("getnewaddress", "", "bech32", wallet="miner")
@@ -112,6 +112,10 @@ def test_core_sends_with_change_and_sendall_through_the_device(
     core.rpc("generatetoaddress", 1, to)
     assert core.rpc("gettransaction", swept["txid"], wallet="hw")["confirmations"] == 1
     assert core.rpc("getbalances", wallet="hw")["mine"]["trusted"] == 0
+    # no word of the mnemonic and no private key in the device's or Core's log
+    core_log = (Path(core.datadir) / "regtest" / "debug.log").read_text(errors="replace")
+    for log in (device.log(), core_log):
+        assert "abandon abandon" not in log and "tprv" not in log and "xprv" not in log
 
 
 def test_device_signatures_are_cores_for_the_same_psbt(
@@ -148,6 +152,17 @@ def test_device_signatures_are_cores_for_the_same_psbt(
     final = core.rpc("finalizepsbt", json.loads(proc.stdout)["psbt"])
     assert final["complete"] is True
     assert core.rpc("testmempoolaccept", [final["hex"]])[0]["allowed"] is True
+    # the same PSBT as BIP370 version 2: the same signatures
+    v2 = decode_base64_psbt(funded["psbt"])
+    v2.version, v2.fallback_locktime = 2, v2.unsigned_tx().locktime
+    for part in (*v2.inputs, *v2.outputs):
+        part.version = 2
+    status, result = _signtx(device, encode_base64_psbt(v2))
+    assert status == 0
+    signed_v2 = decode_base64_psbt(str(result["psbt"]))
+    assert signed_v2.psbt_version == 2
+    assert [(i.partial_sigs, i.tap_key_sig) for i in signed_v2.inputs] == \
+        [(i.partial_sigs, i.tap_key_sig) for i in ours.inputs]
 
 
 def test_walletdisplayaddress_shows_the_address_on_the_device(
@@ -157,6 +172,12 @@ def test_walletdisplayaddress_shows_the_address_on_the_device(
         address = core.rpc("getnewaddress", "", kind, wallet="hw")
         assert core.rpc("walletdisplayaddress", address, wallet="hw") == {"address": address}
         assert approver.prompts[-1].endswith(": " + address)
+    device = setup[0]
+    proc = subprocess.run([str(VENV_BIN / "quill-signer"), f"--device={device.port}", "--chain=regtest",
+                           "displayaddress", "--desc", "wpkh([00000000/84h/1h/0h/0/0]02" + "11" * 32 + ")"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {"error": "Descriptor key is not this device's", "code": -8}
 
 
 def _signtx(device: EmulatedDevice, psbt: str) -> tuple[int, dict[str, object]]:
