@@ -75,8 +75,10 @@ def test_prev_tx_parser_gives_txid_and_output_in_any_pieces():
         got_txid, out_hash = p.finish()
         assert got_txid == txid
         assert out_hash == hashlib.sha256(ser_txout(12345, b"\x00\x14" + bytes(range(20)))).digest()
+    p = PrevTx(5)                     # it has outputs 0..2 only
+    p.feed(raw)
     with fwtest.raises(ValueError):
-        PrevTx(5).feed(raw) or PrevTx(5).finish()
+        p.finish()
     p = PrevTx(0)
     p.feed(raw[:-1])
     with fwtest.raises(ValueError):
@@ -153,3 +155,12 @@ def test_addresses_of_the_four_kinds():
     for kind in owned.KINDS:
         assert owned.classify(owned.script_for(kind, pub), pub) == kind
         assert owned.classify(owned.script_for(kind, pub), _pubkey(CHANGE)) is None
+
+
+def test_the_spent_output_cannot_change_between_pieces():
+    spk = owned.script_for("p2wpkh", _pubkey(SPEND))
+    s = PsbtSession(_boot())
+    s.begin(2, 0, 1, 1, "regtest")
+    raw, _ = _prev_tx(spk, AMOUNT)
+    s.prev_tx(0, raw[:11], True)
+    _expect("prev_tx", s.prev_tx, 1, raw[11:], False)

@@ -35,7 +35,7 @@ class PrevTx:
         self._hash = hashlib.sha256()
         self._out = None            # the hasher of output `vout`, while it passes
         self._out_digest = None
-        self._vout = vout
+        self.vout = vout            # the output whose hash finish() answers
         self._stage = _VERSION
         self._need = 4
         self._buf = bytearray()
@@ -74,7 +74,7 @@ class PrevTx:
         if self._stage != _DONE:
             raise ValueError("the previous transaction is incomplete")
         if self._out_digest is None:
-            raise ValueError("the previous transaction has no output %d" % self._vout)
+            raise ValueError("the previous transaction has no output %d" % self.vout)
         return hashlib.sha256(self._hash.digest()).digest(), self._out_digest
 
     # ---- the grammar: version n_in (outpoint script sequence)* n_out (amount script)* locktime
@@ -103,7 +103,7 @@ class PrevTx:
         elif stage == _SEQUENCE:
             self._next_input()
         elif stage == _AMOUNT:
-            if self._index == self._vout:
+            if self._index == self.vout:
                 self._out = hashlib.sha256(field)
             self._count("script")
         elif stage == _LOCKTIME:

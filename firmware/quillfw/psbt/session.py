@@ -111,6 +111,8 @@ class PsbtSession:
             if self._prev is None:
                 self._prev = PrevTx(vout)
                 self._proof = None
+            elif vout != self._prev.vout:
+                self._fail("prev_tx", "vout changed within a previous transaction")
             self._prev.feed(data)
             if not more:
                 txid, out_hash = self._prev.finish()
