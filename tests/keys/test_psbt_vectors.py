@@ -5,8 +5,6 @@ answers the exchange exactly (the signature is Bitcoin Core's for the same
 transaction), refusals included."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import cbor2
@@ -19,10 +17,10 @@ from quillfw.keys import methods as key_methods
 from quillfw.psbt import methods as psbt_methods
 from quillfw.signing.confirm import AUTO
 from quillfw.wire import cbor
-from tests.keys.test_keys_vectors import SCHEMA, Ctx, from_json
+from tests.keys.test_keys_vectors import Ctx
+from tests.kit.protocol import SCHEMA, from_json, vectors
 
-ROOT = Path(__file__).resolve().parents[2]
-VECTORS = json.loads((ROOT / "protocol" / "vectors" / "psbt.json").read_text())["vectors"]
+VECTORS = vectors("psbt")
 
 
 def validate(message: dict[str, Any]) -> None:
