@@ -26,11 +26,17 @@ AMOUNT = 100000
 OTHER = b"\x00\x14" + bytes(20)   # someone else's P2WPKH
 
 
+_PUBKEYS = {}
+
+
 def _pubkey(path):
-    node = bip32.master_node(SEED)
-    for index in bip32.parse_path(path):
-        node = node.child(index)
-    return node.pubkey()
+    # each derivation costs point multiplications: seconds on the Cortex-M0+ target
+    if path not in _PUBKEYS:
+        node = bip32.master_node(SEED)
+        for index in bip32.parse_path(path):
+            node = node.child(index)
+        _PUBKEYS[path] = node.pubkey()
+    return _PUBKEYS[path]
 
 
 def _prev_tx(script_pubkey, amount, vout=1):
