@@ -7,7 +7,7 @@ bench_signing_e2e prints signrawtransactionwithkey's figures beside which to
 read them (the same streamed session underneath, plus the previous
 transactions and a key derivation per input).
 
-    .venv/bin/python -m tests.bench.bench_psbt_device [--heap 120K] [--heap 97K] [--quick]
+    .venv/bin/python -m tests.bench.bench_psbt_own_keys [--heap 120K] [--heap 97K] [--quick]
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError
-from quill.signing.psbt_device import sign_psbt_with_device
+from quill.signing.psbt_own_keys import sign_psbt_with_device
 from quill.tx.hashes import hash160
 from quill.tx.psbt import PSBT, KeyOrigin, psbt_from_tx
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
