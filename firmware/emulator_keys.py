@@ -9,9 +9,11 @@ firmware keeps those names in flash and registers the keys at start-up
 firmware starts, as a board's flash would be provisioned.
 """
 from quillfw.keys import methods
+from quillfw.psbt import methods as psbt_methods
 
 SEED_FILE = "seed.bin"
 
 
 def register_keys(dispatcher, datadir):
-    methods.register(dispatcher, datadir + "/" + SEED_FILE)
+    """The key methods, and the PSBT signing with those keys (quillfw.psbt)."""
+    psbt_methods.register(dispatcher, methods.register(dispatcher, datadir + "/" + SEED_FILE))

@@ -38,5 +38,6 @@ else:
     from quillfw.wire.transport import StdioTransport
     approver = ("button", "quillfw.board.hal", BUTTON_PIN, LED_PIN, "neopixel")
     dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE)
-    register_keys(dispatcher, SEED_FILE)   # the seed and key methods (quillfw.keys)
+    from quillfw.psbt.methods import register as register_psbt
+    register_psbt(dispatcher, register_keys(dispatcher, SEED_FILE))   # keys, PSBT signing with them
     serve(StdioTransport(), dispatcher)

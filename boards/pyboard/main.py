@@ -11,6 +11,7 @@ press USR briefly to approve, hold it 2 s to refuse.
 from quillfw.board.runtime import build_dispatcher, serve
 from quillfw.keys.methods import SEED_FILE
 from quillfw.keys.methods import register as register_keys
+from quillfw.psbt.methods import register as register_psbt
 from quillfw.signing.confirm import POLICY_FILE
 from quillfw.wire.transport import StdioTransport
 
@@ -20,5 +21,5 @@ LED_PIN = "A14"                # board.json led_pin: LED(2), green
 
 approver = ("button", "quillfw.board.hal", BUTTON_PIN, LED_PIN, "gpio")
 dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE)
-register_keys(dispatcher, SEED_FILE)   # the seed and key methods (quillfw.keys)
+register_psbt(dispatcher, register_keys(dispatcher, SEED_FILE))   # keys, PSBT signing with them
 serve(StdioTransport(), dispatcher)

@@ -41,5 +41,6 @@ else:
     from quillfw.wire.transport import StdioTransport
     approver = ("button", "quillfw.board.hal", "bootsel", LED_PIN, "gpio")   # the Pico's only button is BOOTSEL
     dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE)
-    register_keys(dispatcher, SEED_FILE)   # the seed and key methods (quillfw.keys)
+    from quillfw.psbt.methods import register as register_psbt
+    register_psbt(dispatcher, register_keys(dispatcher, SEED_FILE))   # keys, PSBT signing with them
     serve(StdioTransport(), dispatcher)

@@ -227,6 +227,80 @@ KEYS = [
 ]
 
 
+# PSBT signing with the device's keys (SPEC.md section 11), one exchange after KEYS' seed_restore:
+# a P2WPKH input of m/84h/1h/0h/0/0 proven by its previous transaction (sent in two pieces), a
+# payment and change to m/84h/1h/0h/1/0, then the refusals. The signature is the one Bitcoin
+# Core's wallet makes for the same transaction with the mnemonic's tprv (checked against a real
+# bitcoind when these vectors were made; tests/keys/test_core_send.py checks it for every input
+# type). Replies None are not fixed: session ids and tokens are random per session. A
+# txin_token of 16 zero bytes stands for the token the device answered for that input.
+_SPK = bytes.fromhex("0014d0c4a3ef09e997b6e99e397e518fe3e41a118ca1")      # m/84h/1h/0h/0/0
+_CHANGE = bytes.fromhex("00142f34aa1cf00a53b055a291a03a7d45f0a6988b52")   # m/84h/1h/0h/1/0
+_PAYEE = bytes.fromhex("0014") + bytes(range(20))
+
+
+def _prev_tx(spk):
+    """Version 2, one input (11..11:0, scriptSig OP_1), one output of 100,000 sat to spk."""
+    return (struct.pack("<I", 2) + b"\x01" + b"\x11" * 32 + struct.pack("<I", 0) + b"\x01\x51"
+            + struct.pack("<I", 0xFFFFFFFF) + b"\x01" + struct.pack("<q", 100000)
+            + bytes((len(spk),)) + spk + struct.pack("<I", 0))
+
+
+def _txid(raw):
+    import hashlib
+    return hashlib.sha256(hashlib.sha256(raw).digest()).digest()
+
+
+_PREV = _prev_tx(_SPK)
+_TXIN = [_txid(_PREV), 0, 0xFFFFFFFD, 100000, _SPK]
+_FORGED = _prev_tx(_SPK)[:-5] + b"\x01" + bytes(4)     # another transaction: its txid differs
+_SIG = bytes.fromhex("304402206021387a5de0711158136fd7cc7d3bacd580b22635ca32e44c95af2a881c49bc0220"
+                     "6570ebebfcf591aa6746d1e7c5e413535eccd587f87898a014e0cc1ba3b3c72f01")
+_BEGIN = {"version": 2, "locktime": 0, "n_inputs": 1, "n_outputs": 2, "network": "regtest"}
+PSBT = [
+    ("seed_restore", KEYS[1][1], KEYS[1][2]),
+    ("psbt_begin", {"id": "p1", "method": "psbt_begin", "params": _BEGIN}, None),
+    ("psbt_prev_tx, first piece", {"id": "p2", "method": "psbt_prev_tx",
+                                   "params": {"vout": 0, "data": _PREV[:40], "more": True}},
+     {"id": "p2", "result": None}),
+    ("psbt_prev_tx, last piece", {"id": "p3", "method": "psbt_prev_tx",
+                                  "params": {"vout": 0, "data": _PREV[40:]}},
+     {"id": "p3", "result": None}),
+    ("psbt_add_inputs", {"id": "p4", "method": "psbt_add_inputs", "params": {"inputs": [_TXIN]}}, None),
+    ("psbt_add_outputs, payment and change",
+     {"id": "p5", "method": "psbt_add_outputs",
+      "params": {"outputs": [[60000, _PAYEE], [39000, _CHANGE, "m/84h/1h/0h/1/0"]]}}, None),
+    ("psbt_sign", {"id": "p6", "method": "psbt_sign",
+                   "params": {"input_index": 0, "txin": _TXIN, "txin_token": bytes(16),
+                              "path": "m/84h/1h/0h/0/0", "hash_type": 1}},
+     {"id": "p6", "result": _SIG}),
+    ("psbt_end", {"id": "p7", "method": "psbt_end"}, {"id": "p7", "result": None}),
+    ("display_address", {"id": "p8", "method": "display_address",
+                         "params": {"path": "m/84h/1h/0h/0/0", "script_type": "p2wpkh",
+                                    "network": "regtest"}},
+     {"id": "p8", "result": {"address": "bcrt1q6rz28mcfaxtmd6v789l9rrlrusdprr9pz3cppk"}}),
+    ("psbt_begin again", {"id": "p9", "method": "psbt_begin", "params": _BEGIN}, None),
+    ("psbt_prev_tx of another transaction", {"id": "pa", "method": "psbt_prev_tx",
+                                             "params": {"vout": 0, "data": _FORGED}},
+     {"id": "pa", "result": None}),
+    ("psbt_add_inputs refused", {"id": "pb", "method": "psbt_add_inputs", "params": {"inputs": [_TXIN]}},
+     {"id": "pb", "error": {"code": -32602, "message": "input 0: the previous transaction's txid is "
+                                                       "not the outpoint's", "data": "prev_tx"}}),
+    ("psbt_begin, change not the device's", {"id": "pc", "method": "psbt_begin", "params": _BEGIN}, None),
+    ("psbt_add_inputs, unproven", {"id": "pd", "method": "psbt_add_inputs", "params": {"inputs": [_TXIN]}},
+     None),
+    ("psbt_add_outputs refused", {"id": "pe", "method": "psbt_add_outputs",
+                                  "params": {"outputs": [[60000, _PAYEE, "m/84h/1h/0h/1/0"]]}},
+     {"id": "pe", "error": {"code": -32602, "message": "output 0 is not this device's key at "
+                                                       "m/84h/1h/0h/1/0: not change",
+                            "data": "not_own"}}),
+    ("lock", {"id": "pf", "method": "lock"}, {"id": "pf", "result": None}),
+    ("psbt_begin while locked", {"id": "pg", "method": "psbt_begin", "params": _BEGIN},
+     {"id": "pg", "error": {"code": -32002, "message": "Device is locked: unlock it with its PIN",
+                            "data": "locked"}}),
+]
+
+
 def main():
     vectors = {
         "description": "Quill protocol v1 wire vectors (SPEC.md). message: the CBOR data model "
@@ -250,6 +324,16 @@ def main():
                          "reply_cbor": dumps(r).hex() if r is not None else None}
                         for n, q, r in KEYS]}
     (HERE / "keys.json").write_text(json.dumps(keys, indent=1, ensure_ascii=True) + "\n")
+    psbt = {"description": "Quill protocol v1 PSBT signing with the device's keys (SPEC.md section "
+                           "10), one exchange in order: request, the reply expected (null: not "
+                           "fixed, session ids and tokens are random), each with its canonical "
+                           "CBOR. A txin_token of 16 zero bytes stands for the token the device "
+                           "answered for that input in the exchange.",
+            "vectors": [{"name": n, "request": as_json(q), "request_cbor": dumps(q).hex(),
+                         "reply": as_json(r) if r is not None else None,
+                         "reply_cbor": dumps(r).hex() if r is not None else None}
+                        for n, q, r in PSBT]}
+    (HERE / "psbt.json").write_text(json.dumps(psbt, indent=1, ensure_ascii=True) + "\n")
     noncanon = {"description": "Byte strings the device's decoder must reject; error: a substring "
                                "of the decoder's message.",
                 "vectors": [{"name": n, "cbor": h, "error": e} for n, h, e in NONCANONICAL]}

@@ -12,7 +12,6 @@ only ever exist as the 4-byte big-endian serialization and in a path list.
 """
 from quillfw.crypto import secp256k1
 from quillfw.crypto.hashes import hash160, hmac_sha512
-from quillfw.keys.base58 import b58encode_check
 
 HARDENED = 0x80000000
 MAX_DEPTH = 255
@@ -67,6 +66,7 @@ class Node:
                 + self.chain_code + key)
 
     def xpub(self, version=XPUB):
+        from quillfw.keys.base58 import b58encode_check  # signing needs no text: heap
         return b58encode_check(self.serialize(version))
 
 

@@ -63,7 +63,8 @@ def _forget_new(loaded):
 
 def register(dispatcher, seed_path=None, pin_rounds=None):
     """seed_path: the seed's file (None: in RAM); pin_rounds: the PIN KDF's rounds,
-    measured per board (None: DEFAULT_PIN_ROUNDS)."""
+    measured per board (None: DEFAULT_PIN_ROUNDS). Returns the keys' state, which
+    quillfw.psbt.methods.register takes."""
     from quillfw.wire.dispatcher import ANY, Method
     state = [seed_path, pin_rounds, [None, None], None]
     # any of these names passes the dispatcher; the keyring checks each method's own
@@ -72,6 +73,7 @@ def register(dispatcher, seed_path=None, pin_rounds=None):
         names[key] = (ANY, False)
     dispatcher.register([Method(name, _handler(state, name), names) for name in METHODS],
                         info=lambda: info(state))
+    return state
 
 
 def info(state, _unused=None):

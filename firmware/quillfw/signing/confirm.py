@@ -132,9 +132,10 @@ class Confirmation:
                 drop(self.approver)
         return self.policy
 
-    def before_signature(self, ctx, hash_type):
+    def before_signature(self, ctx, hash_type, prompt=None):
         """Return once this session may sign: confirmed now or earlier, or not
-        needing it (a DeviceError when the user refused or did not answer)."""
+        needing it (a DeviceError when the user refused or did not answer).
+        prompt: what the user is shown (default: the counts' summary)."""
         if self.confirmed:
             return
         if auto_approves(self.approver):
@@ -147,7 +148,7 @@ class Confirmation:
                                     (policy["policy"] == ABOVE and amount <= policy["amount"])):
             return
         try:
-            flow().confirm_signature(self, ctx, hash_type)
+            flow().confirm_signature(self, ctx, hash_type, prompt)
         finally:
             drop(self.approver)
         self.confirmed = True

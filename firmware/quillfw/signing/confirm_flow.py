@@ -114,10 +114,11 @@ def approver(spec):
     return module.approver(spec[0], *spec[2:])
 
 
-def confirm_signature(conf, ctx, hash_type):
-    n_in, total_in, n_out, total_out = conf.counts
-    prompt = "Sign: %d inputs %s BTC, %d outputs %s BTC" % (n_in, btc(total_in), n_out,
-                                                              btc(total_out))
+def confirm_signature(conf, ctx, hash_type, prompt=None):
+    if prompt is None:
+        n_in, total_in, n_out, total_out = conf.counts
+        prompt = "Sign: %d inputs %s BTC, %d outputs %s BTC" % (n_in, btc(total_in), n_out,
+                                                                  btc(total_out))
     if (hash_type & 3) >= 2:
         prompt += ", outputs not committed (sighash 0x%02x)" % hash_type
     ask(conf, ctx, prompt + "?", SIGN_REFUSED)

@@ -163,10 +163,12 @@ def _wipe_bytes(buf):
 
 
 class Session:
-    def __init__(self):
-        self._keys = bytearray(32 * MAX_KEYS)   # preallocated: never reallocated, so never copied
-        self._compressed = bytearray(MAX_KEYS)
-        self._pubkey_hashes = [None] * MAX_KEYS
+    def __init__(self, max_keys=MAX_KEYS):
+        """max_keys: key slots (a caller that holds one key at a time needs one)."""
+        self._max_keys = max_keys
+        self._keys = bytearray(32 * max_keys)   # preallocated: never reallocated, so never copied
+        self._compressed = bytearray(max_keys)
+        self._pubkey_hashes = [None] * max_keys
         self._mac_key = bytearray(32)
         # HMAC-SHA256's key blocks (RFC 2104), so a token is hashed from the record's
         # fields as they are, never from a joined copy of a large script
@@ -189,15 +191,10 @@ class Session:
         self._legacy_request = None
 
     def _wipe(self):
-        _wipe_bytes(self._keys)
         _wipe_bytes(self._mac_key)
         _wipe_bytes(self._ipad)
         _wipe_bytes(self._opad)
-        for i in range(MAX_KEYS):
-            self._compressed[i] = 0
-            self._pubkey_hashes[i] = None
-        self._n_keys = 0
-        ec.clear_key_cache()
+        self.forget_keys()
         self._reset_tx()
 
     def __repr__(self):
@@ -208,6 +205,14 @@ class Session:
     @property
     def state(self):
         return self._state
+
+    @property
+    def inputs_seen(self):
+        return self._inputs_seen
+
+    @property
+    def outputs_seen(self):
+        return self._outputs_seen
 
     def _expect(self, *states):
         if self._state not in states:
@@ -258,8 +263,8 @@ class Session:
     def add_key(self, secret32, compressed=True):
         if self._state == IDLE or self._state in (PASS_INPUTS, PASS_OUTPUTS, PASS_DONE):
             raise SessionError("out_of_order", "unexpected key in state %s" % self._state)
-        if self._n_keys >= MAX_KEYS:
-            raise SessionError("limit_exceeded", "more than %d keys" % MAX_KEYS)
+        if self._n_keys >= self._max_keys:
+            raise SessionError("limit_exceeded", "more than %d keys" % self._max_keys)
         if not isinstance(secret32, (bytes, bytearray)) or len(secret32) != 32:
             raise SessionError("bad_key", "a key must be a 32-byte secret")
         try:
@@ -399,6 +404,24 @@ class Session:
         if token is None or not _same(self._token(record), _bytes("txin_token", token, TOKEN_SIZE)):
             raise SessionError("tx_changed", TX_CHANGED)
         return txid, vout, sequence, amount, script_pubkey
+
+    @_guarded
+    def check_txin(self, input_index, txin, token):
+        """The input as streamed (txid, vout, sequence, amount, script_pubkey), or
+        tx_changed: for a caller that decides from its script before signing."""
+        self._expect(READY)
+        self._check_index(input_index)
+        return self._checked_txin(input_index, txin, token)
+
+    def forget_keys(self):
+        """Wipe the session's keys, keeping the transaction (a caller that adds
+        one key per signature needs one slot)."""
+        _wipe_bytes(self._keys)
+        for i in range(self._max_keys):
+            self._compressed[i] = 0
+            self._pubkey_hashes[i] = None
+        self._n_keys = 0
+        ec.clear_key_cache()
 
     def _checked_txout(self, index, txout, token):
         if not isinstance(txout, (list, tuple)) or len(txout) != 2:

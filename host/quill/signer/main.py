@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from typing import Any
@@ -27,6 +28,9 @@ from quill.device import hwkeys
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import find_board
+from quill.signing.errors import DeviceCannotSign
+from quill.signing.psbt_own_keys import PsbtSigningError, sign_psbt_with_device
+from quill.tx.psbt import PSBTError, decode_base64_psbt, encode_base64_psbt
 
 CHAINS = ("main", "test", "testnet4", "signet", "regtest")
 MODEL = "quill"
@@ -128,6 +132,36 @@ def _open(args: argparse.Namespace) -> DeviceClient:
     return client
 
 
+def device_network(chain: str) -> str:
+    """The device's name for the chain's address format (protocol/SPEC.md §11)."""
+    return chain if chain in ("main", "regtest") else "test"
+
+
+# The descriptors Core's walletdisplayaddress passes (InferDescriptor of one address):
+# pkh/sh(wpkh)/wpkh/tr of one key with its origin, e.g. wpkh([73c5da0a/84h/1h/0h/0/0]02ab...)
+_DISPLAY_FORMS = (("pkh(", ")", "p2pkh"), ("sh(wpkh(", "))", "p2sh-p2wpkh"),
+                  ("wpkh(", ")", "p2wpkh"), ("tr(", ")", "p2tr"))
+_ORIGIN = re.compile(r"^\[([0-9a-fA-F]{8})((?:/[0-9]+[hH']?)*)\]([0-9A-Za-z]+)((?:/[0-9]+[hH']?)*)$")
+
+
+def display_request(desc: str, fingerprint: str) -> tuple[str, str]:
+    """(path, script type) of a single-key descriptor of this device's key."""
+    body = desc.split("#", 1)[0]
+    forms = [(body[len(prefix):len(body) - len(suffix)], kind) for prefix, suffix, kind in _DISPLAY_FORMS
+             if body.startswith(prefix) and body.endswith(suffix)]
+    if not forms:
+        raise SignerError("Unsupported descriptor: the device displays pkh, sh(wpkh), wpkh "
+                          "and tr addresses of one key", BAD_ARGUMENT)
+    key, script_type = forms[0]
+    match = _ORIGIN.match(key)
+    if match is None:
+        raise SignerError("Descriptor key has no key origin", BAD_ARGUMENT)
+    if match.group(1).lower() != fingerprint:
+        raise SignerError("Descriptor key is not this device's", BAD_ARGUMENT)
+    path = "m" + (match.group(2) + match.group(4)).replace("'", "h").replace("H", "h")
+    return path, script_type
+
+
 def run(args: argparse.Namespace) -> Any:
     if args.command == "enumerate":
         return enumerate_devices(args)
@@ -140,8 +174,35 @@ def run(args: argparse.Namespace) -> Any:
         finally:
             client.close()
     if args.command == "displayaddress":
-        raise SignerError("displayaddress is not supported yet", UNKNOWN_ERROR)
-    raise SignerError("signtx is not supported yet: the device cannot sign PSBTs", UNKNOWN_ERROR)
+        client = _open(args)
+        try:
+            fingerprint = hwkeys.master_fingerprint(client)
+            path, script_type = display_request(args.desc, fingerprint)
+            result = client.call("display_address", {"path": path, "script_type": script_type,
+                                                      "network": device_network(args.chain)},
+                                 awaits_user=True)
+            return {"address": result["address"]}
+        finally:
+            client.close()
+    return sign_tx(args)
+
+
+def sign_tx(args: argparse.Namespace) -> dict[str, str]:
+    """HWI's signtx: the PSBT with the device's signatures added."""
+    try:
+        psbt = decode_base64_psbt(args.psbt)
+    except PSBTError as e:
+        raise SignerError(f"TX decode failed {e}", BAD_ARGUMENT) from None
+    client = _open(args)
+    try:
+        fingerprint = bytes.fromhex(hwkeys.master_fingerprint(client))
+        sign_psbt_with_device(client, client.get_info(), psbt, fingerprint,
+                              device_network(args.chain))
+    except (PsbtSigningError, DeviceCannotSign) as e:
+        raise SignerError(str(e), BAD_ARGUMENT) from None
+    finally:
+        client.close()
+    return {"psbt": encode_base64_psbt(psbt)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         result, status = {"error": str(e), "code": DEVICE_CONN_ERROR}, 1
     else:
         status = 0
+    if status:
+        # Core's RunCommandParseJSON reports only stderr when a signer fails
+        print(f"quill-signer: {result['error']}", file=sys.stderr)
     print(json.dumps(result))
     return status
 

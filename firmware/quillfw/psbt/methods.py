@@ -1,0 +1,277 @@
+"""The PSBT signing methods of the device protocol (protocol/SPEC.md §11): the
+device signs with its own keys, derived from its seed (quillfw.keys), the
+inputs whose paths the host names, after checking them and after the user
+confirmed what is sent (quillfw.psbt.session has the rules).
+
+    psbt_begin         {version, locktime, n_inputs, n_outputs, network, ? boot_id}
+                                                            -> {heap_free, session}
+    psbt_prev_tx       {vout, data, ? more}                 -> null
+    psbt_add_inputs    {inputs: [[txid, vout, sequence, amount, script_pubkey], ...]}
+                                                            -> [token, ...]
+    psbt_add_outputs   {outputs: [[amount, script_pubkey, ? path], ...]}
+                                                            -> [token, ...]
+    psbt_sign          {input_index, txin, txin_token, path, hash_type, ? txout, ? txout_token}
+                                                            -> signature, or null (P2PKH: stream
+                                                               the transaction again, then
+                                                               psbt_legacy_finish)
+    psbt_legacy_finish {}                                   -> signature
+    psbt_end {} / psbt_abort {}                             -> null
+    display_address    {path, script_type, network}         -> {address}
+
+register(dispatcher, boot) is called with quillfw.keys.methods' state by the
+entry that registers the keys (a board's main.py, quill-emu's key module).
+The session's code is imported by psbt_begin and display_address.
+"""
+import gc
+import sys
+
+from quillfw.compat import forget
+from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
+from quillfw.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LIMIT_EXCEEDED,
+    LOCKED,
+    PROTOCOL_ERROR,
+    STALE_SESSION,
+    DeviceError,
+)
+
+SCRIPT_TYPES = ("p2pkh", "p2sh-p2wpkh", "p2wpkh", "p2tr")
+ADDRESS_REFUSED = "Address refused on the device"
+
+_PROTOCOL_CODES = ("out_of_order", "count_mismatch", "not_declared", "tx_changed")
+_POLL_EVERY = 16
+
+
+def _heap_free():
+    try:
+        return gc.mem_free()
+    except AttributeError:  # CPython has no fixed heap
+        return 0
+
+
+def _device_error(e):
+    if e.code == "limit_exceeded":
+        return DeviceError(LIMIT_EXCEEDED, e.message, e.code)
+    if e.code == "locked":
+        return DeviceError(LOCKED, e.message, e.code)
+    if e.code in _PROTOCOL_CODES:
+        return DeviceError(PROTOCOL_ERROR, e.message, e.code)
+    return DeviceError(INVALID_PARAMS, e.message, e.code)
+
+
+def require_unlocked(boot):
+    """LOCKED unless the seed is in RAM (a seed stored without a PIN, the
+    emulator's test seed, is unlocked here as by any key operation)."""
+    if boot[2][0] is not None:
+        return
+    from quillfw.keys import (
+        bip32,  # noqa: F401  (long-lived first: see keyring.run)
+        keyring,
+    )
+    try:
+        keyring._keys(boot).require_unlocked()
+    finally:
+        for name in ("quillfw.keys.keyring", "quillfw.keys.store", "quillfw.keys.kdf"):
+            forget(name)
+
+
+class PsbtMethods:
+    def __init__(self, dispatcher, boot):
+        self.dispatcher = dispatcher
+        self.confirmation = dispatcher.confirmation
+        self.boot = boot
+        self._psbt = None
+        self._loaded = None         # sys.modules' names before the session's code came in
+        self.session_id = None
+        self._sessions = 0
+
+    @property
+    def psbt(self):
+        if self._psbt is None:
+            if self._loaded is None:
+                self._loaded = set(sys.modules)
+            from quillfw.psbt.session import PsbtSession
+            self._psbt = PsbtSession(self.boot)
+        return self._psbt
+
+    def reset(self):
+        self.session_id = None
+        if self._psbt is not None:
+            self._psbt.abort()
+            self._release()
+
+    def _release(self):
+        """Drop the session and every module it brought in: the key methods and
+        the other signing sessions get the heap back between PSBTs."""
+        self._psbt = None
+        secp256k1 = sys.modules.get("quillfw.crypto.secp256k1")
+        if secp256k1 is not None:
+            secp256k1.clear_key_cache()
+        loaded, self._loaded = self._loaded, None
+        for name in list(sys.modules):
+            if loaded is not None and name not in loaded:
+                forget(name)
+        gc.collect()
+
+    def _check(self, p):
+        sid = p.get("session")
+        if sid is not None and sid != self.session_id:
+            raise DeviceError(STALE_SESSION, "Request of a previous signing session or boot")
+        if self.session_id is None:
+            raise DeviceError(PROTOCOL_ERROR, "No PSBT signing session: psbt_begin first",
+                              "out_of_order")
+
+    def _run(self, step, *args):
+        from quillfw.signing.session import SessionError
+        try:
+            return step(*args)
+        except SessionError as e:
+            raise _device_error(e) from None
+
+    def begin(self, ctx, p):
+        boot = p.get("boot_id")
+        if boot is not None and boot != self.dispatcher.boot_id:
+            raise DeviceError(STALE_SESSION, "Request of a previous boot: the device restarted")
+        self.reset()
+        self.confirmation.reset()
+        if self.dispatcher.selftest != "ok":
+            raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
+        require_unlocked(self.boot)
+        gc.collect()
+        self._run(self.psbt.begin, p["version"], p["locktime"], p["n_inputs"], p["n_outputs"],
+                  p["network"])
+        gc.collect()
+        self._sessions += 1
+        self.session_id = "p%s%x" % (self.dispatcher.boot_id[:8], self._sessions)
+        return {"heap_free": _heap_free(), "session": self.session_id}
+
+    def prev_tx(self, ctx, p):
+        self._check(p)
+        self._run(self.psbt.prev_tx, p["vout"], p["data"], p.get("more", False))
+        return None
+
+    def add_inputs(self, ctx, p):
+        self._check(p)
+        tokens = []
+        for i, txin in enumerate(p["inputs"]):
+            if not isinstance(txin, list) or len(txin) != 5:
+                raise DeviceError(INVALID_PARAMS, "each input must be [txid, vout, sequence, "
+                                                  "amount, script_pubkey]")
+            first = self.psbt.session.state == "inputs"
+            tokens.append(self._run(self.psbt.add_input, *txin))
+            if first:
+                self.confirmation.count(txin[3])
+            if i % _POLL_EVERY == _POLL_EVERY - 1:
+                ctx.poll_link()
+        return tokens
+
+    def add_outputs(self, ctx, p):
+        self._check(p)
+        tokens = []
+        for i, txout in enumerate(p["outputs"]):
+            if not isinstance(txout, list) or len(txout) not in (2, 3):
+                raise DeviceError(INVALID_PARAMS, "each output must be [amount, script_pubkey, "
+                                                  "? path]")
+            first = self.psbt.session.state in ("inputs", "outputs")
+            tokens.append(self._run(self.psbt.add_output, *txout))
+            if first:
+                self.confirmation.count(txout[0], output=True)
+            if i % _POLL_EVERY == _POLL_EVERY - 1:
+                ctx.poll_link()
+        return tokens
+
+    def sign(self, ctx, p):
+        self._check(p)
+        from quillfw.signing.session import READY
+        if self.psbt.session.state == READY and self.psbt.in_total >= self.psbt.out_total:
+            self.confirmation.before_signature(ctx, p["hash_type"],
+                                               self.psbt.prompt(p["hash_type"]))
+        ctx.poll_link()
+        gc.collect()
+        return self._run(self.psbt.sign, p["input_index"], p["txin"], p["txin_token"], p["path"],
+                         p["hash_type"], p.get("txout"), p.get("txout_token"))
+
+    def legacy_finish(self, ctx, p):
+        self._check(p)
+        ctx.poll_link()
+        gc.collect()
+        return self._run(self.psbt.finish_legacy)
+
+    def end(self, ctx, p):
+        self._check(p)
+        self._run(self.psbt.end)
+        self.session_id = None
+        self.confirmation.reset()
+        self._release()
+        return None
+
+    def abort(self, ctx, p):
+        sid = p.get("session")
+        if sid is not None and sid != self.session_id:
+            raise DeviceError(STALE_SESSION, "Request of a previous signing session or boot")
+        self.reset()
+        self.confirmation.reset()
+        return None
+
+    def display_address(self, ctx, p):
+        if self._psbt is None:
+            self._loaded = set(sys.modules)
+        try:
+            return self._display_address(ctx, p)
+        finally:
+            if self._psbt is None:
+                self._release()
+
+    def _display_address(self, ctx, p):
+        from quillfw.psbt import owned
+        if p["script_type"] not in SCRIPT_TYPES:
+            raise DeviceError(INVALID_PARAMS, "script_type must be one of " + ", ".join(SCRIPT_TYPES))
+        if p["network"] not in owned.NETWORKS:
+            raise DeviceError(INVALID_PARAMS, "network must be main, test or regtest")
+        require_unlocked(self.boot)
+        from quillfw.keys.bip32 import format_path, master_node, parse_path
+        try:
+            path = parse_path(p["path"])
+        except ValueError as e:
+            raise DeviceError(INVALID_PARAMS, "Invalid path: %s" % e) from None
+        node = master_node(self.boot[2][0])
+        for index in path:
+            node = node.child(index)
+        from quillfw.psbt.address import address as encode
+        address = encode(owned.script_for(p["script_type"], node.pubkey()), p["network"])
+        from quillfw.signing.confirm import drop, flow
+        try:
+            flow().ask(self.confirmation, ctx, "Address %s: %s" % (format_path(path), address),
+                       ADDRESS_REFUSED)
+        finally:
+            drop(self.confirmation.approver)
+        return {"address": address}
+
+    def methods(self):
+        u = (UINT, True)
+        return [
+            Method("psbt_begin", self.begin, {
+                "version": u, "locktime": u, "n_inputs": u, "n_outputs": u,
+                "network": (TEXT, True), "boot_id": (TEXT, False)}),
+            Method("psbt_prev_tx", self.prev_tx, {"vout": u, "data": (BYTES, True),
+                                                  "more": (BOOL, False)}),
+            Method("psbt_add_inputs", self.add_inputs, {"inputs": (ARRAY, True)}),
+            Method("psbt_add_outputs", self.add_outputs, {"outputs": (ARRAY, True)}),
+            Method("psbt_sign", self.sign, {
+                "input_index": u, "txin": (ARRAY, True), "txin_token": (BYTES, True),
+                "path": (TEXT, True), "hash_type": u, "txout": (ARRAY, False),
+                "txout_token": (BYTES, False)}),
+            Method("psbt_legacy_finish", self.legacy_finish),
+            Method("psbt_end", self.end),
+            Method("psbt_abort", self.abort),
+            Method("display_address", self.display_address, {
+                "path": (TEXT, True), "script_type": (TEXT, True), "network": (TEXT, True)}),
+        ]
+
+
+def register(dispatcher, boot):
+    methods = PsbtMethods(dispatcher, boot)
+    dispatcher.register(methods.methods(), reset=methods.reset,
+                        info=lambda: {"psbt": {"script_types": list(SCRIPT_TYPES)}})
