@@ -24,7 +24,6 @@ from quill.chain.rules import Invalid
 from quill.chain.tips import chain_tips, network_hash_ps
 from quill.consensus import MAX_MONEY
 from quill.handlers.blockchain import chain_of, number
-from quill.handlers.core_help import core_help
 from quill.handlers.network import following, forward
 from quill.rpc.args import (
     UINT32,
@@ -522,28 +521,21 @@ def testmempoolaccept(ctx: Any, args: list[Any]) -> Any:
 
 
 METHODS = [
-    Method("getchaintips", "blockchain", getchaintips, core_help=core_help("getchaintips")),
-    Method("getmininginfo", "mining", getmininginfo, core_help=core_help("getmininginfo")),
-    Method("getindexinfo", "util", getindexinfo, [Param("index_name", STR)], core_help=core_help("getindexinfo")),
+    Method("getchaintips", "blockchain", getchaintips),
+    Method("getmininginfo", "mining", getmininginfo),
+    Method("getindexinfo", "util", getindexinfo, [Param("index_name", STR)]),
     Method("gettxout", "blockchain", gettxout,
-           [Param("txid", STR_HEX, required=True), Param("n", NUM, required=True), Param("include_mempool", BOOL)],
-           core_help=core_help("gettxout")),
+           [Param("txid", STR_HEX, required=True), Param("n", NUM, required=True), Param("include_mempool", BOOL)]),
     Method("gettxspendingprevout", "blockchain", gettxspendingprevout,
-           [Param("outputs", ARR, required=True), Param("options", OBJ)],
-           core_help=core_help("gettxspendingprevout")),
+           [Param("outputs", ARR, required=True), Param("options", OBJ)]),
     Method("getblockstats", "blockchain", getblockstats, [Param("hash_or_height", ANY, required=True),
-                                                          Param("stats", ARR)],
-           core_help=core_help("getblockstats")),
+                                                          Param("stats", ARR)]),
     Method("gettxoutsetinfo", "blockchain", gettxoutsetinfo,
-           [Param("hash_type", STR), Param("hash_or_height", ANY), Param("use_index", BOOL)],
-           core_help=core_help("gettxoutsetinfo")),
+           [Param("hash_type", STR), Param("hash_or_height", ANY), Param("use_index", BOOL)]),
     Method("getblockfilter", "blockchain", getblockfilter, [Param("blockhash", STR_HEX, required=True),
-                                                            Param("filtertype", STR)],
-           core_help=core_help("getblockfilter")),
+                                                            Param("filtertype", STR)]),
     Method("scantxoutset", "blockchain", scantxoutset, [Param("action", STR, required=True),
-                                                        Param("scanobjects", ARR)],
-           core_help=core_help("scantxoutset")),
+                                                        Param("scanobjects", ARR)]),
     Method("testmempoolaccept", "rawtransactions", testmempoolaccept,
-           [Param("rawtxs", ARR, required=True), Param("maxfeerate", AMOUNT)],
-           core_help=core_help("testmempoolaccept")),
+           [Param("rawtxs", ARR, required=True), Param("maxfeerate", AMOUNT)]),
 ]

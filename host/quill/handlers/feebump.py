@@ -7,7 +7,6 @@ from typing import Any
 
 from quill.amount import Amount
 from quill.handlers.blockchain import chain_of
-from quill.handlers.core_help import core_help
 from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
 from quill.handlers.psbt import _add_outputs, _psbt_version, chain_lookups
 from quill.handlers.wallet import _Locked
@@ -138,6 +137,6 @@ def _mempool_children(chain: Any) -> Any:
 _PARAMS = [Param("txid", STR_HEX, required=True), Param("options", OBJ)]
 
 METHODS = [
-    Method("bumpfee", "wallet", bumpfee, _PARAMS, wallet=True, core_help=core_help("bumpfee")),
-    Method("psbtbumpfee", "wallet", psbtbumpfee, _PARAMS, wallet=True, core_help=core_help("psbtbumpfee")),
+    Method("bumpfee", "wallet", bumpfee, _PARAMS, wallet=True),
+    Method("psbtbumpfee", "wallet", psbtbumpfee, _PARAMS, wallet=True),
 ]

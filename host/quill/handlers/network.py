@@ -19,7 +19,6 @@ from quill.chain import pow as chain_pow
 from quill.chain.errors import ChainSourceUnavailable, UpstreamRejected
 from quill.chain.policy import MIN_RELAY_FEE
 from quill.handlers.blockchain import chain_of, number
-from quill.handlers.core_help import core_help
 from quill.rpc import univalue
 from quill.rpc.args import get_int, get_str
 from quill.rpc.errors import RPC_INVALID_PARAMETER, RPCError
@@ -152,11 +151,10 @@ def getmempoolinfo(ctx: Any, args: list[Any]) -> Any:
 
 
 METHODS = [
-    Method("getdifficulty", "blockchain", getdifficulty, core_help=core_help("getdifficulty")),
-    Method("getconnectioncount", "network", getconnectioncount, core_help=core_help("getconnectioncount")),
+    Method("getdifficulty", "blockchain", getdifficulty),
+    Method("getconnectioncount", "network", getconnectioncount),
     Method("estimatesmartfee", "util", estimatesmartfee,
-           [Param("conf_target", NUM, required=True), Param("estimate_mode", STR)],
-           core_help=core_help("estimatesmartfee")),
-    Method("getmempoolinfo", "blockchain", getmempoolinfo, core_help=core_help("getmempoolinfo")),
-    Method("getnetworkinfo", "network", getnetworkinfo, core_help=core_help("getnetworkinfo")),
+           [Param("conf_target", NUM, required=True), Param("estimate_mode", STR)]),
+    Method("getmempoolinfo", "blockchain", getmempoolinfo),
+    Method("getnetworkinfo", "network", getnetworkinfo),
 ]

@@ -9,7 +9,6 @@ from typing import Any
 
 from quill.amount import Amount
 from quill.handlers.blockchain import chain_of
-from quill.handlers.core_help import core_help
 from quill.handlers.network import following, forward
 from quill.handlers.psbt_render import psbt_to_univ
 from quill.rpc.args import (
@@ -329,26 +328,17 @@ _CREATE_PARAMS = [
 ]
 
 METHODS = [
-    Method("decodepsbt", "rawtransactions", decodepsbt, [Param("psbt", STR, required=True)],
-           core_help=core_help("decodepsbt")),
-    Method("combinepsbt", "rawtransactions", combinepsbt, [Param("txs", ARR, required=True)],
-           core_help=core_help("combinepsbt")),
-    Method("joinpsbts", "rawtransactions", joinpsbts, [Param("txs", ARR, required=True)],
-           core_help=core_help("joinpsbts")),
-    Method("createpsbt", "rawtransactions", createpsbt, [*_CREATE_PARAMS, Param("psbt_version", NUM)],
-           core_help=core_help("createpsbt")),
+    Method("decodepsbt", "rawtransactions", decodepsbt, [Param("psbt", STR, required=True)]),
+    Method("combinepsbt", "rawtransactions", combinepsbt, [Param("txs", ARR, required=True)]),
+    Method("joinpsbts", "rawtransactions", joinpsbts, [Param("txs", ARR, required=True)]),
+    Method("createpsbt", "rawtransactions", createpsbt, [*_CREATE_PARAMS, Param("psbt_version", NUM)]),
     Method("converttopsbt", "rawtransactions", converttopsbt,
            [Param("hexstring", STR_HEX, required=True), Param("permitsigdata", BOOL), Param("iswitness", BOOL),
-            Param("psbt_version", NUM)],
-           core_help=core_help("converttopsbt")),
+            Param("psbt_version", NUM)]),
     Method("finalizepsbt", "rawtransactions", finalizepsbt,
-           [Param("psbt", STR, required=True), Param("extract", BOOL)],
-           core_help=core_help("finalizepsbt")),
+           [Param("psbt", STR, required=True), Param("extract", BOOL)]),
     Method("utxoupdatepsbt", "rawtransactions", utxoupdatepsbt, [Param("psbt", STR, required=True),
-                                                                 Param("descriptors", ARR)],
-           core_help=core_help("utxoupdatepsbt")),
-    Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)],
-           core_help=core_help("analyzepsbt")),
-    Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS,
-           core_help=core_help("createrawtransaction")),
+                                                                 Param("descriptors", ARR)]),
+    Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)]),
+    Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS),
 ]

@@ -9,7 +9,6 @@ from typing import Any
 
 from quill.handlers.blockchain import chain_of
 from quill.handlers.chainstate import cannot_derive, descriptor_object
-from quill.handlers.core_help import core_help
 from quill.handlers.psbt import chain_lookups, decode_psbt_arg
 from quill.handlers.wallet import _Locked
 from quill.rpc.args import get_array, get_bool, parse_sighash_type
@@ -90,9 +89,8 @@ _TAIL = [Param("bip32derivs", BOOL), Param("finalize", BOOL)]
 METHODS = [
     Method("walletprocesspsbt", "wallet", walletprocesspsbt,
            [Param("psbt", STR, required=True), Param("sign", BOOL), _SIGHASH, *_TAIL],
-           wallet=True, core_help=core_help("walletprocesspsbt")),
+           wallet=True),
     # It may sign on the device: it waits in the device's queue as signrawtransactionwithkey does.
     Method("descriptorprocesspsbt", "rawtransactions", descriptorprocesspsbt,
-           [Param("psbt", STR, required=True), Param("descriptors", ARR, required=True), _SIGHASH, *_TAIL],
-           core_help=core_help("descriptorprocesspsbt"), lane=DEVICE),
+           [Param("psbt", STR, required=True), Param("descriptors", ARR, required=True), _SIGHASH, *_TAIL], lane=DEVICE),
 ]

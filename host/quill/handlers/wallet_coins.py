@@ -13,7 +13,6 @@ import os
 from typing import Any
 
 from quill.amount import Amount
-from quill.handlers.core_help import core_help
 from quill.handlers.wallet import _Locked, _manager, _view
 from quill.rpc.args import (
     INT64,
@@ -407,7 +406,7 @@ def listreceivedbylabel(ctx: Any, args: list[Any]) -> Any:
 
 
 def _m(name: str, handler: Any, params: list[Param], category: str = WALLET, wallet: bool = True) -> Method:
-    return Method(name, category, handler, params, wallet=wallet, core_help=core_help(name))
+    return Method(name, category, handler, params, wallet=wallet)
 
 
 METHODS = [

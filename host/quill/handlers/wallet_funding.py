@@ -451,7 +451,7 @@ def sendall(ctx: Any, args: list[Any]) -> Any:
 
 
 def _m(name: str, category: str, handler: Any, params: list[Param]) -> Method:
-    return Method(name, category, handler, params, wallet=True, core_help=core_help(name))
+    return Method(name, category, handler, params, wallet=True)
 
 
 METHODS = [
