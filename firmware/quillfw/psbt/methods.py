@@ -26,12 +26,11 @@ import gc
 import sys
 
 from quillfw.compat import forget
+from quillfw.signing.methods import POLL_EVERY, device_error, heap_free
 from quillfw.wire.dispatcher import ARRAY, BOOL, BYTES, TEXT, UINT, Method
 from quillfw.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    LIMIT_EXCEEDED,
-    LOCKED,
     PROTOCOL_ERROR,
     STALE_SESSION,
     DeviceError,
@@ -39,27 +38,6 @@ from quillfw.wire.errors import (
 
 SCRIPT_TYPES = ("p2pkh", "p2sh-p2wpkh", "p2wpkh", "p2tr")
 ADDRESS_REFUSED = "Address refused on the device"
-
-_PROTOCOL_CODES = ("out_of_order", "count_mismatch", "not_declared", "tx_changed")
-_POLL_EVERY = 16
-
-
-def _heap_free():
-    try:
-        return gc.mem_free()
-    except AttributeError:  # CPython has no fixed heap
-        return 0
-
-
-def _device_error(e):
-    if e.code == "limit_exceeded":
-        return DeviceError(LIMIT_EXCEEDED, e.message, e.code)
-    if e.code == "locked":
-        return DeviceError(LOCKED, e.message, e.code)
-    if e.code in _PROTOCOL_CODES:
-        return DeviceError(PROTOCOL_ERROR, e.message, e.code)
-    return DeviceError(INVALID_PARAMS, e.message, e.code)
-
 
 def require_unlocked(boot):
     """LOCKED unless the seed is in RAM (a seed stored without a PIN, the
@@ -128,7 +106,7 @@ class PsbtMethods:
         try:
             return step(*args)
         except SessionError as e:
-            raise _device_error(e) from None
+            raise device_error(e) from None
 
     def begin(self, ctx, p):
         boot = p.get("boot_id")
@@ -145,7 +123,7 @@ class PsbtMethods:
         gc.collect()
         self._sessions += 1
         self.session_id = "p%s%x" % (self.dispatcher.boot_id[:8], self._sessions)
-        return {"heap_free": _heap_free(), "session": self.session_id}
+        return {"heap_free": heap_free(), "session": self.session_id}
 
     def prev_tx(self, ctx, p):
         self._check(p)
@@ -163,7 +141,7 @@ class PsbtMethods:
             tokens.append(self._run(self.psbt.add_input, *txin))
             if first:
                 self.confirmation.count(txin[3])
-            if i % _POLL_EVERY == _POLL_EVERY - 1:
+            if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
 
@@ -178,7 +156,7 @@ class PsbtMethods:
             tokens.append(self._run(self.psbt.add_output, *txout))
             if first:
                 self.confirmation.count(txout[0], output=True)
-            if i % _POLL_EVERY == _POLL_EVERY - 1:
+            if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
 

@@ -45,6 +45,7 @@ from quillfw.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     LIMIT_EXCEEDED,
+    LOCKED,
     PROTOCOL_ERROR,
     STALE_SESSION,
     DeviceError,
@@ -58,19 +59,22 @@ STAGE_NAMES = ("script_code", "txin_script_pubkey", "txout_script_pubkey")
 _PROTOCOL_CODES = ("out_of_order", "count_mismatch", "not_declared", "tx_changed")
 
 # Between items of a batch, look at the link this often (ping stays answered).
-_POLL_EVERY = 16
+POLL_EVERY = 16
 
 
-def _heap_free():
+def heap_free():
     try:
         return gc.mem_free()
     except AttributeError:  # CPython has no fixed heap
         return 0
 
 
-def _device_error(e):
+def device_error(e):
+    """A session's SessionError as the protocol's error (the PSBT methods' too)."""
     if e.code == "limit_exceeded":
         code = LIMIT_EXCEEDED
+    elif e.code == "locked":
+        code = LOCKED
     elif e.code in _PROTOCOL_CODES:
         code = PROTOCOL_ERROR
     else:
@@ -118,7 +122,7 @@ class SigningMethods:
             return step(*args, **kwargs)
         except SessionError as e:
             self.staged = {}
-            raise _device_error(e) from None
+            raise device_error(e) from None
 
     def _take(self, name, value):
         """The request's value, or the staged one when the request left it out or empty."""
@@ -168,7 +172,7 @@ class SigningMethods:
         self._sessions += 1
         self.session_id = "%s%x" % (self.dispatcher.boot_id[:8], self._sessions)
         # what is left for the requests to come: the host sizes its batches from it
-        return {"heap_free": _heap_free(), "session": self.session_id}
+        return {"heap_free": heap_free(), "session": self.session_id}
 
     def add_key(self, ctx, p):
         self._check(p)
@@ -186,7 +190,7 @@ class SigningMethods:
             tokens.append(self._run(self.session.add_input, *txin))
             if counted:
                 self.confirmation.count(txin[3])
-            if i % _POLL_EVERY == _POLL_EVERY - 1:
+            if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
 
@@ -201,7 +205,7 @@ class SigningMethods:
             tokens.append(self._run(self.session.add_output, *txout))
             if counted:
                 self.confirmation.count(txout[0], output=True)
-            if i % _POLL_EVERY == _POLL_EVERY - 1:
+            if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
 
