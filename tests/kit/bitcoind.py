@@ -129,3 +129,10 @@ class BitcoinD:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def import_requests(descriptors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Core's `listdescriptors` entries as `importdescriptors` requests that make the same
+    watch-only wallet elsewhere (Core or quilld): from the start of the chain, same ranges."""
+    return [{"desc": d["desc"], "timestamp": 0, "active": d["active"], "internal": d.get("internal", False),
+             "range": d["range"], "next_index": d["next_index"]} for d in descriptors]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.bitcoind import BitcoinD
+from tests.kit.bitcoind import BitcoinD, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
@@ -78,9 +78,7 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
     }
     out: dict[str, Any] = {"core": core, "quill": quill, "keys": keys, "miner": miner,
                            "private": {}, "public": {}}
-    requests = [{"desc": d["desc"], "timestamp": 0, "active": True, "internal": d["internal"],
-                 "range": d["range"], "next_index": d["next_index"]}
-                for d in public if d["active"] and d["desc"].startswith(tuple(SINGLE.values()))]
+    requests = import_requests([d for d in public if d["active"] and d["desc"].startswith(tuple(SINGLE.values()))])
     for kind, (template, n) in multi.items():
         pub = _add_checksum(core, template.format(*[c[0] for c in cosigners[:n]]))
         out["public"][kind] = pub

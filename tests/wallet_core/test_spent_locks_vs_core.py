@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.kit.bitcoind import BitcoinD
+from tests.kit.bitcoind import BitcoinD, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
@@ -33,8 +33,7 @@ def test_spending_a_locked_coin_unlocks_it(tmp_path: Any) -> None:
             miner = keys.rpc("getnewaddress", "", "bech32")
             core.rpc("generatetoaddress", 101, miner)
             public = core.rpc("listdescriptors", wallet="keys")["descriptors"]
-            requests = [{"desc": d["desc"], "timestamp": 0, "active": d["active"], "internal": d.get("internal", False),
-                         "range": d["range"], "next_index": d["next_index"]} for d in public]
+            requests = import_requests(public)
             sync(core, quill)
             pair = []
             for node in (core, quill):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.bitcoind import BitcoinD, CoreRPCError
+from tests.kit.bitcoind import BitcoinD, CoreRPCError, import_requests
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getwalletinfo", "listwalletdir", "listlabels", "getaddressesbylabel", "listunspent", "lockunspent",
@@ -90,8 +90,7 @@ def build_scenario(core: Any, quill: Any) -> dict[str, Any]:
     miner = keys.rpc("getnewaddress", "", "bech32")
     core.rpc("generatetoaddress", 101, miner)
     public = core.rpc("listdescriptors", wallet="keys")["descriptors"]
-    requests = [{"desc": d["desc"], "timestamp": 0, "active": d["active"], "internal": d.get("internal", False),
-                 "range": d["range"], "next_index": d["next_index"]} for d in public]
+    requests = import_requests(public)
     single = keys.rpc("getaddressinfo", keys.rpc("getnewaddress", "", "bech32"))
     other = keys.rpc("getaddressinfo", keys.rpc("getnewaddress", "", "legacy"))
     # Non-ranged descriptors: one without a label (Core gives it ""), one with a label.

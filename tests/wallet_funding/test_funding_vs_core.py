@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.bitcoind import BitcoinD
+from tests.kit.bitcoind import BitcoinD, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
@@ -41,9 +41,7 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
     sync(core, quill)
     out: dict[str, Any] = {"keys": keys}
     for kind, prefix in TYPES.items():
-        requests = [{"desc": d["desc"], "timestamp": 0, "active": True, "internal": d.get("internal", False),
-                     "range": d["range"], "next_index": d["next_index"]}
-                    for d in public if d["desc"].startswith(prefix) and d["active"]]
+        requests = import_requests([d for d in public if d["desc"].startswith(prefix) and d["active"]])
         pair = []
         for node in (core, quill):
             node.rpc("createwallet", f"wo-{kind}", True, True)
