@@ -8,6 +8,9 @@ from typing import Any
 
 import pycddl
 
+from quill.device.codec import canonical_dumps
+from quillfw.wire import cbor
+
 PROTOCOL = Path(__file__).resolve().parents[2] / "protocol"
 SCHEMA = pycddl.Schema((PROTOCOL / "quill.cddl").read_text())
 
@@ -25,3 +28,11 @@ def from_json(value: Any) -> Any:
     if isinstance(value, list):
         return [from_json(v) for v in value]
     return value
+
+
+def assert_encodes_as_the_vector(message: Any, body: bytes) -> None:
+    """The firmware's codec and the host's canonical codec both write the vector's bytes, and
+    the firmware reads them back as the message."""
+    assert bytes(cbor.encode(message)) == body
+    assert canonical_dumps(message) == body
+    assert cbor.decode(body) == message
