@@ -153,6 +153,12 @@ def test_the_same_psbt_signs_to_the_same_transaction_and_bumpfee(nodes: Nodes) -
     core.rpc("sendtoaddress", core.rpc("getnewaddress", "", "p2sh-segwit", wallet="hw"), 1, wallet="miner")
     core.rpc("generatetoaddress", 1, core.rpc("getnewaddress", wallet="miner"))
     _synced(follower, core)
+    # signrawtransactionwithwallet signs nothing (Core's signer signs PSBTs only): the same answer
+    coins = [{"txid": u["txid"], "vout": u["vout"]} for u in core.rpc("listunspent", wallet="hw")]
+    raw = core.rpc("createrawtransaction", coins, {ELSEWHERE: Decimal("1.9")})
+    answered = follower.rpc("signrawtransactionwithwallet", raw, wallet="hw")
+    assert answered == core.rpc("signrawtransactionwithwallet", raw, wallet="hw")
+    assert answered["complete"] is False and len(answered["errors"]) == 2
     funded = core.rpc("walletcreatefundedpsbt", [], {ELSEWHERE: Decimal("1.5")}, wallet="hw")["psbt"]
     ours = follower.rpc("walletprocesspsbt", funded, wallet="hw")
     theirs = core.rpc("walletprocesspsbt", funded, wallet="hw")
@@ -186,6 +192,9 @@ def test_errors_are_cores(nodes: Nodes, tmp_path: Path) -> None:
         ("sendtoaddress", (address, 1), {"wallet": "hw"}),
         ("sendtoaddress", (address, 1), {"wallet": "watch"}),
         ("sendtoaddress", ("nope", 1), {"wallet": "hw"}),
+        ("signrawtransactionwithwallet", (core.rpc("createrawtransaction", [{"txid": "11" * 32, "vout": 0}],
+                                                   {address: 1}),), {"wallet": "watch"}),
+        ("signrawtransactionwithwallet", ("00",), {"wallet": "hw"}),
     ]
     for method, params, kwargs in same:
         assert answer(quilld, method, *params, **kwargs) == answer(core, method, *params, **kwargs), method

@@ -38,6 +38,7 @@ from quill.handlers import (
     wallet_coins,
     wallet_funding,
     wallet_send,
+    wallet_signing,
 )
 from quill.handlers.core_help import with_cores_help
 from quill.handlers.errors import guarded_methods
@@ -51,7 +52,8 @@ log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
                    confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
-                   psbt_process, feebump, external_signer, wallet_send]
+                   psbt_process, feebump, external_signer, wallet_send,
+                   wallet_signing]
 
 
 def build_registry() -> Registry:
