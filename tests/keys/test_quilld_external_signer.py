@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 
-from quill.tx.address import encode_destination
+from quill.tx.address import decode_destination, encode_destination
+from quill.tx.psbt import KeyOrigin, decode_base64_psbt, encode_base64_psbt
+from quill.tx.transaction import TxOut
 from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import FINGERPRINT, core_address, master_tprv
 from tests.keys.test_core_send import PSBT_HEAP, ChannelApprover
@@ -108,8 +110,6 @@ def test_the_device_shows_the_bip84_address(nodes: Nodes) -> None:
     assert address == core_address(core, f"wpkh({master_tprv(TEST_MNEMONIC)}/84h/1h/0h/0/0)")
     assert quilld.rpc("walletdisplayaddress", address, wallet="hw") == {"address": address}
     assert approver.prompts[-1].endswith(": " + address)
-    taproot = quilld.rpc("getnewaddress", "", "bech32m", wallet="hw")
-    assert quilld.rpc("walletdisplayaddress", taproot, wallet="hw") == {"address": taproot}
 
 
 def test_quilld_sends_and_sweeps_through_the_device(nodes: Nodes) -> None:
@@ -216,3 +216,92 @@ def test_no_word_or_private_key_in_any_log(nodes: Nodes) -> None:
     assert nodes.approver.prompts, "nothing was signed"
     for secret in ("abandon abandon", "tprv", "xprv"):
         assert secret not in log
+
+
+
+# What a signer answers `enumerate` (then `getdescriptors`: an empty object): Core's answers.
+ENUMERATE_CASES = [
+    {"stdout": '[{"fingerprint": "00000001", "model": "a"}, {"fingerprint": "00000002", "model": ""}]\n'},
+    {"stdout": '[{"fingerprint": "00000001", "model": "a"}, {"fingerprint": "00000001", "model": "b"}]\n'},
+    {"stdout": '[]\n'},
+    {"stdout": '{"invalid json"}\n'},
+    {"stdout": '{"fingerprint": "00000001"}\n'},
+    {"stdout": '[{"error": "Device is locked", "code": -7}]\n'},
+    {"stdout": '[{"error": 7}]\n'},
+    {"stdout": '[{"model": "a"}]\n'},
+    {"stdout": '[{"fingerprint": "0000001g"}]\n'},
+    {"stdout": "", "stderr": "no device here\nsecond line\n", "exit": 3},
+]
+ONE_SIGNER = {"stdout": '[{"fingerprint": "00000001", "model": "mock"}]\n'}
+# What it answers `getdescriptors`
+DESCRIPTOR_CASES = [
+    {"stdout": '{"receive": ["wpkh(nonsense)"]}\n'},
+    {"stdout": '["not an object"]\n'},
+    {"stdout": '{"receive": ["raw(00)"], "internal": []}\n'},
+    {"stdout": "", "stderr": "locked\n", "exit": 1},
+]
+
+
+def test_a_signers_odd_answers_get_cores_errors(tmp_path: Path) -> None:
+    script = tmp_path / "answers.json"
+    script.write_text("{}")
+    signer = f"-signer={VENV_BIN / 'python'} {Path(__file__).with_name('mock_signer.py')} {script}"
+    with QuillDaemon(tmp_path / "quilld", signer) as daemon, BitcoinD(tmp_path / "core", signer) as core:
+        quilld = Quilld(daemon)
+        for case in ENUMERATE_CASES:
+            script.write_text(json.dumps({"enumerate": case}))
+            assert answer(quilld, "enumeratesigners") == answer(core, "enumeratesigners"), case
+        # createwallet: GetExternalSigner's own refusals, one of Enumerate's, then getdescriptors
+        cases = [{"enumerate": ENUMERATE_CASES[n]} for n in (0, 2, 9)] + \
+            [{"enumerate": ONE_SIGNER, "getdescriptors": case} for case in DESCRIPTOR_CASES]
+        for n, case in enumerate(cases):
+            script.write_text(json.dumps(case))
+            named = {**HW, "wallet_name": f"w{n}"}
+            created = answer(quilld, "createwallet", named=named)
+            assert created == answer(core, "createwallet", named=named), case
+            if "name" not in created:  # nothing left behind by a failed creation
+                assert f"w{n}" not in quilld.rpc("listwallets")
+                assert not (daemon.chain_dir / "wallets" / f"w{n}").exists()
+        _signing_and_display_errors(quilld, core, script)
+
+
+MOCK_XPUB = "[00000001/84h/1h/0h]tpubD6NzVbkrYhZ4WaWSyoBvQwbpLkojyoTZPRsgXELWz3Popb3qkjcJyJUGLnL4qHHoQvao8ESaAstxYSnhy" \
+            "swJ76uZPStJRJCTKvosUCJZL5B"
+
+
+def _signing_and_display_errors(quilld: Quilld, core: BitcoinD, script: Path) -> None:
+    """A wallet of the mock signer's descriptors; its signtx and displayaddress answers."""
+    answers: dict[str, Any] = {"enumerate": ONE_SIGNER, "getdescriptors": {"stdout": json.dumps(
+        {"receive": [f"wpkh({MOCK_XPUB}/0/*)"], "internal": [f"wpkh({MOCK_XPUB}/1/*)"]}) + "\n"}}
+    script.write_text(json.dumps(answers))
+    named = {**HW, "wallet_name": "mock"}
+    assert quilld.rpc("createwallet", named=named) == core.rpc("createwallet", named=named)
+    address = quilld.rpc("getnewaddress", wallet="mock")
+    assert address == core.rpc("getnewaddress", wallet="mock")
+    psbt = decode_base64_psbt(core.rpc("createpsbt", [{"txid": "11" * 32, "vout": 0}], {ELSEWHERE: 1}))
+    psbt.inputs[0].witness_utxo = TxOut(200_000_000, decode_destination(address, "regtest"))
+    psbt.inputs[0].hd_keypaths = {bytes.fromhex("02" + "33" * 32): KeyOrigin(bytes.fromhex("00000001"), (0,))}
+    unsigned = encode_base64_psbt(psbt)
+    psbt.outputs[0].amount -= 1
+    changed = encode_base64_psbt(psbt)
+    for signtx in ({"stdout": '{"error": "Refused on the device"}\n'}, {"stdout": '{"psbt": "junk"}\n'},
+                   {"stdout": "{}\n"}, {"stdout": "", "stderr": "gone\n", "exit": 2},
+                   {"stdout": json.dumps({"psbt": unsigned}) + "\n"}):
+        script.write_text(json.dumps({**answers, "signtx": signtx}))
+        assert answer(quilld, "walletprocesspsbt", unsigned, wallet="mock") == \
+            answer(core, "walletprocesspsbt", unsigned, wallet="mock"), signtx
+    # a signer that changes an output is refused (Core 31 takes its PSBT; Core's master checks it)
+    script.write_text(json.dumps({**answers, "signtx": {"stdout": json.dumps({"psbt": changed}) + "\n"}}))
+    assert answer(quilld, "walletprocesspsbt", unsigned, wallet="mock") == (-25, "External signer failed to sign")
+    script.write_text(json.dumps({**answers, "enumerate": {"stdout": "[]\n"}}))
+    assert answer(quilld, "walletprocesspsbt", unsigned, wallet="mock") == \
+        answer(core, "walletprocesspsbt", unsigned, wallet="mock") == (-25, "External signer not found")
+    script.write_text(json.dumps({**answers, "enumerate": {"stdout": '[{"error": "locked"}]\n'}}))
+    assert answer(quilld, "walletprocesspsbt", unsigned, wallet="mock") == \
+        answer(core, "walletprocesspsbt", unsigned, wallet="mock")
+    for display in ({"stdout": '{"address": "wrong"}\n'}, {"stdout": '{"error": "no screen"}\n'},
+                    {"stdout": "{}\n"}, {"stdout": "", "stderr": "gone\n", "exit": 2},
+                    {"stdout": json.dumps({"address": address}) + "\n"}):
+        script.write_text(json.dumps({**answers, "displayaddress": display}))
+        assert answer(quilld, "walletdisplayaddress", address, wallet="mock") == \
+            answer(core, "walletdisplayaddress", address, wallet="mock"), display

@@ -10,6 +10,14 @@ class ExternalSignerError(Exception):
         self.message = message
 
 
+class NoSingleSigner(ExternalSignerError):
+    """GetExternalSigner's own failures: no -signer, no signer, or several (RPC_MISC_ERROR)."""
+
+
+class SignRefused(ExternalSignerError):
+    """SignTransaction's own failures (the signer answered, but with no usable PSBT)."""
+
+
 class SignerNotFound(ExternalSignerError):
     """Core's PSBTError::EXTERNAL_SIGNER_NOT_FOUND: no single signer to sign with."""
 

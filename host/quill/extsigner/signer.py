@@ -6,7 +6,14 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from quill.extsigner.errors import DisplayAddressError, ExternalSignerError, SignerFailed, SignerNotFound
+from quill.extsigner.errors import (
+    DisplayAddressError,
+    ExternalSignerError,
+    NoSingleSigner,
+    SignerFailed,
+    SignerNotFound,
+    SignRefused,
+)
 from quill.extsigner.run import run_command_parse_json, split_command
 from quill.tx.psbt import PSBT, PSBTError, decode_base64_psbt, encode_base64_psbt
 
@@ -36,30 +43,31 @@ class ExternalSigner:
         return run_command_parse_json(self._args("displayaddress", "--desc", descriptor), "", USER_TIMEOUT)
 
     def sign_transaction(self, psbt: PSBT) -> PSBT:
-        """Core's SignTransaction: the signer's PSBT. Raises SignerFailed (the reason logged)."""
+        """Core's SignTransaction: the signer's PSBT. Raises SignerFailed (the reason logged) when
+        the signer answers without a usable PSBT; running it may fail with ExternalSignerError."""
         try:
             return self._sign(psbt)
-        except ExternalSignerError as e:
+        except SignRefused as e:
             log.warning("Failed to sign: %s", e.message)
             raise SignerFailed() from None
 
     def _sign(self, psbt: PSBT) -> PSBT:
         encoded = encode_base64_psbt(psbt)
         if not any(self._is_ours(txin) for txin in psbt.inputs):
-            raise ExternalSignerError(f"Signer fingerprint {self.fingerprint} does not match any of the inputs:\n"
+            raise SignRefused(f"Signer fingerprint {self.fingerprint} does not match any of the inputs:\n"
                                       f"{encoded}")
         result = run_command_parse_json([*self.command, "--stdin", "--fingerprint", self.fingerprint,
                                          "--chain", self.chain], "signtx " + encoded, USER_TIMEOUT)
         error = result.get("error") if isinstance(result, dict) else None
         if isinstance(error, str):
-            raise ExternalSignerError(error)
+            raise SignRefused(error)
         signed_text = result.get("psbt") if isinstance(result, dict) else None
         if not isinstance(signed_text, str):
-            raise ExternalSignerError("Unexpected result from signer")
+            raise SignRefused("Unexpected result from signer")
         try:
             signed = decode_base64_psbt(signed_text)
         except PSBTError as e:
-            raise ExternalSignerError(f"TX decode failed {e}") from None
+            raise SignRefused(f"TX decode failed {e}") from None
         check_signer_outputs(psbt, signed)
         return signed
 
@@ -76,21 +84,21 @@ def check_signer_outputs(original: PSBT, signed: PSBT) -> None:
     """Core's CheckSignerPSBTOutputs: the signer changed no output and signed every input with
     a sighash type that commits to all outputs."""
     if len(original.outputs) != len(signed.outputs):
-        raise ExternalSignerError(f"Signer modified output count: {len(original.outputs)} -> {len(signed.outputs)}")
+        raise SignRefused(f"Signer modified output count: {len(original.outputs)} -> {len(signed.outputs)}")
     for index, (before, after) in enumerate(zip(original.outputs, signed.outputs, strict=True)):
         if before.amount != after.amount:
-            raise ExternalSignerError(f"Signer modified output {index} amount")
+            raise SignRefused(f"Signer modified output {index} amount")
         if before.script != after.script:
-            raise ExternalSignerError(f"Signer modified output {index} scriptPubKey")
+            raise SignRefused(f"Signer modified output {index} scriptPubKey")
     for txin in signed.inputs:
         sigs = [sig for _, sig in txin.partial_sigs.values() if sig]
         if (txin.sighash_type is not None and not _safe_sighash(txin.sighash_type)) or \
                 any(not _safe_sighash(sig[-1]) for sig in sigs):
-            raise ExternalSignerError("Signer used unsafe sighash type in one of the inputs")
+            raise SignRefused("Signer used unsafe sighash type in one of the inputs")
         if len(txin.tap_key_sig) == 65 and not _safe_sighash(txin.tap_key_sig[-1]):
-            raise ExternalSignerError("Signer used an unsafe sighash type in taproot keypath sig")
+            raise SignRefused("Signer used an unsafe sighash type in taproot keypath sig")
         if any(len(sig) == 65 and not _safe_sighash(sig[-1]) for sig in txin.tap_script_sigs.values()):
-            raise ExternalSignerError("Signer used an unsafe sighash type in taproot scriptpath sig")
+            raise SignRefused("Signer used an unsafe sighash type in taproot scriptpath sig")
 
 
 def enumerate_signers(command: str, chain: str) -> list[ExternalSigner]:
@@ -123,8 +131,8 @@ def _is_hex(text: str) -> bool:
     return all(c in "0123456789abcdefABCDEF" for c in text)
 
 
-def no_signer_option() -> ExternalSignerError:
-    return ExternalSignerError("restart quilld with -signer=<cmd>")
+def no_signer_option() -> NoSingleSigner:
+    return NoSingleSigner("restart quilld with -signer=<cmd>")
 
 
 def get_external_signer(command: str, chain: str) -> ExternalSigner:
@@ -133,17 +141,18 @@ def get_external_signer(command: str, chain: str) -> ExternalSigner:
         raise no_signer_option()
     signers = enumerate_signers(command, chain)
     if not signers:
-        raise ExternalSignerError("No external signers found")
+        raise NoSingleSigner("No external signers found")
     if len(signers) > 1:
-        raise ExternalSignerError("More than one external signer found. Please connect only one at a time.")
+        raise NoSingleSigner("More than one external signer found. Please connect only one at a time.")
     return signers[0]
 
 
 def signer_for_signing(command: str, chain: str) -> ExternalSigner:
-    """GetExternalSigner as FillPSBT uses it: any failure is EXTERNAL_SIGNER_NOT_FOUND (its reason logged)."""
+    """GetExternalSigner as FillPSBT uses it: its own failures are EXTERNAL_SIGNER_NOT_FOUND (the
+    reason logged); a signer that cannot be run or answers nonsense fails as ExternalSignerError."""
     try:
         return get_external_signer(command, chain)
-    except ExternalSignerError as e:
+    except NoSingleSigner as e:
         log.warning("%s", e.message)
         raise SignerNotFound() from None
 

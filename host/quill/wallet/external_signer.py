@@ -4,6 +4,7 @@ the descriptors the signer hands over, and signing a PSBT through it. Running th
 quill.extsigner's; here it is a callable."""
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -29,12 +30,10 @@ def signer_descriptors(result: Any, chain_name: str) -> list[tuple[Descriptor, b
     out: list[tuple[Descriptor, bool]] = []
     for internal in (False, True):
         values = result.get("internal" if internal else "receive")
-        if values is None:
-            continue
-        if not isinstance(values, list):
+        if not isinstance(values, list):  # each list is required (checked against Core 31)
             raise WalletSetupFailed(f"{_WHERE}: Unexpected result")
         for value in values:
-            text = value if isinstance(value, str) else ""
+            text = value if isinstance(value, str) else json.dumps(value)  # UniValue's getValStr
             try:
                 desc = parse(text, chain_name, require_checksum=False)
             except DescriptorError as e:
