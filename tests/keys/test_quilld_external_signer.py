@@ -265,8 +265,8 @@ def test_a_signers_odd_answers_get_cores_errors(tmp_path: Path) -> None:
         _signing_and_display_errors(quilld, core, script)
 
 
-MOCK_XPUB = "[00000001/84h/1h/0h]tpubD6NzVbkrYhZ4WaWSyoBvQwbpLkojyoTZPRsgXELWz3Popb3qkjcJyJUGLnL4qHHoQvao8ESaAstxYSnhy" \
-            "swJ76uZPStJRJCTKvosUCJZL5B"
+MOCK_XPUB = ("[00000001/84h/1h/0h]"
+             "tpubD6NzVbkrYhZ4WaWSyoBvQwbpLkojyoTZPRsgXELWz3Popb3qkjcJyJUGLnL4qHHoQvao8ESaAstxYSnhyswJ76uZPStJRJCTKvosUCJZL5B")
 
 
 def _signing_and_display_errors(quilld: Quilld, core: BitcoinD, script: Path) -> None:
