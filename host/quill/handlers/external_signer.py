@@ -1,6 +1,8 @@
 """Core's external-signer RPCs: enumeratesigners (rpc/external_signer.cpp) and
-walletdisplayaddress (wallet/rpc/addresses.cpp). Running the -signer command is
-quill.extsigner's; the wallet's lock is not held while the signer waits for its user."""
+walletdisplayaddress (wallet/rpc/addresses.cpp), and the signing step that send, sendall,
+bumpfee and walletprocesspsbt take for an external-signer wallet (FillPSBT with sign=true,
+FinalizeAndExtractPSBT, CommitTransaction). Running the -signer command is quill.extsigner's;
+the wallet's lock is not held while the signer waits for its user."""
 from __future__ import annotations
 
 from typing import Any
