@@ -41,6 +41,7 @@ VALID_ARGS: dict[str, list] = {
     "setconfirmationpolicy": ["above", 1],
     "deriveaddresses": ["raw(00)"],
     "testmempoolaccept": [[_TX]],
+    "sendtoaddress": ["bcrt1qyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zs4w3j0", 1],
 }
 
 

@@ -25,6 +25,7 @@ from quill.handlers import (
     confirmation,
     control,
     device,
+    external_signer,
     feebump,
     mining,
     network,
@@ -36,6 +37,8 @@ from quill.handlers import (
     wallet,
     wallet_coins,
     wallet_funding,
+    wallet_send,
+    wallet_signing,
 )
 from quill.handlers.core_help import with_cores_help
 from quill.handlers.errors import guarded_methods
@@ -49,7 +52,8 @@ log = logging.getLogger("quill.init")
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
                    confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
-                   psbt_process, feebump]
+                   psbt_process, feebump, external_signer, wallet_send,
+                   wallet_signing]
 
 
 def build_registry() -> Registry:
@@ -210,7 +214,8 @@ class Daemon:
         device_queue = DeviceQueue(work_queue)
         node = Node(chain_name=self.chain, datadir=self.datadir, chain_datadir=self.chain_datadir,
                     log_path=self.log_path or "", deprecated_rpc=self.args.get_all("deprecatedrpc"),
-                    registry=registry, active_commands=dispatcher.active, device_queue=device_queue)
+                    registry=registry, active_commands=dispatcher.active, device_queue=device_queue,
+                    signer=self.args.get("signer", ""))
         allowlist = auth.AllowList(self.args.get_all("rpcallowip"))
         authenticator = auth.Authenticator(self.credentials())
         server = RPCServer(dispatcher=dispatcher, authenticator=authenticator, allowlist=allowlist,

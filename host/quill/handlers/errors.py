@@ -15,6 +15,7 @@ from typing import Any
 
 from quill.chain import errors as chain
 from quill.device import errors as device
+from quill.extsigner import errors as extsigner
 from quill.rpc import errors as rpc
 from quill.rpc.errors import RPCError
 from quill.rpc.registry import Method
@@ -30,6 +31,15 @@ WALLET_ERRORS: dict[type[Exception], int] = {
     wallet.WalletDataUnavailable: rpc.RPC_INTERNAL_ERROR,
     wallet.WalletError: rpc.RPC_WALLET_ERROR,
     wallet.RescanAborted: rpc.RPC_MISC_ERROR,
+    wallet.WalletSetupFailed: rpc.RPC_MISC_ERROR,
+}
+
+# Core's runtime errors from running the -signer command are RPC_MISC_ERROR; the wallet's
+# PSBTError::EXTERNAL_SIGNER_NOT_FOUND / _FAILED are RPC_TRANSACTION_ERROR (JSONRPCPSBTError).
+EXTERNAL_SIGNER_ERRORS: dict[type[Exception], int] = {
+    extsigner.ExternalSignerError: rpc.RPC_MISC_ERROR,
+    extsigner.SignerNotFound: rpc.RPC_VERIFY_ERROR,
+    extsigner.SignerFailed: rpc.RPC_VERIFY_ERROR,
 }
 
 CHAIN_ERRORS: dict[type[Exception], int] = {
@@ -61,7 +71,7 @@ DEVICE_REPLY_CODES: dict[int, int] = {
 # signing failing (Core's RPC_WALLET_ERROR), told in the device's own words.
 _USER_ANSWERS = (wire.USER_CANCELLED, wire.CONFIRM_TIMEOUT)
 
-_TABLES = (WALLET_ERRORS, CHAIN_ERRORS, SIGNING_ERRORS, DEVICE_ERRORS)
+_TABLES = (WALLET_ERRORS, CHAIN_ERRORS, SIGNING_ERRORS, DEVICE_ERRORS, EXTERNAL_SIGNER_ERRORS)
 
 
 def _message(exc: Exception) -> str:

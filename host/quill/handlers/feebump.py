@@ -1,12 +1,14 @@
-"""bumpfee and psbtbumpfee (Core's wallet/rpc/spend.cpp bumpfee_helper). Quill's wallets are
-watch-only, so bumpfee answers Core's error for them; psbtbumpfee's replacement is
-quill.wallet.feebump's, its PSBT filled by the wallet (quill.wallet.psbt_process)."""
+"""bumpfee and psbtbumpfee (Core's wallet/rpc/spend.cpp bumpfee_helper). The replacement is
+quill.wallet.feebump's, its PSBT filled by the wallet (quill.wallet.psbt_process); bumpfee signs
+it through an external-signer wallet's signer and broadcasts it, and answers Core's error for
+the other (watch-only) wallets."""
 from __future__ import annotations
 
 from typing import Any
 
 from quill.amount import Amount
 from quill.handlers.blockchain import chain_of
+from quill.handlers.external_signer import commit, sign_and_extract
 from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
 from quill.handlers.psbt import _add_outputs, _psbt_version, chain_lookups
 from quill.handlers.wallet import _Locked
@@ -20,7 +22,7 @@ from quill.rpc.errors import (
     RPCError,
 )
 from quill.rpc.registry import OBJ, STR_HEX, Method, Param
-from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
+from quill.tx.psbt import PSBT, encode_base64_psbt, psbt_from_tx
 from quill.tx.transaction import Transaction, TxOut
 from quill.wallet import feebump, funding
 from quill.wallet.psbt_process import fill_psbt
@@ -35,9 +37,18 @@ _OPTION_TYPES: dict[str, str | None] = {
 
 
 def bumpfee(ctx: Any, args: list[Any]) -> Any:
-    with _Locked(ctx):
-        raise RPCError(RPC_WALLET_ERROR, "bumpfee is not available with wallets that have private keys disabled. "
-                                         "Use psbtbumpfee instead.")
+    """Core's bumpfee: only an external-signer wallet can sign (through its signer, outside the
+    wallet's lock); the replacement is psbtbumpfee's, broadcast."""
+    with _Locked(ctx) as wallet:
+        if not wallet.external_signer:
+            raise RPCError(RPC_WALLET_ERROR, "bumpfee is not available with wallets that have private keys "
+                                             "disabled. Use psbtbumpfee instead.")
+    psbt, bump = _bump(ctx, args)
+    _, tx = sign_and_extract(ctx, psbt)
+    if tx is None:
+        raise RPCError(RPC_WALLET_ERROR, "Transaction incomplete. Try psbtbumpfee instead.")
+    commit(ctx, tx)
+    return {"txid": tx.txid_hex(), "origfee": Amount(bump.old_fee), "fee": Amount(bump.new_fee), "errors": []}
 
 
 def _fee_rate(options: dict[str, Any]) -> int | None:
@@ -83,6 +94,13 @@ def _request(txid: bytes, options: dict[str, Any], chain_name: str) -> feebump.B
 
 
 def psbtbumpfee(ctx: Any, args: list[Any]) -> Any:
+    psbt, bump = _bump(ctx, args)
+    return {"psbt": encode_base64_psbt(psbt), "origfee": Amount(bump.old_fee), "fee": Amount(bump.new_fee),
+            "errors": []}
+
+
+def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
+    """Core's bumpfee_helper up to signing: the replacement's PSBT, filled by the wallet."""
     txid_v, options_v = args
     with _Locked(ctx) as wallet:
         txid = parse_hash_v(txid_v, "txid")
@@ -124,8 +142,7 @@ def psbtbumpfee(ctx: Any, args: list[Any]) -> Any:
                 wallet.new_destination(change_type[0], True)
         psbt = psbt_from_tx(bump.tx, psbt_version)
         fill_psbt(wallet, psbt, None, True, True)
-    return {"psbt": encode_base64_psbt(psbt), "origfee": Amount(bump.old_fee), "fee": Amount(bump.new_fee),
-            "errors": []}
+    return psbt, bump
 
 
 def _mempool_children(chain: Any) -> Any:

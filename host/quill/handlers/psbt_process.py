@@ -9,6 +9,7 @@ from typing import Any
 
 from quill.handlers.blockchain import chain_of
 from quill.handlers.chainstate import cannot_derive, descriptor_object
+from quill.handlers.external_signer import signer_of
 from quill.handlers.psbt import chain_lookups, decode_psbt_arg
 from quill.handlers.wallet import _Locked
 from quill.rpc.args import get_array, get_bool, parse_sighash_type
@@ -19,7 +20,8 @@ from quill.signing.psbt_signer import extract_transaction, fill_utxos, is_signed
 from quill.tx.psbt import PSBT, encode_base64_psbt
 from quill.wallet.descriptors import DerivationError
 from quill.wallet.expand import expand
-from quill.wallet.psbt_process import fill_psbt
+from quill.wallet.external_signer import sign_externally
+from quill.wallet.psbt_process import fill_previous_transactions, fill_psbt
 
 
 def _flag(value: Any) -> bool:
@@ -46,10 +48,17 @@ def walletprocesspsbt(ctx: Any, args: list[Any]) -> Any:
     with _Locked(ctx) as wallet:
         psbt = decode_psbt_arg(text)
         sighash = _sighash(sighash_v)
-        _flag(sign_v)  # Core's sign: the watch-only wallet has no key to sign with either way
+        sign = _flag(sign_v)  # without a signer the watch-only wallet has no key to sign with
         bip32derivs = _flag(bip32derivs_v)
         finalize = _flag(finalize_v)
-        complete = fill_psbt(wallet, psbt, sighash, bip32derivs, finalize)
+        external = sign and wallet.external_signer
+        if external:
+            # an external signer's FillPSBT(sign=true) hands the PSBT as it is to the signer
+            fill_previous_transactions(wallet, psbt)
+        else:
+            complete = fill_psbt(wallet, psbt, sighash, bip32derivs, finalize)
+    if external:  # outside the wallet's lock: the signer waits for its user
+        psbt, complete = sign_externally(psbt, signer_of(ctx), finalize)
     return _result(psbt, complete)
 
 

@@ -37,7 +37,12 @@ def sendrawtransaction(ctx, args):
         if (S.is_unspendable(out.script_pubkey) or not S.has_valid_ops(out.script_pubkey)) and out.value > max_burn:
             raise RPCError(RPC_VERIFY_ERROR, "Unspendable output exceeds maximum configured by user (maxburnamount)")
     rate = DEFAULT_MAX_RAW_TX_FEE_RATE if args[1] is None else fee_rate_from_value(args[1])
-    max_fee = fee_for(rate, tx.vsize())
+    broadcast(chain, tx, fee_for(rate, tx.vsize()))
+    return tx.txid_hex()
+
+
+def broadcast(chain, tx, max_fee):
+    """Core's BroadcastTransaction: into the mempool (and so to the wallets), or Core's error."""
     try:
         chain.broadcast_transaction(tx, max_fee)
     except AlreadyInUtxoSet:
@@ -48,7 +53,6 @@ def sendrawtransaction(ctx, args):
     except Invalid as e:
         # Core's HandleATMPError: missing inputs are -25, every other rejection -26; the text is state.ToString().
         raise RPCError(RPC_VERIFY_ERROR if e.missing_inputs else RPC_VERIFY_REJECTED, str(e)) from None
-    return tx.txid_hex()
 
 
 def getrawtransaction(ctx, args):

@@ -6,6 +6,7 @@ the descriptor parser.
 
 import time
 
+from quill.extsigner.signer import get_external_signer
 from quill.handlers.errors import to_rpc_error
 from quill.rpc import univalue
 from quill.rpc.args import INT64, get_bool, get_int, get_str, label_from_value, parse_descriptor_range, parse_hash_v
@@ -23,6 +24,7 @@ from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.wallet import results
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
+from quill.wallet.external_signer import signer_descriptors
 from quill.wallet.names import InvalidWalletName, check_wallet_name
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
@@ -86,12 +88,19 @@ def createwallet(ctx, args):
         raise RPCError(RPC_WALLET_ERROR, "Passphrase provided but private keys are disabled. A passphrase is only "
                                          "used to encrypt private keys, so cannot be used for wallets with private "
                                          "keys disabled.")
+    if external_signer and not disable_private_keys:
+        raise RPCError(RPC_WALLET_ERROR, "Private keys must be disabled when using an external signer")
     if not disable_private_keys:
         raise RPCError(RPC_WALLET_ERROR, "Quill wallets are watch-only: private keys stay on the signing device, "
                                          "so disable_private_keys must be true")
+    descriptors_from_signer = None
     if external_signer:
-        raise RPCError(RPC_WALLET_ERROR, "Compiled without external signing support (required for external signing)")
-    wallet = manager.create(name, bool(blank), load_on_startup)
+        # Core's SetupDescriptorScriptPubKeyMans, asked before any file is made: the signer's
+        # account 0 descriptors (nothing is left behind when the signer fails)
+        manager.check_absent(name)
+        signer = get_external_signer(ctx.node.signer, ctx.node.chain_name)
+        descriptors_from_signer = signer_descriptors(signer.get_descriptors(0), ctx.node.chain_name)
+    wallet = manager.create(name, bool(blank), load_on_startup, descriptors_from_signer)
     return {"name": wallet.name}
 
 

@@ -74,7 +74,7 @@ def getwalletinfo(ctx: Any, args: list[Any]) -> Any:
             "avoid_reuse": False,
             "scanning": wallet.scanning_json(),
             "descriptors": True,
-            "external_signer": False,
+            "external_signer": wallet.external_signer,
             "blank": wallet.blank,
         }
         if wallet.descs:  # Core's GetBirthTime: the earliest descriptor's timestamp
@@ -82,7 +82,7 @@ def getwalletinfo(ctx: Any, args: list[Any]) -> Any:
         flags = ["last_hardened_xpub_cached", "disable_private_keys"]
         if wallet.blank:
             flags.append("blank")
-        out["flags"] = flags + ["descriptor_wallet"]
+        out["flags"] = flags + ["descriptor_wallet"] + (["external_signer"] if wallet.external_signer else [])
         out["lastprocessedblock"] = view.lastprocessedblock()
         return out
 

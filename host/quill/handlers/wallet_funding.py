@@ -10,6 +10,7 @@ from typing import Any
 
 from quill.amount import Amount
 from quill.handlers.core_help import core_help
+from quill.handlers.external_signer import finish_transaction
 from quill.handlers.psbt import _psbt_version, construct_transaction
 from quill.handlers.wallet import _Locked, _manager, _view
 from quill.rpc.args import amount_from_value, check_object, get_array, get_bool, get_int, get_obj, get_str
@@ -26,7 +27,7 @@ from quill.rpc.registry import ANY, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, P
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.tx.decode import TxDecodeError, decode_hex_tx
 from quill.tx.hashes import hash_to_hex
-from quill.tx.psbt import encode_base64_psbt, psbt_from_tx
+from quill.tx.psbt import PSBT, encode_base64_psbt, psbt_from_tx
 from quill.tx.script import solver
 from quill.tx.transaction import Transaction, TxIn
 from quill.wallet import coins, funding
@@ -329,8 +330,8 @@ _OUTDATED = (("feeRate", "Use fee_rate (sat/vB) instead of feeRate"),
 
 
 def send(ctx: Any, args: list[Any]) -> Any:
-    """Core's send for a wallet without private keys: fund, then hand back the PSBT to sign
-    (complete false); nothing is broadcast or stored."""
+    """Core's send: fund, then an external-signer wallet signs and broadcasts; the others hand
+    back the PSBT to sign (complete false), with nothing broadcast or stored."""
     outputs, conf_target, estimate_mode, fee_rate, options_v, version = args
     options = {} if options_v is None else dict(get_obj(options_v))
     _fee_instructions(conf_target, estimate_mode, fee_rate, options)
@@ -343,12 +344,22 @@ def send(ctx: Any, args: list[Any]) -> Any:
                                 None if replaceable is None else get_bool(replaceable), version], chain)
     options = _options(options)
     with _Locked(ctx) as wallet:
-        return _finish(ctx, wallet, _fund(ctx, wallet, tx, options, not tx.vin, chain).tx, options)
+        psbt = _prepared(ctx, wallet, _fund(ctx, wallet, tx, options, not tx.vin, chain).tx, options)
+        external = wallet.external_signer
+    return _finish(ctx, psbt, external, options)
 
 
-def _finish(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any]) -> Any:
-    """Core's FinishTransaction for a wallet without private keys: a locktime against fee sniping
-    unless one was given, then the PSBT to sign."""
+def _finish(ctx: Any, psbt: PSBT, external: bool, options: dict[str, Any]) -> Any:
+    """Core's FinishTransaction: an external-signer wallet signs and broadcasts (outside the
+    wallet's lock, while the signer waits for its user); the others hand back the PSBT to sign."""
+    if external:
+        return finish_transaction(ctx, psbt, options)
+    return {"psbt": encode_base64_psbt(psbt), "complete": False}
+
+
+def _prepared(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any]) -> PSBT:
+    """Core's FinishTransaction up to signing: a locktime against fee sniping unless one was
+    given, then the PSBT filled with the wallet's data (FillPSBT with sign=false)."""
     if options.get("locktime") is None and all(
             txin.sequence in (funding.SEQUENCE_NONFINAL, funding.MAX_BIP125_RBF_SEQUENCE) for txin in tx.vin):
         manager = _manager(ctx)
@@ -357,7 +368,7 @@ def _finish(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any]) -> 
                                        int(time.time()), manager.chain.is_initial_block_download())
     psbt = psbt_from_tx(tx, _psbt_version(None))
     fill_psbt(wallet, psbt, None, True, True)
-    return {"psbt": encode_base64_psbt(psbt), "complete": False}
+    return psbt
 
 
 def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], rate: int,
@@ -406,8 +417,8 @@ def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any
 
 
 def sendall(ctx: Any, args: list[Any]) -> Any:
-    """Core's sendall for a wallet without private keys: every available coin (or the given
-    ones) to the recipients, the remainder shared by those without an amount; the PSBT to sign."""
+    """Core's sendall: every available coin (or the given ones) to the recipients, the remainder
+    shared by those without an amount; signed and broadcast as send's."""
     recipients, conf_target, estimate_mode, fee_rate, options_v = args
     options = {} if options_v is None else dict(get_obj(options_v))
     _fee_instructions(conf_target, estimate_mode, fee_rate, options)
@@ -447,7 +458,9 @@ def sendall(ctx: Any, args: list[Any]) -> Any:
         if options.get("lock_unspents") is not None and get_bool(options["lock_unspents"]):
             for txin in tx.vin:
                 wallet.locked_coins.lock(txin.prevout, False)
-        return _finish(ctx, wallet, tx, options)
+        psbt = _prepared(ctx, wallet, tx, options)
+        external = wallet.external_signer
+    return _finish(ctx, psbt, external, options)
 
 
 def _m(name: str, category: str, handler: Any, params: list[Param]) -> Method:

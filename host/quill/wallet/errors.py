@@ -31,3 +31,12 @@ class BlockNotFound(WalletError):
 
 class RescanAborted(Exception):
     """A rescan stopped because abortrescan asked it to (Core: RPC_MISC_ERROR "Rescan aborted by user.")."""
+
+
+class WalletSetupFailed(Exception):
+    """Core's std::runtime_error while setting a new wallet up, e.g. an external signer's
+    descriptors that do not parse (RPC_MISC_ERROR)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

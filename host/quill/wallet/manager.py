@@ -132,25 +132,39 @@ class WalletManager:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def create(self, name, blank, load_on_startup):
+    def create(self, name, blank, load_on_startup, signer_descriptors=None):
+        """A new wallet; with `signer_descriptors` ([(descriptor, internal)], from
+        quill.wallet.external_signer) an external-signer wallet holding them, as Core's
+        SetupDescriptorScriptPubKeyMans: each active, ranged over the keypool, born now."""
         path = self.db_path(name)
         with self.chain_lock(), self.lock:
-            if os.path.exists(path):
-                raise WalletError(f"Wallet file verification failed. Failed to create database "
-                                  f"path '{self.wallet_path(name)}'. Database already exists.")
+            self.check_absent(name)
             os.makedirs(self.wallet_path(name), exist_ok=True)
             self._lock_wallet(name)
             store = self._store(name, path, create=True)
             with store.batch():
-                store.set_meta("blank", int(bool(blank)))
+                store.set_meta("blank", int(bool(blank) and signer_descriptors is None))
                 store.set_meta("disable_private_keys", 1)
+                if signer_descriptors is not None:
+                    store.set_meta("external_signer", 1)
                 if self.chain is not None:
                     height, tip_hash = self.chain.tip()
                     store.set_meta("tip_height", height)
                     store.set_meta("tip_hash", tip_hash)
             wallet = self._open(name, store)
+            if signer_descriptors:
+                now = int(time.time())
+                with store.batch():
+                    for desc, internal in signer_descriptors:
+                        wallet.add_descriptor(desc, now, 0, wallet.keypool, 0, True, internal, None)
             self._update_autoload(name, load_on_startup)
             return wallet
+
+    def check_absent(self, name):
+        """Core's MakeWalletDatabase for a new wallet: its database must not exist yet."""
+        if os.path.exists(self.db_path(name)):
+            raise WalletError(f"Wallet file verification failed. Failed to create database "
+                              f"path '{self.wallet_path(name)}'. Database already exists.")
 
     def load(self, name, load_on_startup):
         path = self.db_path(name)

@@ -49,15 +49,21 @@ def _spent_script(txin: PSBTInput) -> bytes | None:
     return txin.non_witness_utxo.vout[txin.prev_out].script_pubkey
 
 
-def fill_psbt(wallet: Any, psbt: PSBT, sighash: int | None, bip32derivs: bool, finalize: bool) -> bool:
-    """Update `psbt` in place as Core's CWallet::FillPSBT (sign=true, no keys); True when
-    every input is signed and verifies. Raises SighashMismatch or InputsMissing."""
+def fill_previous_transactions(wallet: Any, psbt: PSBT) -> None:
+    """The first step of Core's CWallet::FillPSBT: each unsigned input gets its previous
+    transaction from the wallet."""
     for txin in psbt.inputs:
         if is_signed(txin) or txin.non_witness_utxo is not None:
             continue
         row = wallet.store.get_tx(txin.prev_txid)
         if row is not None:
             txin.non_witness_utxo = row.tx
+
+
+def fill_psbt(wallet: Any, psbt: PSBT, sighash: int | None, bip32derivs: bool, finalize: bool) -> bool:
+    """Update `psbt` in place as Core's CWallet::FillPSBT (sign=true, no keys); True when
+    every input is signed and verifies. Raises SighashMismatch or InputsMissing."""
+    fill_previous_transactions(wallet, psbt)
     ctx = finalize_context(psbt)
     if ctx is None:
         return False

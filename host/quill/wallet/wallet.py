@@ -82,6 +82,11 @@ class Wallet:
         return True
 
     @property
+    def external_signer(self) -> bool:
+        """Core's WALLET_FLAG_EXTERNAL_SIGNER: the wallet signs through the -signer command."""
+        return bool(self.store.get_meta("external_signer", 0))
+
+    @property
     def blank(self) -> bool:
         return bool(self.store.get_meta("blank", 0))
 
