@@ -63,6 +63,7 @@ static inline __attribute__((always_inline)) uint64_t mul31(uint32_t a, uint32_t
 static void reduce(uint32_t *r, const uint64_t *c) {
     uint32_t t[20];
     uint64_t acc = 0;
+#pragma GCC unroll 19
     for (int k = 0; k < 19; k++) {
         acc += c[k];
         t[k] = (uint32_t)acc & M26;
@@ -70,6 +71,7 @@ static void reduce(uint32_t *r, const uint64_t *c) {
     }
     t[19] = (uint32_t)acc;                       // < 2^27
     acc = 0;
+#pragma GCC unroll 10
     for (int k = 0; k < 10; k++) {               // t[k + 10] * 2^260 -> limbs k and k + 1
         acc += t[k] + mul31(t[k + 10], 0x3D10);
         if (k > 0) {
