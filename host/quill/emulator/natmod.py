@@ -95,9 +95,10 @@ GEN_KB = 2
 WINDOW = 2
 
 
-def _build_key(arch: str, micropython: Path, secp256k1: Path, gen_kb: int, window: int) -> str:
+def _build_key(arch: str, micropython: Path, secp256k1: Path, gen_kb: int, window: int,
+               source: Path) -> str:
     digest = hashlib.sha256(f"{arch}\0{micropython}\0{secp256k1}\0{gen_kb}\0{window}\0".encode())
-    for path in sorted(SOURCE_DIR.iterdir()):
+    for path in sorted(source.iterdir()):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:24]
 
@@ -119,9 +120,11 @@ def _check_tools(arch: str) -> None:
         raise NatmodUnavailable("gcc not found")
 
 
-def build(arch: str = "x64", gen_kb: int = GEN_KB, window: int = WINDOW) -> Path:
+def build(arch: str = "x64", gen_kb: int = GEN_KB, window: int = WINDOW,
+          source: Path = SOURCE_DIR) -> Path:
     """The built quill_secp256k1.mpy for arch with these table sizes (ECMULT_GEN_KB,
-    ECMULT_WINDOW_SIZE), building it first if needed."""
+    ECMULT_WINDOW_SIZE), building it first if needed. source: the module's own files
+    (another revision's, for a before/after benchmark)."""
     if arch not in ARCHES:
         raise ValueError(f"unknown architecture {arch!r} ({', '.join(ARCHES)})")
     if gen_kb not in (2, 22, 86) or not 2 <= window <= 24:
@@ -129,14 +132,14 @@ def build(arch: str = "x64", gen_kb: int = GEN_KB, window: int = WINDOW) -> Path
                          f"(got {gen_kb}, {window})")
     micropython = _unpacked("MICROPYTHON_SRC", "micropython")
     secp256k1 = _unpacked("SECP256K1_SRC", "secp256k1")
-    key = _build_key(arch, micropython, secp256k1, gen_kb, window)
+    key = _build_key(arch, micropython, secp256k1, gen_kb, window, source)
     out = cache_dir() / "build" / key / arch / f"{MODULE}.mpy"
     if out.exists() and out.with_suffix(".json").exists():
         return out
     _check_tools(arch)
     work = Path(tempfile.mkdtemp(dir=_mkdir(cache_dir() / "build")))
     try:
-        for path in SOURCE_DIR.iterdir():
+        for path in source.iterdir():
             shutil.copy(path, work / path.name)
         proc = subprocess.run(["make", f"ARCH={arch}", f"MPY_DIR={micropython}",
                                f"SECP256K1_DIR={secp256k1}", f"PYTHON={sys.executable}",
