@@ -11,7 +11,8 @@ firmware, which picks it up as it does on a board. Checked there:
   * 1,000 random keys, messages and aux: the public key, ECDSA with Core's grinding and
     BIP340 signature from the board equal the pure arithmetic's, computed here under
     CPython (the same quillfw code, which tests/crosscheck checks against Core's
-    procedure and libsecp256k1; it also checks the x64 module on 1,000 inputs).
+    procedure and libsecp256k1; it also checks the x64 module on 1,000 inputs);
+  * quill-emu --target qemu-m0plus: --crypto=auto signs with the module, python without.
 The Cortex-M4 module is libsecp256k1's own arithmetic (UMULL): tests/bench/bench_crypto_mcu
 compares its signatures with the pure arithmetic's on qemu-m4 at every run, which also
 keeps the suite from building a second Cortex-M firmware. ~40 s (the firmware image
@@ -23,7 +24,9 @@ import re
 import pytest
 
 from boards import boardspec
+from quill.device.client import DeviceClient
 from quill.emulator import natmod, qemu
+from quill.emulator.launcher import Emulator
 from quillfw.crypto import ecdsa, schnorr
 from quillfw.crypto import secp256k1 as ec
 from tests.kit.qemu import qemu_target
@@ -97,3 +100,20 @@ def test_random_signatures_equal_the_pure_arithmetic(board):
     expected = expected_rows(count)
     differ = [int(i) for i, digest in rows if digest != expected[int(i)]]
     assert not differ, f"rows {differ} differ from the pure arithmetic"
+
+
+@pytest.mark.parametrize("crypto, expected", [("auto", "native"), ("python", "python")])
+def test_quill_emu_on_the_cortex_m0plus_names_the_backend(crypto, expected):
+    """quill-emu --target qemu-m0plus --crypto: auto deploys the Pico's module (faster
+    there, tests/bench/bench_crypto_mcu.py), python does not; the self-test's known
+    answers hold on the one that signs."""
+    qemu_target(TARGET)
+    try:
+        natmod.build(ARCH, **{"gen_kb": boardspec.load(BOARD).natmod["ecmult_gen_kb"],
+                              "window": boardspec.load(BOARD).natmod["ecmult_window_size"]})
+    except natmod.NatmodUnavailable as exc:
+        unavailable(f"cannot build the native crypto module: {exc}")
+    with Emulator(heapsize=None, crypto=crypto, target=TARGET) as emu, DeviceClient(emu.port) as client:
+        info = client.get_info()
+    assert info["target"] == TARGET
+    assert (info["crypto_backend"], info["selftest"]) == (expected, "ok")

@@ -217,6 +217,8 @@ def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="
         heap = ["--heapsize", str(heap_bytes(heapsize))] if heapsize else []
         native = qemu.native_module(target, crypto)
         module = ["--native", str(native)] if native else []
+        if native and not qemu.TARGETS[target].frozen:
+            romfs_image(extra=[native])   # built here, before the device's clock starts
         return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target, *heap,
                 *module, "--", *options]
     heapsize = heapsize or DEFAULT_HEAPSIZE
