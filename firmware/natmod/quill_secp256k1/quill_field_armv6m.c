@@ -21,6 +21,14 @@
 
 #define M26 0x3FFFFFFu
 
+#ifdef QUILL_PROFILE
+// calls since the last profile_counts() (the profiling build: make PROFILE=1)
+uint32_t quill_count_mul, quill_count_sqr;
+#define COUNT(counter) ((counter)++)
+#else
+#define COUNT(counter)
+#endif
+
 // a * b for a, b < 2^31 (so the two middle products sum below 2^32)
 static inline __attribute__((always_inline)) uint64_t mul31(uint32_t a, uint32_t b) {
     uint32_t al = a & 0xFFFF, ah = a >> 16, bl = b & 0xFFFF, bh = b >> 16;
@@ -94,6 +102,7 @@ static void reduce(uint32_t *r, const uint64_t *c) {
 }
 
 void secp256k1_fe_mul_inner(uint32_t *r, const uint32_t *a, const uint32_t *b) {
+    COUNT(quill_count_mul);
     uint64_t c[19];
 #pragma GCC unroll 19
     for (int k = 0; k < 19; k++) {
@@ -109,6 +118,7 @@ void secp256k1_fe_mul_inner(uint32_t *r, const uint32_t *a, const uint32_t *b) {
 }
 
 void secp256k1_fe_sqr_inner(uint32_t *r, const uint32_t *a) {
+    COUNT(quill_count_sqr);
     uint64_t c[19];
 #pragma GCC unroll 19
     for (int k = 0; k < 19; k++) {

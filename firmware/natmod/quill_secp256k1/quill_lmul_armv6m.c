@@ -6,7 +6,14 @@
 // builds the product from 16-bit halves through more moves than MULS needs.
 #include <stdint.h>
 
+#ifdef QUILL_PROFILE
+uint32_t quill_count_lmul;   // calls since the last profile_counts() (make PROFILE=1)
+#endif
+
 uint64_t quill_lmul(uint64_t a, uint64_t b) {
+#ifdef QUILL_PROFILE
+    quill_count_lmul++;
+#endif
     uint32_t a0 = (uint32_t)a, a1 = (uint32_t)(a >> 32);
     uint32_t b0 = (uint32_t)b, b1 = (uint32_t)(b >> 32);
     uint32_t cross = a0 * b1 + a1 * b0;          // only its low 32 bits reach the result

@@ -96,8 +96,8 @@ WINDOW = 2
 
 
 def _build_key(arch: str, micropython: Path, secp256k1: Path, gen_kb: int, window: int,
-               source: Path) -> str:
-    digest = hashlib.sha256(f"{arch}\0{micropython}\0{secp256k1}\0{gen_kb}\0{window}\0".encode())
+               source: Path, profile: bool) -> str:
+    digest = hashlib.sha256(f"{arch}\0{micropython}\0{secp256k1}\0{gen_kb}\0{window}\0{profile}\0".encode())
     for path in sorted(source.iterdir()):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:24]
@@ -121,10 +121,11 @@ def _check_tools(arch: str) -> None:
 
 
 def build(arch: str = "x64", gen_kb: int = GEN_KB, window: int = WINDOW,
-          source: Path = SOURCE_DIR) -> Path:
+          source: Path = SOURCE_DIR, profile: bool = False) -> Path:
     """The built quill_secp256k1.mpy for arch with these table sizes (ECMULT_GEN_KB,
     ECMULT_WINDOW_SIZE), building it first if needed. source: the module's own files
-    (another revision's, for a before/after benchmark)."""
+    (another revision's, for a before/after benchmark); profile: the ARMv6-M
+    profiling build (call counters, tests/bench/bench_natmod_profile.py)."""
     if arch not in ARCHES:
         raise ValueError(f"unknown architecture {arch!r} ({', '.join(ARCHES)})")
     if gen_kb not in (2, 22, 86) or not 2 <= window <= 24:
@@ -132,7 +133,7 @@ def build(arch: str = "x64", gen_kb: int = GEN_KB, window: int = WINDOW,
                          f"(got {gen_kb}, {window})")
     micropython = _unpacked("MICROPYTHON_SRC", "micropython")
     secp256k1 = _unpacked("SECP256K1_SRC", "secp256k1")
-    key = _build_key(arch, micropython, secp256k1, gen_kb, window, source)
+    key = _build_key(arch, micropython, secp256k1, gen_kb, window, source, profile)
     out = cache_dir() / "build" / key / arch / f"{MODULE}.mpy"
     if out.exists() and out.with_suffix(".json").exists():
         return out
@@ -143,7 +144,8 @@ def build(arch: str = "x64", gen_kb: int = GEN_KB, window: int = WINDOW,
             shutil.copy(path, work / path.name)
         proc = subprocess.run(["make", f"ARCH={arch}", f"MPY_DIR={micropython}",
                                f"SECP256K1_DIR={secp256k1}", f"PYTHON={sys.executable}",
-                               f"ECMULT_GEN_KB={gen_kb}", f"ECMULT_WINDOW_SIZE={window}"],
+                               f"ECMULT_GEN_KB={gen_kb}", f"ECMULT_WINDOW_SIZE={window}",
+                               f"PROFILE={int(profile)}"],
                               cwd=work, capture_output=True, text=True)
         if proc.returncode != 0:
             raise NatmodUnavailable(f"building {MODULE} for {arch} failed:\n{proc.stdout[-2000:]}"
