@@ -13,8 +13,9 @@
 // to a*b mod p but not necessarily normalized (the library normalizes before any
 // byte leaves it, so the signatures are the same bytes).
 //
-// Method: the 19 column sums of the 10x10 limb products (each < 2^64), carried
-// into twenty 26-bit limbs t[0..19]; the upper ten folded down with
+// Method: the 19 column sums of the 10x10 limb products (each < 2^64 with the carry
+// from the column before), carried as they complete into twenty 26-bit limbs
+// t[0..19]; the upper ten folded down with
 // 2^260 = 2^4 * 2^256 == 2^4 * (2^32 + 977) = 0x400 * 2^26 + 0x3D10 (mod p);
 // what then lies at or above bit 256 is folded once more with 2^256 == 2^32 + 977.
 #include <stdint.h>
@@ -67,18 +68,9 @@ static inline __attribute__((always_inline)) uint64_t mul31(uint32_t a, uint32_t
                  : : "cc"); \
     } while (0)
 
-// r = the product whose column sums are c[0..18], reduced to magnitude 1
-static void reduce(uint32_t *r, const uint64_t *c) {
-    uint32_t t[20];
+// the twenty 26-bit limbs t[0..19] of a product, folded to magnitude 1 into r
+static void fold(uint32_t *r, const uint32_t *t) {
     uint64_t acc = 0;
-#pragma GCC unroll 19
-    for (int k = 0; k < 19; k++) {
-        acc += c[k];
-        t[k] = (uint32_t)acc & M26;
-        acc >>= 26;
-    }
-    t[19] = (uint32_t)acc;                       // < 2^27
-    acc = 0;
 #pragma GCC unroll 10
     for (int k = 0; k < 10; k++) {               // t[k + 10] * 2^260 -> limbs k and k + 1
         acc += t[k] + mul31(t[k + 10], 0x3D10);
@@ -101,28 +93,35 @@ static void reduce(uint32_t *r, const uint64_t *c) {
     r[2] += (uint32_t)acc + (xh << 6);           // < 2^27
 }
 
+// column k's sum is complete in hi:lo (with the carry from column k - 1): keep its
+// low 26 bits as limb k and carry the rest
+#define NEXT_LIMB(t, k, lo, hi) do { \
+        (t)[k] = (lo) & M26; \
+        (lo) = ((lo) >> 26) | ((hi) << 6); \
+        (hi) >>= 26; \
+    } while (0)
+
 void secp256k1_fe_mul_inner(uint32_t *r, const uint32_t *a, const uint32_t *b) {
     COUNT(quill_count_mul);
-    uint64_t c[19];
+    uint32_t t[20], lo = 0, hi = 0;
 #pragma GCC unroll 19
     for (int k = 0; k < 19; k++) {
-        uint32_t lo = 0, hi = 0;
         int i = k < 10 ? 0 : k - 9, last = k < 10 ? k : 9;
 #pragma GCC unroll 10
         for (; i <= last; i++) {
             MAC31(lo, hi, a[i], b[k - i]);
         }
-        c[k] = ((uint64_t)hi << 32) | lo;
+        NEXT_LIMB(t, k, lo, hi);
     }
-    reduce(r, c);                                // r may be a: c holds the product
+    t[19] = lo;                                  // < 2^27
+    fold(r, t);                                  // r may be a: t holds the product
 }
 
 void secp256k1_fe_sqr_inner(uint32_t *r, const uint32_t *a) {
     COUNT(quill_count_sqr);
-    uint64_t c[19];
+    uint32_t t[20], lo = 0, hi = 0;
 #pragma GCC unroll 19
     for (int k = 0; k < 19; k++) {
-        uint32_t lo = 0, hi = 0;
         int i = k < 10 ? 0 : k - 9;
 #pragma GCC unroll 5
         for (; 2 * i < k; i++) {                 // a[i] * a[k - i] twice, i < k - i
@@ -131,7 +130,8 @@ void secp256k1_fe_sqr_inner(uint32_t *r, const uint32_t *a) {
         if ((k & 1) == 0) {
             MAC31(lo, hi, a[k / 2], a[k / 2]);
         }
-        c[k] = ((uint64_t)hi << 32) | lo;
+        NEXT_LIMB(t, k, lo, hi);
     }
-    reduce(r, c);
+    t[19] = lo;
+    fold(r, t);
 }
