@@ -27,7 +27,7 @@ the smallest board's 97K) and it can be built, and the firmware's own rule (the
 module when it is deployed) picks. getdeviceinfo's crypto_backend says which signs.
 On a qemu target the module is built for that core and put in its ROMFS: auto
 deploys it where the board's own deploy does (boards/<board>/board.json "natmod":
-the Pico, where it signs ~2x faster than the inline-assembler arithmetic; not the
+the Pico, where it signs faster than the inline-assembler arithmetic; not the
 pyboard, whose heap cannot spare it), native always.
 
 --keys makes the firmware answer the seed and key methods (protocol/SPEC.md
