@@ -14,6 +14,9 @@ FIRMWARE_DIR = REPO / "firmware"
 
 MARCHES = ("x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp",
            "xtensa", "xtensawin", "rv32imc")
+# the native crypto module's architectures (quill.emulator.natmod.ARCHES) and build fields
+NATMOD_ARCHES = ("x64", "armv6m", "armv7m", "armv7emsp")
+NATMOD_FIELDS = ("arch", "ecmult_gen_kb", "ecmult_window_size")
 DEPLOY_KINDS = ("filesystem", "frozen")   # .mpy files copied to the board / frozen into its image
 TRANSPORT_KINDS = ("usb_cdc", "uart", "stdio")
 _USB_ID = re.compile(r"^0x[0-9A-F]{4}$")
@@ -34,6 +37,7 @@ class Board:
     deploy: str
     flash_budget_bytes: int
     fs_block_bytes: int
+    natmod: object          # None, or the native crypto module's build: {arch, ecmult_gen_kb, ecmult_window_size}
     transport: dict
     led_pin: object
     button_pin: object
@@ -72,6 +76,13 @@ def _check(data, name):
         value = data[field]
         _require(isinstance(value, int) and not isinstance(value, bool) and value > 0,
                  name, field, "must be a positive integer")
+    natmod = data["natmod"]
+    _require(natmod is None or (isinstance(natmod, dict) and set(natmod) == set(NATMOD_FIELDS)
+                                and natmod["arch"] in NATMOD_ARCHES
+                                and natmod["ecmult_gen_kb"] in (2, 22, 86)
+                                and natmod["ecmult_window_size"] in range(2, 25)),
+             name, "natmod", "must be null or {arch: " + "|".join(NATMOD_ARCHES)
+             + ", ecmult_gen_kb: 2|22|86, ecmult_window_size: 2..24}")
     transport = data["transport"]
     _require(isinstance(transport, dict) and transport.get("kind") in TRANSPORT_KINDS
              and isinstance(transport.get("pins"), dict), name, "transport",

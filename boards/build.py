@@ -6,6 +6,7 @@
     python -m boards.build build  --board NAME        compile into build/<board>/
     python -m boards.build deploy --board NAME [--port PORT] [--dry-run]
                                                       build, check, copy with mpremote, reset
+    --no-native (all three): without the native crypto module
 
 Every firmware module (firmware/quillfw/**/*.py) is compiled by mpy-cross with the
 board's -march into build/<board>/quillfw/**/*.mpy (same folders); boot.py and main.py of
@@ -14,6 +15,16 @@ name). build/ is outside git. The .mpy files are bytecode only and carry no
 architecture, except quillfw/crypto/secp256k1_thumb (field arithmetic in inline
 Thumb assembler): an ARM board gets it as native code for its -march, a board
 of another architecture does not get it and signs with the big-int arithmetic.
+
+The native crypto module (libsecp256k1 as quill_secp256k1.mpy, firmware/natmod) is
+built for the board's "natmod" entry in board.json (its architecture and table
+sizes) by quill.emulator.natmod, from ../shared/toolchains into a cache, and lands
+at build/<board>/quill_secp256k1.mpy; deploy copies it to the board's root, where
+the firmware finds it (quillfw.crypto.secp256k1: the module signs when present).
+Where it cannot be built (no ARM compiler or sources here) the build goes on
+without it and says so: the board then signs with the pure arithmetic. The size
+table shows its flash and RAM cost (a native .mpy's code and tables are copied
+into the heap at import).
 
 Size on the board: a "filesystem" board stores every file in whole
 filesystem blocks, which is what counts against its budget; a "frozen" board
@@ -52,25 +63,31 @@ class BuildOutput:
     root: Path
     modules: list = field(default_factory=list)       # paths of the .mpy files
     entry_points: list = field(default_factory=list)  # paths of boot.py / main.py
+    native: Path | None = None                        # quill_secp256k1.mpy, when built
+    native_sizes: dict | None = None                  # its mpy/text/bss bytes (natmod.sizes)
+    native_missing: str | None = None                 # why the board's module is absent
 
     @property
     def mpy_bytes(self):
         return sum(p.stat().st_size for p in self.modules)
 
     def files_on_filesystem(self):
+        native = [self.native] if self.native else []
         if self.board.deploy == "frozen":
-            return list(self.entry_points)
-        return self.modules + self.entry_points
+            return native + list(self.entry_points)
+        return self.modules + native + self.entry_points
 
     def flash_bytes(self):
         """What the firmware takes of the board's flash budget.
 
         filesystem: every file rounded up to whole filesystem blocks;
-        frozen: the .mpy bytes, a close stand-in for frozen bytecode.
+        frozen: the .mpy bytes, a close stand-in for frozen bytecode, and the
+        native module (on the filesystem: a native .mpy is not frozen).
         """
-        if self.board.deploy == "frozen":
-            return self.mpy_bytes
         block = self.board.fs_block_bytes
+        if self.board.deploy == "frozen":
+            native = math.ceil(self.native.stat().st_size / block) * block if self.native else 0
+            return self.mpy_bytes + native
         return sum(math.ceil(p.stat().st_size / block) * block for p in self.files_on_filesystem())
 
     def fits(self):
@@ -101,7 +118,31 @@ def compile_module(source, target, march):
         raise BuildError(f"mpy-cross failed on {source.name}: {proc.stderr.strip()}")
 
 
-def build(board, root=None) -> BuildOutput:
+NATIVE_MODULE = "quill_secp256k1.mpy"
+
+
+def add_native_module(out):
+    """Build the board's native crypto module into out.root (board.json "natmod");
+    when it cannot be built here, record why and leave the board without it."""
+    from quill.emulator import natmod
+
+    spec = out.board.natmod
+    if spec is None:
+        out.native_missing = "none for this board (board.json natmod)"
+        return
+    try:
+        module = natmod.build(spec["arch"], spec["ecmult_gen_kb"], spec["ecmult_window_size"])
+    except natmod.NatmodUnavailable as e:
+        out.native_missing = str(e).splitlines()[0]
+        return
+    out.native = out.root / NATIVE_MODULE
+    shutil.copyfile(module, out.native)
+    out.native_sizes = natmod.sizes(module)
+
+
+def build(board, root=None, native=False) -> BuildOutput:
+    """Compile the firmware for board into root (build/<board>/); with native, also
+    the board's native crypto module (add_native_module)."""
     root = Path(root) if root else BUILD_ROOT / board.name
     if root.exists():
         shutil.rmtree(root)  # no stale module may survive a rename
@@ -120,6 +161,8 @@ def build(board, root=None) -> BuildOutput:
             out.entry_points.append(root / name)
     if not (root / "main.py").is_file():
         raise BuildError(f"boards/{board.name}/main.py is missing")
+    if native:
+        add_native_module(out)
     return out
 
 
@@ -130,17 +173,22 @@ def size_rows(outputs):
     for out in outputs:
         b = out.board
         used = out.flash_bytes()
+        sizes = out.native_sizes
+        native = (f"{sizes['mpy_bytes']:,}", f"{sizes['text_bytes'] + sizes['bss_bytes']:,}") \
+            if sizes else ("-", "-")
         rows.append((b.name, b.mpy_cross_march, b.deploy, len(out.modules), out.mpy_bytes, used,
                      b.flash_budget_bytes, 100.0 * used / b.flash_budget_bytes,
-                     "yes" if out.fits() else "NO"))
+                     "yes" if out.fits() else "NO") + native)
     return rows
 
 
 def format_table(rows):
+    """The size table; "native .mpy" and "native RAM" are the crypto module's file
+    (counted in "on flash") and the heap its import takes (code, tables, context)."""
     header = ("board", "march", "deploy", "modules", ".mpy bytes", "on flash", "budget",
-              "used %", "fits")
+              "used %", "fits", "native .mpy", "native RAM")
     lines = [header] + [(r[0], r[1], r[2], str(r[3]), f"{r[4]:,}", f"{r[5]:,}", f"{r[6]:,}",
-                         f"{r[7]:.1f}", r[8]) for r in rows]
+                         f"{r[7]:.1f}", r[8], r[9], r[10]) for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = [" | ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in
                        enumerate(zip(line, widths, strict=True))) for line in lines]
@@ -180,6 +228,13 @@ def _rm(p):
 _rm('quillfw')
 """
 
+REMOVE_NATIVE = """import os
+try:
+    os.remove('%s')
+except OSError:
+    pass
+""" % NATIVE_MODULE
+
 CHECK_FROZEN = "import quillfw.board.version as v; print('QUILL-FROZEN', v.FIRMWARE_VERSION)"
 
 MAINTENANCE_HINT = ("mpremote could not reach the board's REPL. If Quill is running on it, start "
@@ -196,6 +251,10 @@ def copy_commands(out):
     cmds = ["exec", REMOVE_PACKAGE]
     if out.board.deploy == "filesystem":
         cmds += ["+", "fs", "cp", "-r", str(out.root / PACKAGE), ":"]
+    if out.native:
+        cmds += ["+", "fs", "cp", str(out.native), ":" + NATIVE_MODULE]
+    else:   # a module left from an earlier deploy would sign instead of this build's arithmetic
+        cmds += ["+", "exec", REMOVE_NATIVE]
     for path in out.entry_points:  # main.py last: a reset mid-copy never starts a half install
         cmds += ["+", "fs", "cp", str(path), ":" + path.name]
     return cmds + ["+", "soft-reset"]
@@ -256,18 +315,30 @@ def parse_args(argv):
     dep.add_argument("--board", required=True, choices=boardspec.names())
     dep.add_argument("--port", default="auto", help="serial port (default: mpremote's auto)")
     dep.add_argument("--dry-run", action="store_true", help="print the mpremote command only")
+    for p in (check, one, dep):
+        p.add_argument("--no-native", action="store_true",
+                       help="without the native crypto module (libsecp256k1, firmware/natmod)")
     return parser.parse_args(argv)
+
+
+def _report_native(outputs):
+    for out in outputs:
+        if out.board.natmod is not None and out.native is None:
+            print(f"{out.board.name}: no native crypto module ({out.native_missing})", file=sys.stderr)
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        native = not args.no_native
         if args.command == "check":
-            outputs = [build(boardspec.load(n)) for n in (args.board or boardspec.names())]
+            outputs = [build(boardspec.load(n), native=native) for n in (args.board or boardspec.names())]
             print(format_table(size_rows(outputs)))
+            _report_native(outputs)
             return 0 if all(out.fits() for out in outputs) else 1
-        out = build(boardspec.load(args.board))
+        out = build(boardspec.load(args.board), native=native)
         print(format_table(size_rows([out])))
+        _report_native([out])
         if args.command == "deploy":
             deploy(out, args.port, args.dry_run)
         return 0

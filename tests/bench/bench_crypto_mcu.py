@@ -20,6 +20,12 @@ RP2040; qemu-m4 for the STM32F405) the cells are instructions (QEMU -icount, exa
 and load-independent) per operation, mean over --mcu-count operations, with each
 column's firmware and the native module (built for that core) in the board's
 ROMFS, and milliseconds on the chip derived from them (quill.emulator.mcu_bench).
+Four columns per board: the pure arithmetic before (BASELINE) and after, and the
+native module before (firmware/natmod at NATIVE_BASELINE, main before the ARMv6-M
+field code: libgcc's __aeabi_lmul, 2 KB comb, window 2) and after (this tree's, with
+the board's table sizes from boards/<board>/board.json "natmod"). "module RAM" is
+what importing the module takes from the heap (gc.mem_free() before and after);
+"same bytes" says whether every column signed the same ECDSA and BIP340 bytes.
 The instructions are counted at the board's own heap (collections included);
 bytes per signature in a second boot with a 2 MB heap, as the collector must
 stay off for the whole signature. "after" signs with the inline-assembler field
@@ -29,6 +35,7 @@ import argparse
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import tarfile
@@ -40,6 +47,7 @@ from quill.emulator.launcher import micropython_binary, mpy_cross_arch, mpy_cros
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = "5510332"  # main before issue 14: comb with % P reductions
+NATIVE_BASELINE = "b7e44af"  # main before the ARMv6-M field code in firmware/natmod
 
 # Plain MicroPython; prints one JSON object. COUNT is substituted.
 SCRIPT = r"""
@@ -99,6 +107,12 @@ sigs = [(ec.pubkey_from_secret(k), m, ecdsa.sign(k, m)) for k, m in few]
 res["verify"] = mean_us(ecdsa.verify, sigs)
 res["selftest"] = mean_us(selftest.run, [()] * 2)
 res["grinds"] = sum(1 for k, m in pairs if ecdsa.sign(k, m, False)[3] == 33)
+d = sha256()
+for k, m in pairs[:3]:
+    d.update(ecdsa.sign(k, m))
+    ec.clear_key_cache()
+    d.update(schnorr.sign(k, m, bytes(32)))
+res["sigs"] = d.digest().hex()
 print(json.dumps(res))
 """
 
@@ -162,10 +176,48 @@ def print_table(title, unit, before, after, scale, native=None):
           % (after["grinds"], after["count"]))
 
 
-# the native module's architecture per target: qemu-m4's firmware is built without
-# floating point, so it loads ARMv7-M code (a pyboard takes armv7emsp)
-MCU_ARCH = {"qemu-m0plus": "armv6m", "qemu-m4": "armv7m"}
+# the board each target stands for, and the native module's architecture there:
+# qemu-m4's firmware is built without floating point, so it loads ARMv7-M code (a
+# pyboard takes armv7emsp)
+MCU_ARCH = {"qemu-m0plus": ("rpi_pico", "armv6m"), "qemu-m4": ("pyboard", "armv7m")}
 BIG_HEAP = 2 * 1024 * 1024
+MODULE_RAM = """import gc
+gc.collect()
+free = gc.mem_free()
+import quill_secp256k1
+gc.collect()
+print('RAM', free - gc.mem_free())
+"""
+
+
+def native_modules(board_name, arch):
+    """(main's module, this tree's) for the board: main's with its fixed tables, this
+    tree's with the board's (the smallest where the board deploys none)."""
+    from boards import boardspec
+
+    spec = boardspec.load(board_name).natmod
+    after = natmod.build(arch, spec["ecmult_gen_kb"], spec["ecmult_window_size"]) if spec else natmod.build(arch)
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(["git", "-C", str(ROOT), "archive", NATIVE_BASELINE, "firmware/natmod"],
+                              capture_output=True, check=True)
+        with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+            tar.extractall(tmp)
+        before = natmod.build(arch, source=Path(tmp) / "firmware" / "natmod" / natmod.MODULE)
+    return before, after
+
+
+def module_ram(target, romfs):
+    """Heap bytes that importing the native module takes on the target."""
+    board = qemu.Board(target, None, icount=False, romfs=romfs)
+    try:
+        board.enter_raw_repl()
+        out, err = board.exec("import sys\nsys.path.insert(0, '/rom')\n" + MODULE_RAM)
+    finally:
+        board.close()
+    found = re.search(r"^RAM (\d+)", out, re.M)
+    if err or not found:
+        raise RuntimeError(f"{target}: {out[-500:]} {err[-1500:]}")
+    return int(found.group(1))
 
 
 def mcu_romfs(firmware_dir, native=None):
@@ -201,26 +253,32 @@ def run_mcu(target, romfs, count, heap=None):
 
 
 def print_mcu_table(target, columns):
+    """One board's table: instructions and chip ms per column; the speed-ups are
+    pure before/after and native before/after."""
     chip = mcu_bench.CHIPS[target][0]
     names = [name for name, _ in columns]
-    head = "%-22s" % "operation" + "".join(" %14s" % (n + " instr") for n in names) \
-        + "".join(" %11s" % (n + " ms") for n in names) + " %9s" % "speed-up"
+    head = "%-22s" % "operation" + "".join(" %17s" % (n + " instr") for n in names) \
+        + "".join(" %14s" % (n + " ms") for n in names) + " %8s %8s" % ("pure x", "native x")
     print(f"{target} ({chip} ms)")
     print(head)
     print("-" * len(head))
     for label, key in ROWS:
         vals = [col[key] for _, col in columns]
-        line = "%-22s" % label + "".join(" %14s" % f"{v:,.0f}" for v in vals)
-        line += "".join(" %11.2f" % mcu_bench.milliseconds(target, v) for v in vals)
-        line += " %8.2fx" % (vals[0] / vals[1]) + "".join(" / %.0fx" % (vals[0] / v) for v in vals[2:])
+        line = "%-22s" % label + "".join(" %17s" % f"{v:,.0f}" for v in vals)
+        line += "".join(" %14.2f" % mcu_bench.milliseconds(target, v) for v in vals)
+        line += " %7.2fx" % (vals[0] / vals[1])
+        line += " %7.2fx" % (vals[2] / vals[3]) if len(vals) == 4 else ""
         print(line)
-    line = "%-22s" % "bytes / ECDSA sig" + "".join(
-        " %14s" % ("-" if col.get("bytes") is None else f"{col['bytes']:,}") for _, col in columns)
-    print(line)
+    print("%-22s" % "bytes / ECDSA sig" + "".join(
+        " %17s" % ("-" if col.get("bytes") is None else f"{col['bytes']:,}") for _, col in columns))
+    print("%-22s" % "module RAM (bytes)" + "".join(
+        " %17s" % (f"{col['ram']:,}" if "ram" in col else "-") for _, col in columns))
+    same = len({col["sigs"] for _, col in columns}) == 1
+    print("same bytes (ECDSA with grinding, BIP340) in every column: %s" % ("yes" if same else "NO"))
 
 
 def mcu_tables(old, count):
-    for target, arch in MCU_ARCH.items():
+    for target, (board_name, arch) in MCU_ARCH.items():
         try:
             qemu.build(target)
             qemu.build(target, BIG_HEAP)
@@ -229,13 +287,17 @@ def mcu_tables(old, count):
             continue
         columns = [("before", mcu_romfs(old)), ("after", mcu_romfs(ROOT / "firmware"))]
         try:
-            columns.append(("native", mcu_romfs(ROOT / "firmware", natmod.build(arch))))
+            before, after = native_modules(board_name, arch)
+            columns.append(("native before", mcu_romfs(ROOT / "firmware", before)))
+            columns.append(("native after", mcu_romfs(ROOT / "firmware", after)))
         except natmod.NatmodUnavailable as exc:
-            print(f"{target}: no native column: {exc}")
+            print(f"{target}: no native columns: {exc}")
         results = []
         for name, image in columns:
             col = run_mcu(target, image, count)
             col["bytes"] = run_mcu(target, image, 2, BIG_HEAP)["bytes"]
+            if name.startswith("native"):
+                col["ram"] = module_ram(target, image)
             results.append((name, col))
         print_mcu_table(target, results)
         print()

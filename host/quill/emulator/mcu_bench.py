@@ -20,6 +20,7 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
 
 from quill.emulator import qemu
 
@@ -66,10 +67,20 @@ print('CASE {name}', _t.ticks_diff(_t.ticks_us(), _t0) * 1000 // {reps})
 """
 
 
-def counts(target: str = "qemu-m0plus", heap: int | None = None, cases: dict | None = None) -> dict[str, int]:
-    """{case: instructions per run} on the target (one boot for all cases)."""
+# the cases the native crypto module changes (native_counts)
+NATIVE_CASES = ("ecdsa_sign_grind", "schnorr_sign", "boot_selftest")
+
+
+def counts(target: str = "qemu-m0plus", heap: int | None = None, cases: dict | None = None,
+           native: Path | None = None) -> dict[str, int]:
+    """{case: instructions per run} on the target (one boot for all cases); native: the
+    crypto module to put beside the firmware (which then signs with it)."""
     cases = cases or CASES
-    board = qemu.Board(target, heap, icount=True)
+    romfs = None
+    if native is not None:
+        from quill.emulator.launcher import romfs_image
+        romfs = romfs_image(extra=[native])
+    board = qemu.Board(target, heap, icount=True, romfs=romfs)
     found: dict[str, int] = {}
     try:
         board.enter_raw_repl()
@@ -85,6 +96,13 @@ def counts(target: str = "qemu-m0plus", heap: int | None = None, cases: dict | N
     finally:
         board.close()
     return found
+
+
+def native_counts(target: str = "qemu-m0plus") -> dict[str, int]:
+    """NATIVE_CASES' counts with the target's board's native module (qemu.native_module)."""
+    module = qemu.native_module(target, "native")
+    assert module is not None
+    return counts(target, cases={name: CASES[name] for name in NATIVE_CASES}, native=module)
 
 
 def milliseconds(target: str, instructions: int) -> float:

@@ -63,6 +63,10 @@ class Target:
     frozen: bool            # firmware frozen into the image (else ROMFS)
 
 
+# The board each target stands for (boards/<board>/board.json) and the native crypto
+# module's architecture there (qemu-m4's firmware has no floating point: armv7m).
+TARGET_BOARDS = {"qemu-m0plus": ("rpi_pico", "armv6m"), "qemu-m4": ("pyboard", "armv7m")}
+
 TARGETS = {
     "qemu-m0plus": Target("qemu-m0plus", "mps2-an385", "-mcpu=cortex-m0plus", "thumb1", 233024,
                           False),        # stands for the Raspberry Pi Pico (RP2040)
@@ -347,10 +351,43 @@ def run_snippet(target: Target | str, code: str, heap: int | None = None, icount
     return Snippet("\n".join(lines), err, instructions)
 
 
-def serve(target: Target | str, heap: int | None, options: list[str], boot_id: str | None = None) -> int:
+def native_module(target: str, crypto: str = "auto") -> Path | None:
+    """The native crypto module (quill.emulator.natmod) the target's firmware gets for
+    quill-emu's --crypto: "python" none; "native" the module (NatmodUnavailable when
+    it cannot be built), with the board's table sizes; "auto" what the board's
+    deploy installs (board.json "natmod": set where the module was measured faster
+    and the heap has room for it, tests/bench/bench_crypto_mcu.py), when it can be
+    built. The firmware signs with the module when it is present."""
+    import json
+
+    from quill.emulator import natmod
+
+    if crypto == "python":
+        return None
+    board, arch = TARGET_BOARDS[target]
+    spec = json.loads((FIRMWARE_DIR.parent / "boards" / board / "board.json").read_text())["natmod"]
+    if crypto == "auto" and spec is None:
+        return None
+    sizes = (spec["ecmult_gen_kb"], spec["ecmult_window_size"]) if spec else (natmod.GEN_KB, natmod.WINDOW)
+    try:
+        return natmod.build(arch, *sizes)
+    except natmod.NatmodUnavailable:
+        if crypto == "native":
+            raise
+        return None
+
+
+def serve(target: Target | str, heap: int | None, options: list[str], boot_id: str | None = None,
+          native: Path | None = None) -> int:
     """The firmware (main_emulator) serving this process's stdin/stdout through the
-    board's UART; returns when either side closes."""
-    board = Board(target, heap)
+    board's UART; returns when either side closes. native: the crypto module, put
+    in the ROMFS beside the firmware (alone on a frozen target)."""
+    target = TARGETS[target] if isinstance(target, str) else target
+    romfs = None
+    if native is not None:
+        from quill.emulator.launcher import romfs_image
+        romfs = romfs_of({native.name: native.read_bytes()}) if target.frozen else romfs_image(extra=[native])
+    board = Board(target, heap, romfs=romfs)
     boot_id = boot_id or os.urandom(8).hex()     # the port's urandom repeats at every boot
     argv = ["main_emulator", "--target", board.target.name, "--boot-id", boot_id, *options]
     try:
@@ -391,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--no-icount", action="store_true")
     s = sub.add_parser("serve", help="the firmware serving stdin/stdout (quill-emu --target)")
     s.add_argument("--boot-id")
+    s.add_argument("--native", type=Path, help="the native crypto module to deploy beside the firmware")
     for p in (b, r, s):
         p.add_argument("--target", choices=sorted(TARGETS), required=True)
         p.add_argument("--heapsize", type=int, help="MicroPython heap (default: the target's board's)")
@@ -407,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
             if result.instructions is not None:
                 print(f"{ICOUNT_TAG} {result.instructions}", file=sys.stderr)
             return 1 if result.error else 0
-        return serve(args.target, args.heapsize, [a for a in rest if a != "--"], args.boot_id)
+        return serve(args.target, args.heapsize, [a for a in rest if a != "--"], args.boot_id, args.native)
     except Unavailable as e:
         print(f"quill-emu: {e}", file=sys.stderr)
         return 2
