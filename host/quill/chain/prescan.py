@@ -152,7 +152,7 @@ class OutpointBook:
         covered = self.covered if with_spent else {}
         settled = self.settled
         for s in sets:
-            for k in s:
+            for k in s.copy():          # a wallet may be adding to it meanwhile (the copy is one C call)
                 script = covered.get(k)
                 if (script is None or script not in scripts) and k not in settled:
                     out.append(k)
