@@ -422,9 +422,11 @@ class Follower:
         return n_scripts > (FETCH_ALL_SCRIPTS_PRESCAN if self.serves_spent_outputs() else FETCH_ALL_SCRIPTS)
 
     def serves_spent_outputs(self) -> bool:
-        """True when the upstream node serves /rest/spenttxouts (asked about its best block at first)."""
+        """True when the upstream node serves /rest/spenttxouts (asked about its best block until it is
+        known: a node at its genesis block has no spent outputs to serve, which tells nothing)."""
         if self._spent_rest is None and self.has_rest():
-            self._spent_outputs(self.rpc, self.rpc.call("getbestblockhash"))
+            if self.rpc.rest_spent_outputs(self.rpc.call("getbestblockhash")) is not None:
+                self._spent_rest = True
         return self._spent_rest is True
 
     def match_filters(self, start: int, stop: int, scripts: Any) -> set[bytes]:
