@@ -203,3 +203,21 @@ def test_read_block_finds_what_the_walk_finds_block_after_block(with_spent, wall
     # block spends one of, or not); without the spent outputs, also those after the wallet held many coins
     assert walked == ([3, 4, 6, 7, 8, 10, 11, 12, 13] if with_spent else [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
     assert again == again_expected != []
+
+
+def test_an_outpoint_counts_as_covered_only_while_its_script_is_watched():
+    rng = random.Random(8)
+    mine, other = b"\x00\x14" + rng.randbytes(20), b"\x00\x14" + rng.randbytes(20)
+    tx = Transaction(2, [TxIn(OutPoint(rng.randbytes(32), 0), b"", 0xFFFFFFFD)], [TxOut(1000, mine)], 0)
+    book = prescan.OutpointBook()
+    book.learn(b"B" * 32, [tx], {mine})
+    coin, spent = outpoint_key(tx.txid(), 0), outpoint_key(tx.vin[0].prevout.hash, 0)
+    held = {coin, spent}
+    assert book.risky(held, {mine}, 1, b"C" * 32, True) == [spent]            # not settled until B is active
+    book.confirm(lambda h: h == b"B" * 32)
+    assert book.risky(held, {mine}, 1, b"C" * 32, True) == []
+    assert book.risky(held, {mine}, 1, b"B" * 32, True) == [spent]            # but in B itself
+    assert book.risky(held, {mine}, 1, b"C" * 32, False) == [coin]           # no spent outputs to search
+    assert book.risky(held, {other}, 2, b"C" * 32, True) == [coin]           # its script no longer watched
+    book.forget_settled()
+    assert sorted(book.risky(held, {mine}, 1, b"C" * 32, True)) == [spent]

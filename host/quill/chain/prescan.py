@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
 from quill.tx.serialize import compact_size
@@ -107,6 +108,7 @@ class OutpointBook:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.covered: dict[bytes, bytes] = {}
+        self.covered_scripts: set[bytes] = set()
         self.settled: dict[bytes, bytes] = {}           # outpoint -> block hash, in the active chain
         self.pending: dict[bytes, list[bytes]] = {}     # block hash -> outpoints it spends (not yet active)
         self.spent_in: dict[bytes, list[bytes]] = {}    # block hash -> its settled outpoints
@@ -122,6 +124,7 @@ class OutpointBook:
                 for n, out in enumerate(tx.vout):
                     if out.script_pubkey in scripts:
                         self.covered[outpoint_key(txid, n)] = out.script_pubkey
+                        self.covered_scripts.add(out.script_pubkey)
                 if not tx.is_coinbase():
                     spent += [outpoint_key(i.prevout.hash, i.prevout.n) for i in tx.vin]
             if spent:
@@ -147,17 +150,17 @@ class OutpointBook:
             self._cache = None
 
     def _uncovered(self, sets: list[Any], scripts: Any, with_spent: bool) -> list[bytes]:
-        """Up to MAX_FIND + 1 outpoints of `sets` neither covered nor settled."""
-        out = []
-        covered = self.covered if with_spent else {}
-        settled = self.settled
+        """Up to MAX_FIND + 1 outpoints of `sets` neither covered nor settled. Set differences run in C,
+        in one call each (a wallet may be adding to its set meanwhile); covered outpoints count only
+        while every script they pay is still watched (a wallet unloaded: none count)."""
+        exempt: list[Any] = [self.settled]
+        if with_spent and self.covered_scripts.issubset(scripts):
+            exempt.append(self.covered)
+        out: list[bytes] = []
         for s in sets:
-            for k in s.copy():          # a wallet may be adding to it meanwhile (the copy is one C call)
-                script = covered.get(k)
-                if (script is None or script not in scripts) and k not in settled:
-                    out.append(k)
-                    if len(out) > MAX_FIND:
-                        return out
+            out.extend(islice(s.difference(*exempt), MAX_FIND + 1 - len(out)))
+            if len(out) > MAX_FIND:
+                break
         return out
 
     def risky(self, outpoints: Any, scripts: Any, version: Any, block_hash: bytes,
