@@ -219,5 +219,8 @@ def test_an_outpoint_counts_as_covered_only_while_its_script_is_watched():
     assert book.risky(held, {mine}, 1, b"B" * 32, True) == [spent]            # but in B itself
     assert book.risky(held, {mine}, 1, b"C" * 32, False) == [coin]           # no spent outputs to search
     assert book.risky(held, {other}, 2, b"C" * 32, True) == [coin]           # its script no longer watched
+    theirs = Transaction(2, [TxIn(OutPoint(rng.randbytes(32), 0), b"", 0xFFFFFFFD)], [TxOut(1000, other)], 0)
+    book.learn(b"D" * 32, [theirs], {other})                                 # another wallet's coin
+    assert book.risky(held, {mine}, 3, b"C" * 32, True) == []                # does not spoil this one's
     book.forget_settled()
     assert sorted(book.risky(held, {mine}, 1, b"C" * 32, True)) == [spent]

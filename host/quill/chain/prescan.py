@@ -150,15 +150,21 @@ class OutpointBook:
             self._cache = None
 
     def _uncovered(self, sets: list[Any], scripts: Any, with_spent: bool) -> list[bytes]:
-        """Up to MAX_FIND + 1 outpoints of `sets` neither covered nor settled. Set differences run in C,
-        in one call each (a wallet may be adding to its set meanwhile); covered outpoints count only
-        while every script they pay is still watched (a wallet unloaded: none count)."""
+        """Up to MAX_FIND + 1 outpoints of `sets` neither covered nor settled. Set operations run in C,
+        in one call each (a wallet may be adding to its set meanwhile); a covered outpoint counts only
+        while the script it pays is still watched (which is looked up one by one only where some
+        covered script is not: another wallet's, or an unloaded one's)."""
         exempt: list[Any] = [self.settled]
-        if with_spent and self.covered_scripts.issubset(scripts):
+        if with_spent:
             exempt.append(self.covered)
+        every = with_spent and not self.covered_scripts.issubset(scripts)
         out: list[bytes] = []
         for s in sets:
             out.extend(islice(s.difference(*exempt), MAX_FIND + 1 - len(out)))
+            if every and len(out) <= MAX_FIND:
+                covered = self.covered
+                mine = s.intersection(covered)
+                out.extend(k for k in mine if covered[k] not in scripts and k not in self.settled)
             if len(out) > MAX_FIND:
                 break
         return out
