@@ -30,7 +30,7 @@ def quill_call(daemon: QuillDaemon, wallet: str = "w"):
 
 @pytest.fixture(scope="module")
 def net(tmp_path_factory):
-    core = BitcoinD(tmp_path_factory.mktemp("core"), "-blockfilterindex=1").start()
+    core = BitcoinD(tmp_path_factory.mktemp("core"), "-blockfilterindex=1", "-rest=1").start()
     chain = CoreChain(core)
     started = time.monotonic()
     chain.build(HEIGHT)

@@ -72,6 +72,11 @@ def _varint(data: bytes, p: int) -> tuple[int, int]:
     return int.from_bytes(data[p + 1:p + 9], "little"), p + 9
 
 
+def block_count(raw: bytes) -> int:
+    """The number of transactions of serialized block `raw`."""
+    return _varint(raw, HEADER_SIZE)[0]
+
+
 def scan_block(raw: bytes, scripts: Container[bytes], outpoints: Container[bytes]) -> SparseBlock:
     """The transactions of serialized block `raw` that pay one of `scripts` or spend one of
     `outpoints` (36-byte keys, see outpoint_key). DeserializationError on a malformed block."""

@@ -142,6 +142,13 @@ class UpstreamRPC:
             raise UpstreamRejected(-5, f"REST block {block_hash}: HTTP {status} {data[:200]!r}")
         return data
 
+    def rest_spent_outputs(self, block_hash: str) -> bytes | None:
+        """The outputs the block spends, from the REST interface (GET /rest/spenttxouts/<hash>.bin,
+        Core v30 and later: per transaction, CompactSize count and the outputs, serialized as in a
+        transaction), or None when the node does not serve them."""
+        status, data = self.get(f"/rest/spenttxouts/{block_hash}.bin")
+        return data if status == 200 else None
+
 
 def _hex_results(raw: bytes, n: int) -> list[bytes] | None:
     """The results of a batch reply of `n` calls that each answered a hex string, in id order, read
