@@ -10,7 +10,8 @@ confirmed what is sent (quillfw.psbt.session has the rules).
                                                             -> [token, ...]
     psbt_add_outputs   {outputs: [[amount, script_pubkey, ? path], ...]}
                                                             -> [token, ...]
-    psbt_sign          {input_index, txin, txin_token, path, hash_type, ? txout, ? txout_token}
+    psbt_sign          {input_index, txin, txin_token, path, hash_type, ? txout, ? txout_token,
+                        ? multisig}
                                                             -> signature, or null (P2PKH: stream
                                                                the transaction again, then
                                                                psbt_legacy_finish)
@@ -169,7 +170,8 @@ class PsbtMethods:
         ctx.poll_link()
         gc.collect()
         return self._run(self.psbt.sign, p["input_index"], p["txin"], p["txin_token"], p["path"],
-                         p["hash_type"], p.get("txout"), p.get("txout_token"))
+                         p["hash_type"], p.get("txout"), p.get("txout_token"),
+                         p.get("multisig", False))
 
     def legacy_finish(self, ctx, p):
         self._check(p)
@@ -240,7 +242,7 @@ class PsbtMethods:
             Method("psbt_sign", self.sign, {
                 "input_index": u, "txin": (ARRAY, True), "txin_token": (BYTES, True),
                 "path": (TEXT, True), "hash_type": u, "txout": (ARRAY, False),
-                "txout_token": (BYTES, False)}),
+                "txout_token": (BYTES, False), "multisig": (BOOL, False)}),
             Method("psbt_legacy_finish", self.legacy_finish),
             Method("psbt_end", self.end),
             Method("psbt_abort", self.abort),
@@ -253,3 +255,5 @@ def register(dispatcher, boot):
     methods = PsbtMethods(dispatcher, boot)
     dispatcher.register(methods.methods(), reset=methods.reset,
                         info=lambda: {"psbt": {"script_types": list(SCRIPT_TYPES)}})
+    from quillfw.multisig.methods import register as register_multisig
+    register_multisig(dispatcher, boot)     # wallets whose inputs psbt_sign signs (§12)
