@@ -35,8 +35,8 @@ from quill.device import multisig as device_multisig
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import find_board
-from quill.signing.errors import DeviceCannotSign
 from quill.signer.multisig import RegistrationError, registration
+from quill.signing.errors import DeviceCannotSign
 from quill.signing.psbt_own_keys import PsbtSigningError, sign_psbt_with_device
 from quill.tx.psbt import PSBTError, decode_base64_psbt, encode_base64_psbt
 
