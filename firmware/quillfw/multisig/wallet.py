@@ -50,7 +50,8 @@ def parse_xpub(text, network):
     if len(data) != 78 or data[45] not in (2, 3):
         raise ValueError("invalid extended public key")
     if data[:4] != _VERSIONS[_NETWORKS.index(network)]:
-        raise ValueError("extended key is not a %s public key" % ("xpub" if network == "main" else "tpub"))
+        raise ValueError("the extended key is for another network: expected %s"
+                         % ("an xpub" if network == "main" else "a tpub"))
     secp256k1.sec_decode(data[45:78])       # on the curve
     return data[4:]
 
