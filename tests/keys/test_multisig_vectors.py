@@ -46,7 +46,7 @@ def _device(approver: Any = AUTO, seed_path: str | None = None) -> tuple[Dispatc
 def call(dispatcher: Dispatcher, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     request: dict[str, Any] = {"id": "t", "method": method}
     if params is not None:
-        request["params"] = params
+        request["params"] = copy.deepcopy(params)   # the device may drop what it has read
     reply = dispatcher.dispatch(Ctx(), request)
     validate(reply)
     return reply
@@ -92,7 +92,7 @@ def test_the_policy_is_checked_before_the_user_is_asked() -> None:
         (dict(VAULT, network="main"), "Invalid multisig wallet: signer 1: the extended key is for "
                                       "another network: expected an xpub"),
         (dict(VAULT, signers=VAULT["signers"] * 6),
-         "Invalid multisig wallet: a wallet has 1 to 15 cosigners"),
+         "Invalid multisig wallet: a wallet has 1 to 12 cosigners"),
         (dict(VAULT, signers=[VAULT["signers"][0], VAULT["signers"][1], VAULT["signers"][1]]),
          "Invalid multisig wallet: signer 3: the same key twice"),
         (dict(VAULT, signers=[VAULT["signers"][0], [b"\x01\x02\x03", "m/1", VAULT["signers"][1][2]]]),
@@ -136,7 +136,8 @@ def test_the_user_sees_the_policy_and_a_refusal_registers_nothing() -> None:
     approver = Refuse()
     dispatcher, _ = _device(approver)
     _restored(dispatcher)
-    reply = dispatcher.dispatch(WaitingCtx(), {"id": "t", "method": "multisig_register", "params": VAULT})
+    reply = dispatcher.dispatch(WaitingCtx(), {"id": "t", "method": "multisig_register",
+                                               "params": copy.deepcopy(VAULT)})
     assert reply["error"] == {"code": USER_CANCELLED, "message": "Registration refused on the device"}
     prompt = approver.prompts[-1]
     assert prompt.startswith("Register multisig 'vault': 2 of 3 p2wsh sortedmulti; 1: [73c5da0a/48h/1h/0h/2h] tpub")

@@ -10,7 +10,8 @@ changed on the flash, fails its tag and counts as an empty slot, so only
 wallets this seed's user confirmed are ever matched.
 
     store = MultisigStore(boot)      quillfw.keys.methods' state; the seed must be unlocked
-    store.wallets() -> [(slot, Wallet), ...]
+    store.wallets() -> [(slot, Wallet), ...]      store.names() -> [(slot, name), ...]
+    store.wallet(slot) -> Wallet or None
     store.add(wallet) -> slot        store.remove(name) -> bool
 """
 import os
@@ -58,30 +59,48 @@ class MultisigStore:
             return None
         return body
 
+    def wallet(self, slot, script_types=None):
+        """The Wallet in slot, or None (empty, another seed's, malformed, or not of
+        one of script_types: indices into SCRIPT_TYPES, checked before decoding)."""
+        body = self._body(slot)
+        if body is None or (script_types is not None and body[0] not in script_types):
+            return None
+        try:
+            return Wallet.decode(body)
+        except (ValueError, IndexError):
+            return None
+
     def wallets(self):
         found = []
         for slot in range(MAX_WALLETS):
+            wallet = self.wallet(slot)
+            if wallet is not None:
+                found.append((slot, wallet))
+        return found
+
+    def names(self):
+        """[(slot, name), ...] of the registered wallets, without decoding them (heap)."""
+        found = []
+        for slot in range(MAX_WALLETS):
             body = self._body(slot)
-            if body is not None:
-                try:
-                    found.append((slot, Wallet.decode(body)))
-                except (ValueError, IndexError):
-                    pass
+            if body is not None and len(body) > 6:
+                found.append((slot, bytes(body[6:6 + body[5]]).decode()))
         return found
 
     def add(self, wallet):
         """The slot the wallet was written to; ValueError when none is free."""
-        taken = [slot for slot, _ in self.wallets()]
+        taken = [slot for slot, _ in self.names()]
         for slot in range(MAX_WALLETS):
             if slot not in taken:
-                body = wallet.encode()
+                from quillfw.multisig.policy import encode
+                body = encode(wallet)
                 self._write(slot, MAGIC + hmac_sha256(self._key, body) + body)
                 return slot
         raise ValueError("%d multisig wallets are registered: remove one first" % MAX_WALLETS)
 
     def remove(self, name):
-        for slot, wallet in self.wallets():
-            if wallet.name == name:
+        for slot, registered in self.names():
+            if registered == name:
                 self._write(slot, None)
                 return True
         return False

@@ -1,10 +1,8 @@
-"""A registered multisig wallet (protocol/SPEC.md §12): its policy, its record
-on flash, and its scripts.
+"""A registered multisig wallet (protocol/SPEC.md §12) as signing needs it:
+its record read back, and its scripts. (Registering one, checking it and
+showing it is quillfw.multisig.policy's: signing leaves that code out of RAM.)
 
-    w = Wallet.from_params(name, script_type, sorted, threshold, signers, network)
-        signers: [[fingerprint (4 bytes), origin path (text), xpub (text)], ...];
-        checks everything but whose keys they are (quillfw.multisig.methods does)
-    w.encode() -> bytes, Wallet.decode(body) -> Wallet     the record's body
+    w = Wallet.decode(body)             the record's body (quillfw.multisig.policy.encode)
     w.own(fingerprint, path) -> the signer this device's path names, or -1
     w.script(chain, index, cache) -> the multi/sortedmulti script at <chain>/<index>
     script_pubkey(script_type, script)
@@ -17,48 +15,16 @@ receives, chain 1 is change (BIP48, Coldcard and Jade wallets alike).
 """
 from quillfw.crypto import secp256k1
 from quillfw.crypto.hashes import hash160, hmac_sha512, sha256
-from quillfw.multisig.methods import MAX_COSIGNERS, SCRIPT_TYPES
+from quillfw.multisig.methods import SCRIPT_TYPES
 
-MAX_NAME = 16
-MAX_ORIGIN_DEPTH = 8
 HARDENED = 0x80000000
-_XPUB_SIZE = 74         # a serialized extended key without its version bytes
-_NETWORKS = ("main", "test", "regtest")
-_VERSIONS = (b"\x04\x88\xb2\x1e", b"\x04\x35\x87\xcf", b"\x04\x35\x87\xcf")   # xpub, tpub, tpub
+XPUB_SIZE = 74          # a serialized extended key without its version bytes
+NETWORKS = ("main", "test", "regtest")
 OP_CHECKMULTISIG = 0xAE
 
 
 def _op_n(n):
     return 0x50 + n     # OP_1 .. OP_16
-
-
-def _check_name(name):
-    if not 1 <= len(name) <= MAX_NAME:
-        raise ValueError("name must be 1 to %d characters" % MAX_NAME)
-    for ch in name:
-        if ch < " " or ch > "~":
-            raise ValueError("name must be printable ASCII")
-
-
-def parse_xpub(text, network):
-    """The 74 bytes after the version of an xpub (main) or tpub (test, regtest)."""
-    from quillfw.keys.base58 import b58decode_check
-    try:
-        data = b58decode_check(text)
-    except ValueError:
-        raise ValueError("invalid extended public key") from None
-    if len(data) != 78 or data[45] not in (2, 3):
-        raise ValueError("invalid extended public key")
-    if data[:4] != _VERSIONS[_NETWORKS.index(network)]:
-        raise ValueError("the extended key is for another network: expected %s"
-                         % ("an xpub" if network == "main" else "a tpub"))
-    secp256k1.sec_decode(data[45:78])       # on the curve
-    return data[4:]
-
-
-def format_xpub(xpub74, network):
-    from quillfw.keys.base58 import b58encode_check
-    return b58encode_check(_VERSIONS[_NETWORKS.index(network)] + xpub74)
 
 
 def ckd_pub(pubkey, chain_code, index):
@@ -67,7 +33,12 @@ def ckd_pub(pubkey, chain_code, index):
     tweak = int.from_bytes(digest[:32], "big")
     if tweak >= secp256k1.N:
         raise ValueError("invalid child key, use the next index")
-    point = secp256k1.point_add(secp256k1.point_mul_g(tweak), secp256k1.sec_decode(pubkey))
+    if secp256k1.NATIVE is not None:    # libsecp256k1 where deployed: faster, less garbage
+        xy = secp256k1.NATIVE.pubkey(digest[:32])
+        tweak_g = (int.from_bytes(xy[:32], "big"), int.from_bytes(xy[32:], "big"))
+    else:
+        tweak_g = secp256k1.point_mul_g(tweak)
+    point = secp256k1.point_add(tweak_g, secp256k1.sec_decode(pubkey))
     if point is None:
         raise ValueError("invalid child key, use the next index")
     return secp256k1.sec_encode(point), digest[32:]
@@ -97,7 +68,7 @@ def script_pubkey(script_type, script):
 
 
 def _sort(keys):
-    # insertion sort: BIP67's lexicographic order of the compressed keys (n <= 15)
+    # insertion sort: BIP67's lexicographic order of the compressed keys (n <= 12)
     for i in range(1, len(keys)):
         key = keys[i]
         j = i - 1
@@ -118,57 +89,6 @@ class Wallet:
         self.network = network
 
     @classmethod
-    def from_params(cls, name, script_type, is_sorted, threshold, signers, network):
-        from quillfw.keys.bip32 import parse_path
-        _check_name(name)
-        if script_type not in SCRIPT_TYPES:
-            raise ValueError("script_type must be one of " + ", ".join(SCRIPT_TYPES))
-        if network not in _NETWORKS:
-            raise ValueError("network must be main, test or regtest")
-        if not 1 <= len(signers) <= MAX_COSIGNERS:
-            raise ValueError("a wallet has 1 to %d cosigners" % MAX_COSIGNERS)
-        if not 1 <= threshold <= len(signers):
-            raise ValueError("threshold must be 1 to %d" % len(signers))
-        parsed = []
-        for i, signer in enumerate(signers):
-            if not isinstance(signer, list) or len(signer) != 3:
-                raise ValueError("each signer must be [fingerprint, path, xpub]")
-            fingerprint, path, xpub = signer
-            if not isinstance(fingerprint, bytes) or len(fingerprint) != 4:
-                raise ValueError("signer %d: fingerprint must be 4 bytes" % (i + 1))
-            if not isinstance(path, str) or not isinstance(xpub, str):
-                raise ValueError("signer %d: path and xpub are text" % (i + 1))
-            try:
-                indices = parse_path(path)
-                xpub74 = parse_xpub(xpub, network)
-            except ValueError as e:
-                raise ValueError("signer %d: %s" % (i + 1, e)) from None
-            if len(indices) > MAX_ORIGIN_DEPTH:
-                raise ValueError("signer %d: origin path deeper than %d" % (i + 1, MAX_ORIGIN_DEPTH))
-            for earlier in parsed:
-                if earlier[2][9:] == xpub74[9:]:
-                    raise ValueError("signer %d: the same key twice" % (i + 1))
-            parsed.append((fingerprint, indices, xpub74))
-        return cls(name, script_type, bool(is_sorted), threshold, parsed, network)
-
-    # ---- the record: type sorted threshold n network len(name) name, then per signer
-    # ---- fingerprint[4] depth path[4 * depth] xpub74
-
-    def encode(self):
-        name = self.name.encode()
-        out = bytearray((SCRIPT_TYPES.index(self.script_type), 1 if self.sorted else 0,
-                         self.threshold, len(self.signers), _NETWORKS.index(self.network),
-                         len(name)))
-        out.extend(name)
-        for fingerprint, path, xpub74 in self.signers:
-            out.extend(fingerprint)
-            out.append(len(path))
-            for index in path:
-                out.extend(index.to_bytes(4, "big"))
-            out.extend(xpub74)
-        return bytes(out)
-
-    @classmethod
     def decode(cls, body):
         n_name = body[5]
         pos = 6 + n_name
@@ -179,12 +99,12 @@ class Wallet:
             pos += 5
             path = [int.from_bytes(body[pos + 4 * i:pos + 4 * i + 4], "big") for i in range(depth)]
             pos += 4 * depth
-            signers.append((fingerprint, path, bytes(body[pos:pos + _XPUB_SIZE])))
-            pos += _XPUB_SIZE
+            signers.append((fingerprint, path, bytes(body[pos:pos + XPUB_SIZE])))
+            pos += XPUB_SIZE
         if pos != len(body):
             raise ValueError("malformed multisig record")
         return cls(bytes(body[6:6 + n_name]).decode(), SCRIPT_TYPES[body[0]], body[1] == 1,
-                   body[2], signers, _NETWORKS[body[4]])
+                   body[2], signers, NETWORKS[body[4]])
 
     # ---- what it pays to ----------------------------------------------------------
 
@@ -217,16 +137,3 @@ class Wallet:
             _sort(keys)
         return multisig_script(self.threshold, keys)
 
-    def describe(self):
-        """The policy as the user confirms it."""
-        from quillfw.keys.bip32 import format_path
-        lines = ["%d of %d %s %s" % (self.threshold, len(self.signers), self.script_type,
-                                     "sortedmulti" if self.sorted else "multi")]
-        for i, (fingerprint, path, xpub74) in enumerate(self.signers):
-            lines.append("%d: [%s%s] %s" % (i + 1, fingerprint.hex(), format_path(path)[1:],
-                                            format_xpub(xpub74, self.network)))
-        return "; ".join(lines)
-
-    def summary(self):
-        return {"name": self.name, "script_type": self.script_type, "sorted": self.sorted,
-                "threshold": self.threshold, "n": len(self.signers)}

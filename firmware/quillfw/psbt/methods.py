@@ -3,7 +3,7 @@ device signs with its own keys, derived from its seed (quillfw.keys), the
 inputs whose paths the host names, after checking them and after the user
 confirmed what is sent (quillfw.psbt.session has the rules).
 
-    psbt_begin         {version, locktime, n_inputs, n_outputs, network, ? boot_id}
+    psbt_begin         {version, locktime, n_inputs, n_outputs, network, ? boot_id, ? multisig}
                                                             -> {heap_free, session}
     psbt_prev_tx       {vout, data, ? more}                 -> null
     psbt_add_inputs    {inputs: [[txid, vout, sequence, amount, script_pubkey], ...]}
@@ -119,8 +119,14 @@ class PsbtMethods:
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
         require_unlocked(self.boot)
         gc.collect()
+        if p.get("multisig", False):
+            # the registered wallets' code before the session's buffers: it needs whole
+            # blocks, which a 120K heap no longer has once the session runs (§12)
+            if self._loaded is None:
+                self._loaded = set(sys.modules)
+            import quillfw.multisig.match  # noqa: F401
         self._run(self.psbt.begin, p["version"], p["locktime"], p["n_inputs"], p["n_outputs"],
-                  p["network"])
+                  p["network"], p.get("multisig", False))
         gc.collect()
         self._sessions += 1
         self.session_id = "p%s%x" % (self.dispatcher.boot_id[:8], self._sessions)
@@ -234,7 +240,7 @@ class PsbtMethods:
         return [
             Method("psbt_begin", self.begin, {
                 "version": u, "locktime": u, "n_inputs": u, "n_outputs": u,
-                "network": (TEXT, True), "boot_id": (TEXT, False)}),
+                "network": (TEXT, True), "boot_id": (TEXT, False), "multisig": (BOOL, False)}),
             Method("psbt_prev_tx", self.prev_tx, {"vout": u, "data": (BYTES, True),
                                                   "more": (BOOL, False)}),
             Method("psbt_add_inputs", self.add_inputs, {"inputs": (ARRAY, True)}),

@@ -3,7 +3,8 @@ over the signing session of quillfw.signing.session, which keeps the
 transaction's digests and tokens.
 
     PsbtSession(boot)                   boot: quillfw.keys.methods' state
-    begin(version, locktime, n_inputs, n_outputs, network)
+    begin(version, locktime, n_inputs, n_outputs, network, multisig=False)
+                                        multisig: load the registered wallets (§12) first
     prev_tx(vout, data, more)           the next input's previous transaction, in pieces
     add_input(txid, vout, sequence, amount, script_pubkey)   -> token
     add_output(amount, script_pubkey, path=None)             -> token
@@ -104,12 +105,14 @@ class PsbtSession:
 
     # ---- the first pass ----------------------------------------------------------
 
-    def begin(self, version, locktime, n_inputs, n_outputs, network):
+    def begin(self, version, locktime, n_inputs, n_outputs, network, multisig=False):
         if network not in owned.NETWORKS:
             raise SessionError("bad_value", "network must be main, test or regtest")
         self.abort()
         self.session.begin(version, locktime, n_inputs, n_outputs, ALGORITHMS)
         self.network = network
+        if multisig:    # loaded now, while the heap has whole blocks (§12)
+            self._load_registered()
 
     def prev_tx(self, vout, data, more):
         if self.session.state not in ("inputs",):
@@ -192,11 +195,16 @@ class PsbtSession:
         """(wallet, script) of the registered multisig wallet that pays script_pubkey
         with this device's key at path among its cosigners, or None (§12)."""
         if self._multisig is None:
-            from quillfw.multisig.match import Registered
-            self._multisig = Registered(self._boot)
-        if not self._multisig.wallets:
+            self._load_registered()
+        if not self._multisig.slots:
             return None
         return self._multisig.find(script_pubkey, parse_path(path), node.pubkey(), change)
+
+    def _load_registered(self):
+        if self._boot[2][0] is None:
+            self._fail("locked", "Device is locked: unlock it with its PIN")
+        from quillfw.multisig.match import Registered
+        self._multisig = Registered(self._boot)
 
     def _own(self, path):
         node = self.node(path)

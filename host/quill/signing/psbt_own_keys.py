@@ -214,6 +214,8 @@ def sign_psbt_with_device(client: Any, info: dict[str, Any], psbt: PSBT, fingerp
                              "network": network}
     if info.get("boot_id"):
         begin["boot_id"] = info["boot_id"]
+    if any(s.multisig for s in plan):
+        begin["multisig"] = True    # the device loads its registered wallets first (SPEC §12)
     signatures: list[tuple[_Signing, bytes]] = []
     with client.session():
         try:
