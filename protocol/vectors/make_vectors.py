@@ -330,7 +330,7 @@ _MS_SIGN = {"input_index": 0, "txin": _MS_TXIN, "txin_token": bytes(16), "path":
 
 def _ms_psbt(prefix, change):
     outputs = [[60000, _PAYEE]] + ([[39000, _MS_CHANGE, _ACCOUNT + "/1/0"]] if change else [])
-    begin = dict(_BEGIN, n_outputs=len(outputs))
+    begin = dict(_BEGIN, n_outputs=len(outputs), multisig=True)
     return [
         ("psbt_begin", {"id": prefix + "1", "method": "psbt_begin", "params": begin}, None),
         ("psbt_prev_tx", {"id": prefix + "2", "method": "psbt_prev_tx",
