@@ -14,7 +14,7 @@ for the network, no key twice, and this device's own key among the signers:
 a signer with its master fingerprint whose xpub is the device's own at that
 origin path. Every method needs the unlocked seed (LOCKED otherwise).
 
-register(dispatcher, boot) is called by quillfw.psbt.methods.register; the
+register(dispatcher, boot, psbt) is called by quillfw.psbt.methods.register; the
 bodies (quillfw.multisig.registry) are imported per request and forgotten
 after it.
 """
@@ -32,15 +32,14 @@ MAX_COSIGNERS = 12
 MAX_WALLETS = 8
 
 
-def _handler(confirmation, boot, name):
+def _handler(confirmation, boot, psbt, name):
     def handler(ctx, p):
         loaded = set(sys.modules)
         gc.collect()    # the code loaded below needs whole blocks
         try:
-            from quillfw.psbt.methods import require_unlocked
-            require_unlocked(boot)
+            psbt[0](boot)
             from quillfw.multisig.registry import Registry
-            return getattr(Registry(confirmation, boot), name)(ctx, p)
+            return getattr(Registry(confirmation, boot, psbt[1]), name)(ctx, p)
         finally:
             gc.collect()
             for module in list(sys.modules):
@@ -59,12 +58,14 @@ def info():
                          "max_cosigners": MAX_COSIGNERS}}
 
 
-def register(dispatcher, boot):
+def register(dispatcher, boot, psbt):
+    """psbt: what the PSBT room above lends (quillfw.psbt.methods):
+    (require_unlocked(boot), address(script_pubkey, network))."""
     c = dispatcher.confirmation
     dispatcher.register([
-        Method("multisig_register", _handler(c, boot, "multisig_register"), {
+        Method("multisig_register", _handler(c, boot, psbt, "multisig_register"), {
             "name": (TEXT, True), "script_type": (TEXT, True), "sorted": (BOOL, True),
             "threshold": (UINT, True), "signers": (ARRAY, True), "network": (TEXT, True)}),
-        Method("multisig_list", _handler(c, boot, "multisig_list")),
-        Method("multisig_remove", _handler(c, boot, "multisig_remove"), {"name": (TEXT, True)}),
+        Method("multisig_list", _handler(c, boot, psbt, "multisig_list")),
+        Method("multisig_remove", _handler(c, boot, psbt, "multisig_remove"), {"name": (TEXT, True)}),
     ], info=info)

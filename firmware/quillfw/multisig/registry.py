@@ -31,9 +31,10 @@ def _own_key(boot, wallet):
 
 
 class Registry:
-    def __init__(self, confirmation, boot):
+    def __init__(self, confirmation, boot, address):
         self.confirmation = confirmation
         self.boot = boot
+        self.address = address      # quillfw.psbt's address encoder (the room above lends it)
 
     def multisig_register(self, ctx, p):
         from quillfw.multisig.policy import describe, from_params
@@ -58,8 +59,7 @@ class Registry:
                               % MAX_WALLETS)
         own = _own_key(self.boot, wallet)
         gc.collect()
-        from quillfw.psbt.address import address
-        first = address(script_pubkey(wallet.script_type, wallet.script(0, 0, {})), wallet.network)
+        first = self.address(script_pubkey(wallet.script_type, wallet.script(0, 0, {})), wallet.network)
         prompt = describe(wallet, first, own)
         from quillfw.signing.confirm import drop, flow
         try:

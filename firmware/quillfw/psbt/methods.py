@@ -262,4 +262,10 @@ def register(dispatcher, boot):
     dispatcher.register(methods.methods(), reset=methods.reset,
                         info=lambda: {"psbt": {"script_types": list(SCRIPT_TYPES)}})
     from quillfw.multisig.methods import register as register_multisig
-    register_multisig(dispatcher, boot)     # wallets whose inputs psbt_sign signs (§12)
+    # the multisig room below borrows the unlock check and the address encoder
+    register_multisig(dispatcher, boot, (require_unlocked, _address))   # wallets psbt_sign signs for (§12)
+
+
+def _address(script_pubkey, network):
+    from quillfw.psbt.address import address
+    return address(script_pubkey, network)
