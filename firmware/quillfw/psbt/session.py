@@ -243,6 +243,8 @@ class PsbtSession:
             if found is None:
                 self._fail("unregistered", "input %d is not a registered multisig wallet's with "
                            "this device's key at %s" % (input_index, format_path(parse_path(path))))
+            # signed as the single-key form of its algorithm (P2SH: a legacy pass), with
+            # the wallet's script as the script code
             kind, script_code = ("p2pkh" if found[0].script_type == "p2sh" else "p2wpkh"), found[1]
         else:
             kind = owned.classify(spent[4], pubkey)
