@@ -92,7 +92,7 @@ def test_the_policy_is_checked_before_the_user_is_asked() -> None:
         (dict(VAULT, network="main"), "Invalid multisig wallet: signer 1: the extended key is for "
                                       "another network: expected an xpub"),
         (dict(VAULT, signers=VAULT["signers"] * 6),
-         "Invalid multisig wallet: a wallet has 1 to 12 cosigners"),
+         "Invalid multisig wallet: a wallet has 1 to 10 cosigners"),
         (dict(VAULT, signers=[VAULT["signers"][0], VAULT["signers"][1], VAULT["signers"][1]]),
          "Invalid multisig wallet: signer 3: the same key twice"),
         (dict(VAULT, signers=[VAULT["signers"][0], [b"\x01\x02\x03", "m/1", VAULT["signers"][1][2]]]),

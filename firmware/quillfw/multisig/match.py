@@ -25,7 +25,7 @@ def master_fingerprint(boot):
 
 class Registered:
     """One wallet decoded at a time (a session's inputs are usually one wallet's;
-    eight decoded 12-cosigner wallets would not fit the heap beside a session)."""
+    eight decoded 10-cosigner wallets would not fit the heap beside a session)."""
 
     def __init__(self, boot):
         self._fingerprint = master_fingerprint(boot)

@@ -9,7 +9,7 @@ wallet's inputs and recognises its change (quillfw.multisig.match).
     multisig_remove   {name}                      -> null
 
 Checks before the user is asked: the name (1..16 printable characters, not
-registered yet), the script type, 1 <= threshold <= n <= 12, every xpub valid
+registered yet), the script type, 1 <= threshold <= n <= 10, every xpub valid
 for the network, no key twice, and this device's own key among the signers:
 a signer with its master fingerprint whose xpub is the device's own at that
 origin path. Every method needs the unlocked seed (LOCKED otherwise).
@@ -26,9 +26,10 @@ from quillfw.wire.dispatcher import ARRAY, BOOL, TEXT, UINT, Method
 
 REFUSED = "Registration refused on the device"
 SCRIPT_TYPES = ("p2sh", "p2wsh", "p2sh-p2wsh")
-# P2SH's 520-byte redeem script would hold 15 keys; 12 is what registers and signs beside
-# other registered wallets at the emulator's PSBT heap (tests/bench/bench_psbt_multisig.py)
-MAX_COSIGNERS = 12
+# P2SH's 520-byte redeem script would hold 15 keys; 10 is what registers and signs a 10-input
+# PSBT beside other registered wallets at the emulator's PSBT heap, 144K, where 12 ran out of
+# memory (tests/bench/bench_psbt_multisig.py)
+MAX_COSIGNERS = 10
 MAX_WALLETS = 8
 
 

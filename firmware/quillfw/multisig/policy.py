@@ -102,7 +102,7 @@ def encode(wallet):
 
 def describe(wallet, first_address, own):
     """What the user confirms: the policy, every cosigner and the first address,
-    one line per item (joined once: a 12-cosigner prompt is ~1.8 KB)."""
+    one line per item (joined once: a 10-cosigner prompt is ~1.5 KB)."""
     from quillfw.keys.bip32 import format_path
     lines = ["Register multisig '%s': %d of %d %s %s" % (
         wallet.name, wallet.threshold, len(wallet.signers), wallet.script_type,

@@ -46,7 +46,7 @@ class Registry:
         except ValueError as e:
             raise DeviceError(INVALID_PARAMS, "Invalid multisig wallet: %s" % e) from None
         # the decoded signers were allocated together: freed together, they leave the
-        # contiguous room that the prompt of a 12-cosigner wallet (~1.8 KB) needs
+        # contiguous room that the prompt of a 10-cosigner wallet (~1.5 KB) needs
         p["signers"] = None
         store = MultisigStore(self.boot)
         wallets = store.names()

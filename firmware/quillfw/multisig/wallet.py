@@ -68,7 +68,7 @@ def script_pubkey(script_type, script):
 
 
 def _sort(keys):
-    # insertion sort: BIP67's lexicographic order of the compressed keys (n <= 12)
+    # insertion sort: BIP67's lexicographic order of the compressed keys (n <= 10)
     for i in range(1, len(keys)):
         key = keys[i]
         j = i - 1
