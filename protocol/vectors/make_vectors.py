@@ -292,12 +292,95 @@ PSBT = [
     ("psbt_add_outputs refused", {"id": "pe", "method": "psbt_add_outputs",
                                   "params": {"outputs": [[60000, _PAYEE, "m/84h/1h/0h/1/0"]]}},
      {"id": "pe", "error": {"code": -32602, "message": "output 0 is not this device's key at "
-                                                       "m/84h/1h/0h/1/0: not change",
+                                                       "m/84h/1h/0h/1/0, nor a registered multisig "
+                                                       "wallet's change: not change",
                             "data": "not_own"}}),
     ("lock", {"id": "pf", "method": "lock"}, {"id": "pf", "result": None}),
     ("psbt_begin while locked", {"id": "pg", "method": "psbt_begin", "params": _BEGIN},
      {"id": "pg", "error": {"code": -32002, "message": "Device is locked: unlock it with its PIN",
                             "data": "locked"}}),
+]
+
+
+# Multisig wallets (SPEC.md section 12), one exchange after KEYS' seed_restore: a 2-of-3
+# wsh(sortedmulti) of the test mnemonic's BIP48 key and two others' (the BIP39 vectors' "legal
+# winner ... yellow" and "letter advice ... above" at m/48h/1h/0h/2h), its refusals, a PSBT that
+# spends its first receive output with change to its first change output, and the refusal once
+# it is removed. The scripts and the address are Bitcoin Core's for the same descriptor
+# (tests/keys/test_core_multisig.py registers the same keys and checks the address against Core's
+# deriveaddresses, and every signature against Core's). The signature's reply is not fixed here.
+_ACCOUNT = "m/48h/1h/0h/2h"
+_COSIGNERS = [
+    [bytes.fromhex("73c5da0a"), _ACCOUNT, "tpubDFH9dgzveyD8zTbPUFuLrGmCydNvxehyNdUXKJAQN8x4aZ4j6UZqGfnq"
+                                          "FrD4NqyaTVGKbvEW54tsvPTK2UoSbCC1PJY8iCNiwTL3RWZEheQ"],
+    [bytes.fromhex("b8688df1"), _ACCOUNT, "tpubDEfobrrtptRTbKf4gysDhoabneABDTAcdj3Vbn4XwPsLE2pmqpizSPRG"
+                                          "6zHsbAMuiSgWmWPsYCLHTKTPpyrGJ5rAoTpKoQNZcxodiPf2tSJ"],
+    [bytes.fromhex("28645006"), _ACCOUNT, "tpubDEwqCvJxKwKWX9xvRe48uofWJn1Y89Jn8UeH1Efrjb1UEVjUDy3URYTi"
+                                          "qWaVCW7WdvHrL8XrSihHEhTwv5H3VDJoakjuCHiAnr6xcF2Xm4s"],
+]
+_VAULT = {"name": "vault", "script_type": "p2wsh", "sorted": True, "threshold": 2,
+          "signers": _COSIGNERS, "network": "regtest"}
+_MS_SPK = bytes.fromhex("00201c7a2a7826f9c5e069a50798f4ef3d0df8ecc44f45d9690eb4f62f5601db5dbb")    # /0/0
+_MS_CHANGE = bytes.fromhex("0020b7fa44093e6d1dd0499f57f9f577a9bd545fa8d605870126548fb3216efc3f4d")  # /1/0
+_MS_PREV = _prev_tx(_MS_SPK)
+_MS_TXIN = [_txid(_MS_PREV), 0, 0xFFFFFFFD, 100000, _MS_SPK]
+_MS_SIGN = {"input_index": 0, "txin": _MS_TXIN, "txin_token": bytes(16), "path": _ACCOUNT + "/0/0",
+            "hash_type": 1, "multisig": True}
+
+
+def _ms_psbt(prefix, change):
+    outputs = [[60000, _PAYEE]] + ([[39000, _MS_CHANGE, _ACCOUNT + "/1/0"]] if change else [])
+    begin = dict(_BEGIN, n_outputs=len(outputs), multisig=True)
+    return [
+        ("psbt_begin", {"id": prefix + "1", "method": "psbt_begin", "params": begin}, None),
+        ("psbt_prev_tx", {"id": prefix + "2", "method": "psbt_prev_tx",
+                          "params": {"vout": 0, "data": _MS_PREV}}, {"id": prefix + "2", "result": None}),
+        ("psbt_add_inputs", {"id": prefix + "3", "method": "psbt_add_inputs",
+                             "params": {"inputs": [_MS_TXIN]}}, None),
+        ("psbt_add_outputs", {"id": prefix + "4", "method": "psbt_add_outputs",
+                              "params": {"outputs": outputs}}, None),
+    ]
+
+
+_NOT_COSIGNER = {"code": -32602, "message": "This device's key is not one of the cosigners",
+                 "data": "not_cosigner"}
+MULTISIG = [
+    ("seed_restore", KEYS[1][1], KEYS[1][2]),
+    ("multisig_register", {"id": "m1", "method": "multisig_register", "params": _VAULT},
+     {"id": "m1", "result": {"name": "vault", "address": "bcrt1qr3az57pxl8z7q6d9q7v0fmeaphuwe3z0ghvk"
+                                                         "jr457ch4vqwmtkask29wwr"}}),
+    ("multisig_list", {"id": "m2", "method": "multisig_list"},
+     {"id": "m2", "result": [{"name": "vault", "script_type": "p2wsh", "sorted": True, "threshold": 2,
+                              "n": 3}]}),
+    ("multisig_register, the same name", {"id": "m3", "method": "multisig_register", "params": _VAULT},
+     {"id": "m3", "error": {"code": -32602,
+                            "message": "A multisig wallet named 'vault' is already registered"}}),
+    ("multisig_register without the device's key",
+     {"id": "m4", "method": "multisig_register",
+      "params": dict(_VAULT, name="theirs", signers=_COSIGNERS[1:])}, {"id": "m4", "error": _NOT_COSIGNER}),
+    ("multisig_register, the device's fingerprint on another key",
+     {"id": "m5", "method": "multisig_register",
+      "params": dict(_VAULT, name="forged", signers=[[_COSIGNERS[0][0], _ACCOUNT, _COSIGNERS[1][2]],
+                                                     _COSIGNERS[2]])},
+     {"id": "m5", "error": {"code": -32602, "message": "Signer 1 has this device's fingerprint but not "
+                                                       "its key at m/48h/1h/0h/2h", "data": "not_cosigner"}}),
+    ("multisig_register, threshold above n",
+     {"id": "m6", "method": "multisig_register", "params": dict(_VAULT, name="t", threshold=4)},
+     {"id": "m6", "error": {"code": -32602, "message": "Invalid multisig wallet: threshold must be 1 to 3"}}),
+    *_ms_psbt("q", True),
+    ("psbt_sign, a registered multisig input", {"id": "q5", "method": "psbt_sign", "params": _MS_SIGN},
+     None),
+    ("psbt_end", {"id": "q6", "method": "psbt_end"}, {"id": "q6", "result": None}),
+    ("multisig_remove", {"id": "m7", "method": "multisig_remove", "params": {"name": "vault"}},
+     {"id": "m7", "result": None}),
+    ("multisig_remove, no such wallet", {"id": "m8", "method": "multisig_remove",
+                                         "params": {"name": "vault"}},
+     {"id": "m8", "error": {"code": -32602, "message": "No multisig wallet named 'vault'"}}),
+    *_ms_psbt("r", False),
+    ("psbt_sign, an unregistered multisig input", {"id": "r5", "method": "psbt_sign", "params": _MS_SIGN},
+     {"id": "r5", "error": {"code": -32602, "message": "input 0 is not a registered multisig wallet's "
+                                                       "with this device's key at m/48h/1h/0h/2h/0/0",
+                            "data": "unregistered"}}),
 ]
 
 
@@ -325,7 +408,7 @@ def main():
                         for n, q, r in KEYS]}
     (HERE / "keys.json").write_text(json.dumps(keys, indent=1, ensure_ascii=True) + "\n")
     psbt = {"description": "Quill protocol v1 PSBT signing with the device's keys (SPEC.md section "
-                           "10), one exchange in order: request, the reply expected (null: not "
+                           "11), one exchange in order: request, the reply expected (null: not "
                            "fixed, session ids and tokens are random), each with its canonical "
                            "CBOR. A txin_token of 16 zero bytes stands for the token the device "
                            "answered for that input in the exchange.",
@@ -334,6 +417,14 @@ def main():
                          "reply_cbor": dumps(r).hex() if r is not None else None}
                         for n, q, r in PSBT]}
     (HERE / "psbt.json").write_text(json.dumps(psbt, indent=1, ensure_ascii=True) + "\n")
+    multisig = {"description": "Quill protocol v1 multisig wallets (SPEC.md section 12), one exchange in "
+                               "order, as psbt.json's: request, the reply expected (null: not fixed), "
+                               "each with its canonical CBOR.",
+                "vectors": [{"name": n, "request": as_json(q), "request_cbor": dumps(q).hex(),
+                             "reply": as_json(r) if r is not None else None,
+                             "reply_cbor": dumps(r).hex() if r is not None else None}
+                            for n, q, r in MULTISIG]}
+    (HERE / "multisig.json").write_text(json.dumps(multisig, indent=1, ensure_ascii=True) + "\n")
     noncanon = {"description": "Byte strings the device's decoder must reject; error: a substring "
                                "of the decoder's message.",
                 "vectors": [{"name": n, "cbor": h, "error": e} for n, h, e in NONCANONICAL]}

@@ -5,7 +5,7 @@ import ast
 from boards import boardspec, build
 
 # bottom to top; the root modules (consensus, script, limits, compat) are layer 0
-LAYERS = ("", "crypto", "sighash", "wire", "keys", "signing", "psbt", "board")
+LAYERS = ("", "crypto", "sighash", "wire", "keys", "signing", "multisig", "psbt", "board")
 PACKAGE_DIR = boardspec.FIRMWARE_DIR / "quillfw"
 
 

@@ -34,7 +34,7 @@ class EmulatedDevice:
         self.port_file.unlink(missing_ok=True)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=log)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90     # a loaded machine (the suite, other engineers)
         while time.monotonic() < deadline:
             if self.port_file.exists() and self.port_file.read_text().strip():
                 self.port = self.port_file.read_text().strip()

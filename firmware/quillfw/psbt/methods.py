@@ -3,14 +3,15 @@ device signs with its own keys, derived from its seed (quillfw.keys), the
 inputs whose paths the host names, after checking them and after the user
 confirmed what is sent (quillfw.psbt.session has the rules).
 
-    psbt_begin         {version, locktime, n_inputs, n_outputs, network, ? boot_id}
+    psbt_begin         {version, locktime, n_inputs, n_outputs, network, ? boot_id, ? multisig}
                                                             -> {heap_free, session}
     psbt_prev_tx       {vout, data, ? more}                 -> null
     psbt_add_inputs    {inputs: [[txid, vout, sequence, amount, script_pubkey], ...]}
                                                             -> [token, ...]
     psbt_add_outputs   {outputs: [[amount, script_pubkey, ? path], ...]}
                                                             -> [token, ...]
-    psbt_sign          {input_index, txin, txin_token, path, hash_type, ? txout, ? txout_token}
+    psbt_sign          {input_index, txin, txin_token, path, hash_type, ? txout, ? txout_token,
+                        ? multisig}
                                                             -> signature, or null (P2PKH: stream
                                                                the transaction again, then
                                                                psbt_legacy_finish)
@@ -118,8 +119,14 @@ class PsbtMethods:
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
         require_unlocked(self.boot)
         gc.collect()
+        if p.get("multisig", False):
+            # the registered wallets' code before the session's buffers: it needs whole
+            # blocks, which a 120K heap no longer has once the session runs (§12)
+            if self._loaded is None:
+                self._loaded = set(sys.modules)
+            import quillfw.multisig.match  # noqa: F401
         self._run(self.psbt.begin, p["version"], p["locktime"], p["n_inputs"], p["n_outputs"],
-                  p["network"])
+                  p["network"], p.get("multisig", False))
         gc.collect()
         self._sessions += 1
         self.session_id = "p%s%x" % (self.dispatcher.boot_id[:8], self._sessions)
@@ -169,7 +176,8 @@ class PsbtMethods:
         ctx.poll_link()
         gc.collect()
         return self._run(self.psbt.sign, p["input_index"], p["txin"], p["txin_token"], p["path"],
-                         p["hash_type"], p.get("txout"), p.get("txout_token"))
+                         p["hash_type"], p.get("txout"), p.get("txout_token"),
+                         p.get("multisig", False))
 
     def legacy_finish(self, ctx, p):
         self._check(p)
@@ -232,7 +240,7 @@ class PsbtMethods:
         return [
             Method("psbt_begin", self.begin, {
                 "version": u, "locktime": u, "n_inputs": u, "n_outputs": u,
-                "network": (TEXT, True), "boot_id": (TEXT, False)}),
+                "network": (TEXT, True), "boot_id": (TEXT, False), "multisig": (BOOL, False)}),
             Method("psbt_prev_tx", self.prev_tx, {"vout": u, "data": (BYTES, True),
                                                   "more": (BOOL, False)}),
             Method("psbt_add_inputs", self.add_inputs, {"inputs": (ARRAY, True)}),
@@ -240,7 +248,7 @@ class PsbtMethods:
             Method("psbt_sign", self.sign, {
                 "input_index": u, "txin": (ARRAY, True), "txin_token": (BYTES, True),
                 "path": (TEXT, True), "hash_type": u, "txout": (ARRAY, False),
-                "txout_token": (BYTES, False)}),
+                "txout_token": (BYTES, False), "multisig": (BOOL, False)}),
             Method("psbt_legacy_finish", self.legacy_finish),
             Method("psbt_end", self.end),
             Method("psbt_abort", self.abort),
@@ -253,3 +261,11 @@ def register(dispatcher, boot):
     methods = PsbtMethods(dispatcher, boot)
     dispatcher.register(methods.methods(), reset=methods.reset,
                         info=lambda: {"psbt": {"script_types": list(SCRIPT_TYPES)}})
+    from quillfw.multisig.methods import register as register_multisig
+    # the multisig room below borrows the unlock check and the address encoder
+    register_multisig(dispatcher, boot, (require_unlocked, _address))   # wallets psbt_sign signs for (§12)
+
+
+def _address(script_pubkey, network):
+    from quillfw.psbt.address import address
+    return address(script_pubkey, network)

@@ -3,11 +3,12 @@ over the signing session of quillfw.signing.session, which keeps the
 transaction's digests and tokens.
 
     PsbtSession(boot)                   boot: quillfw.keys.methods' state
-    begin(version, locktime, n_inputs, n_outputs, network)
+    begin(version, locktime, n_inputs, n_outputs, network, multisig=False)
+                                        multisig: load the registered wallets (§12) first
     prev_tx(vout, data, more)           the next input's previous transaction, in pieces
     add_input(txid, vout, sequence, amount, script_pubkey)   -> token
     add_output(amount, script_pubkey, path=None)             -> token
-    sign(input_index, txin, txin_token, path, hash_type, txout, txout_token)
+    sign(input_index, txin, txin_token, path, hash_type, txout, txout_token, multisig)
         -> signature, or None for P2PKH: the host streams the transaction again
            (add_input/add_output) and calls finish_legacy()
     finish_legacy() -> signature
@@ -24,12 +25,19 @@ What the device checks before it signs:
     a fee (across two signing rounds). A taproot signature commits to every
     input's amount and script (BIP341), so a P2TR input needs none, and a
     P2TR signature needs no proof of the others;
+  * an input signed with multisig=True must be a registered multisig wallet's
+    (quillfw.multisig.match: its script rebuilt from the registered xpubs at
+    the path's /<chain>/<index> pays the streamed script_pubkey), else
+    `unregistered`; its script code is that script (BIP143's witness script,
+    or the P2SH redeem script for a legacy signature);
   * an output with a path is change: it must pay to the device's key at that
-    path, else the request is refused; it is left out of what the user is
-    asked to send;
+    path, or be a registered multisig wallet's at a change path (chain 1),
+    else the request is refused (as Coldcard refuses fraudulent change); it
+    is left out of what the user is asked to send;
   * before the first signature the user confirms the outputs that are not
     change, the change and the fee (quillfw.signing.confirm's policy).
-Errors are SessionError (codes not_own, unproven, prev_tx) and wipe everything.
+Errors are SessionError (codes not_own, unregistered, unproven, prev_tx) and wipe
+everything.
 """
 import gc
 
@@ -58,6 +66,7 @@ class PsbtSession:
         self._proof = None
         self._node = None           # (parent path, BIP32 node): consecutive inputs share it
         self._legacy = False
+        self._multisig = None       # quillfw.multisig.match.Registered, once a multisig is seen
         self.network = None
         self.in_total = self.out_total = self.change_total = self.n_change = 0
         self.shown = []
@@ -96,12 +105,14 @@ class PsbtSession:
 
     # ---- the first pass ----------------------------------------------------------
 
-    def begin(self, version, locktime, n_inputs, n_outputs, network):
+    def begin(self, version, locktime, n_inputs, n_outputs, network, multisig=False):
         if network not in owned.NETWORKS:
             raise SessionError("bad_value", "network must be main, test or regtest")
         self.abort()
         self.session.begin(version, locktime, n_inputs, n_outputs, ALGORITHMS)
         self.network = network
+        if multisig:    # loaded now, while the heap has whole blocks (§12)
+            self._load_registered()
 
     def prev_tx(self, vout, data, more):
         if self.session.state not in ("inputs",):
@@ -158,9 +169,10 @@ class PsbtSession:
         self.out_total += amount
         if path is not None:
             node = self._own(path)
-            if owned.classify(script_pubkey, node.pubkey()) is None:
-                self._fail("not_own", "output %d is not this device's key at %s: not change"
-                           % (index, path))
+            if (owned.classify(script_pubkey, node.pubkey()) is None
+                    and self._registered(script_pubkey, path, node, True) is None):
+                self._fail("not_own", "output %d is not this device's key at %s, nor a "
+                           "registered multisig wallet's change: not change" % (index, path))
             self.change_total += amount
             self.n_change += 1
         elif len(self.shown) < SHOWN_OUTPUTS:
@@ -178,6 +190,21 @@ class PsbtSession:
         """What only the first pass needed leaves the heap before the signatures."""
         forget("quillfw.psbt.address")
         forget("quillfw.keys.base58")
+
+    def _registered(self, script_pubkey, path, node, change=False):
+        """(wallet, script) of the registered multisig wallet that pays script_pubkey
+        with this device's key at path among its cosigners, or None (§12)."""
+        if self._multisig is None:
+            self._load_registered()
+        if not self._multisig.slots:
+            return None
+        return self._multisig.find(script_pubkey, parse_path(path), node.pubkey(), change)
+
+    def _load_registered(self):
+        if self._boot[2][0] is None:
+            self._fail("locked", "Device is locked: unlock it with its PIN")
+        from quillfw.multisig.match import Registered
+        self._multisig = Registered(self._boot)
 
     def _own(self, path):
         node = self.node(path)
@@ -200,7 +227,8 @@ class PsbtSession:
 
     # ---- signatures ---------------------------------------------------------------------
 
-    def sign(self, input_index, txin, txin_token, path, hash_type, txout=None, txout_token=None):
+    def sign(self, input_index, txin, txin_token, path, hash_type, txout=None, txout_token=None,
+             multisig=False):
         s = self.session
         if s.state != READY:
             self._fail("out_of_order", "unexpected message in state %s" % s.state)
@@ -209,7 +237,19 @@ class PsbtSession:
         spent = s.check_txin(input_index, txin, txin_token)
         node = self._own(path)
         pubkey = node.pubkey()
-        kind = owned.classify(spent[4], pubkey)
+        script_code = None
+        if multisig:
+            found = self._registered(spent[4], path, node)
+            if found is None:
+                self._fail("unregistered", "input %d is not a registered multisig wallet's with "
+                           "this device's key at %s" % (input_index, format_path(parse_path(path))))
+            # signed as the single-key form of its algorithm (P2SH: a legacy pass), with
+            # the wallet's script as the script code
+            kind, script_code = ("p2pkh" if found[0].script_type == "p2sh" else "p2wpkh"), found[1]
+        else:
+            kind = owned.classify(spent[4], pubkey)
+            if kind is not None:
+                script_code = owned.script_for("p2pkh", pubkey)
         if kind is None:
             self._fail("not_own", "input %d is not this device's key at %s"
                        % (input_index, format_path(parse_path(path))))
@@ -230,13 +270,12 @@ class PsbtSession:
                                       None, None, txin, txin_token, txout, txout_token)
             finally:
                 s.forget_keys()
-        if kind == "p2pkh":
-            s.begin_legacy_pass(input_index, owned.script_for("p2pkh", pubkey), hash_type, key)
+        if kind == "p2pkh":     # and P2SH multisig: the script code is the redeem script
+            s.begin_legacy_pass(input_index, script_code, hash_type, key)
             self._legacy = True
             return None
         try:
-            return s.sign_segwit_v0(input_index, txin, txin_token,
-                                    owned.script_for("p2pkh", pubkey), hash_type, key,
+            return s.sign_segwit_v0(input_index, txin, txin_token, script_code, hash_type, key,
                                     txout, txout_token)
         finally:
             s.forget_keys()

@@ -6,10 +6,16 @@ wallet's keys on the device.
     quill-signer [--device=PORT] --fingerprint=FP --chain=CHAIN getdescriptors --account N
     quill-signer [--device=PORT] --fingerprint=FP --chain=CHAIN displayaddress --desc DESC
     quill-signer [--device=PORT] --stdin --fingerprint=FP --chain=CHAIN   (stdin: signtx PSBT)
+    quill-signer [--device=PORT] --chain=CHAIN register --desc DESC [--desc DESC] --name NAME
+    quill-signer [--device=PORT] registered
+    quill-signer [--device=PORT] unregister --name NAME
 
 Answers are one JSON document on stdout, shaped as HWI's: a list of devices
 for enumerate, {"receive": [...], "internal": [...]} for getdescriptors,
-{"address": ...} for displayaddress, {"psbt": ...} for signtx, and
+{"address": ...} for displayaddress, {"psbt": ...} for signtx, {"name": ...,
+"address": <first receive address>} for register (a multisig wallet, shown on
+the device and kept there: quill.signer.multisig; Core's protocol has no such
+command), the registered wallets for registered, {"removed": NAME}, and
 {"error": ..., "code": ...} when something fails (exit status 1).
 --device is a serial port path or a pyserial URL; the default finds a
 supported USB board as `quilld -device=auto` does. Core quotes some values
@@ -25,9 +31,11 @@ import sys
 from typing import Any
 
 from quill.device import hwkeys
+from quill.device import multisig as device_multisig
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import find_board
+from quill.signer.multisig import RegistrationError, registration
 from quill.signing.errors import DeviceCannotSign
 from quill.signing.psbt_own_keys import PsbtSigningError, sign_psbt_with_device
 from quill.tx.psbt import PSBTError, decode_base64_psbt, encode_base64_psbt
@@ -70,6 +78,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     display.add_argument("--desc", required=True)
     sign = commands.add_parser("signtx")
     sign.add_argument("psbt")
+    register = commands.add_parser("register")
+    register.add_argument("--desc", required=True, action="append")
+    register.add_argument("--name", required=True)
+    commands.add_parser("registered")
+    unregister = commands.add_parser("unregister")
+    unregister.add_argument("--name", required=True)
     args = parser.parse_args(argv)
     if args.stdin:
         words = shlex.split(sys.stdin.read())
@@ -79,7 +93,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.chain not in CHAINS:
         parser.error(f"--chain must be one of {', '.join(CHAINS)}")
     if args.command is None:
-        parser.error("a command is required: enumerate, getdescriptors, displayaddress or signtx")
+        parser.error("a command is required: enumerate, getdescriptors, displayaddress, signtx, "
+                     "register, registered or unregister")
     return args
 
 
@@ -184,7 +199,27 @@ def run(args: argparse.Namespace) -> Any:
             return {"address": result["address"]}
         finally:
             client.close()
+    if args.command in ("register", "registered", "unregister"):
+        return multisig_command(args)
     return sign_tx(args)
+
+
+def multisig_command(args: argparse.Namespace) -> Any:
+    if args.command == "register":
+        try:
+            wallet = registration(args.desc, args.name, args.chain, device_network(args.chain))
+        except RegistrationError as e:
+            raise SignerError(str(e), BAD_ARGUMENT) from None
+    client = _open(args)
+    try:
+        if args.command == "register":
+            return device_multisig.register(client, wallet)
+        if args.command == "registered":
+            return device_multisig.registered(client)
+        device_multisig.remove(client, args.name)
+        return {"removed": args.name}
+    finally:
+        client.close()
 
 
 def sign_tx(args: argparse.Namespace) -> dict[str, str]:

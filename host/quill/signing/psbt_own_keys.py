@@ -6,7 +6,9 @@ external signer's `signtx` does.
 The inputs the device signs are those with a BIP32 derivation from its master
 fingerprint, in one of the single-key forms it knows: P2PKH, P2SH-P2WPKH,
 P2WPKH (`hd_keypaths`) and the BIP86 taproot key path (`tap_bip32_paths` of the
-internal key with no leaves and no merkle root). Inputs already final, or
+internal key with no leaves and no merkle root), and the P2SH, P2WSH and
+P2SH-P2WSH multisig inputs whose script holds its key (`multisig: true`: the
+device signs them only for a wallet registered on it, SPEC §12). Inputs already final, or
 another signer's, are left alone. Outputs with a derivation from the same
 fingerprint are sent with their path: the device checks they are its own
 (change) and leaves them out of what the user confirms.
@@ -50,6 +52,7 @@ class _Signing:
     pubkey: bytes       # 33 bytes (ECDSA) or the 32-byte x-only internal key (taproot)
     taproot: bool
     hash_type: int
+    multisig: bool = False  # a registered multisig wallet's input (SPEC §12)
 
 
 def _path(origin: KeyOrigin) -> str:
@@ -67,6 +70,28 @@ def _single_key_form(txin: PSBTInput, script_pubkey: bytes) -> bool:
     return kind == S.SCRIPTHASH and S.solver(txin.redeem_script)[0] == S.WITNESS_V0_KEYHASH
 
 
+def _multisig_script(txin: PSBTInput, script_pubkey: bytes) -> bytes | None:
+    """The multi/sortedmulti script a P2SH, P2WSH or P2SH-P2WSH input spends, if it is one."""
+    kind, _ = S.solver(script_pubkey)
+    if kind == S.WITNESS_V0_SCRIPTHASH or (
+            kind == S.SCRIPTHASH and S.solver(txin.redeem_script)[0] == S.WITNESS_V0_SCRIPTHASH):
+        script = txin.witness_script
+    elif kind == S.SCRIPTHASH:
+        script = txin.redeem_script
+    else:
+        return None
+    return script if script and S.solver(script)[0] == S.MULTISIG else None
+
+
+def _our_multisig_signing(index: int, txin: PSBTInput, script: bytes,
+                          fingerprint: bytes) -> _Signing | None:
+    for pubkey, origin in sorted(txin.hd_keypaths.items()):
+        if origin.fingerprint == fingerprint and len(pubkey) == 33 and pubkey in script:
+            hash_type = SIGHASH_ALL if txin.sighash_type is None else txin.sighash_type
+            return _Signing(index, _path(origin), pubkey, False, hash_type, multisig=True)
+    return None
+
+
 def _our_signing(index: int, txin: PSBTInput, script_pubkey: bytes,
                  fingerprint: bytes) -> _Signing | None:
     if _is_final(txin):
@@ -79,6 +104,9 @@ def _our_signing(index: int, txin: PSBTInput, script_pubkey: bytes,
             hash_type = SIGHASH_DEFAULT if txin.sighash_type is None else txin.sighash_type
             return _Signing(index, _path(found[1]), internal, True, hash_type)
         return None
+    multisig = _multisig_script(txin, script_pubkey)
+    if multisig is not None:
+        return _our_multisig_signing(index, txin, multisig, fingerprint)
     if not _single_key_form(txin, script_pubkey):
         return None
     for pubkey, origin in sorted(txin.hd_keypaths.items()):
@@ -186,6 +214,8 @@ def sign_psbt_with_device(client: Any, info: dict[str, Any], psbt: PSBT, fingerp
                              "network": network}
     if info.get("boot_id"):
         begin["boot_id"] = info["boot_id"]
+    if any(s.multisig for s in plan):
+        begin["multisig"] = True    # the device loads its registered wallets first (SPEC §12)
     signatures: list[tuple[_Signing, bytes]] = []
     with client.session():
         try:
@@ -200,6 +230,8 @@ def sign_psbt_with_device(client: Any, info: dict[str, Any], psbt: PSBT, fingerp
                                           "hash_type": s.hash_type}
                 if (s.hash_type & 0x1F) == SIGHASH_SINGLE and s.index < len(outputs):
                     params.update(txout=outputs[s.index][:2], txout_token=tokens_out[s.index])
+                if s.multisig:
+                    params["multisig"] = True
                 sig = driver.call("psbt_sign", params, awaits_user=True)
                 if sig is None:     # P2PKH: the whole transaction again for the legacy sighash
                     _stream_inputs(driver, psbt, inputs, False)
