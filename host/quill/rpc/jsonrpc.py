@@ -34,6 +34,7 @@ HTTP_INTERNAL_SERVER_ERROR = 500
 
 _ABSENT = object()
 _DEBUG = logging.DEBUG
+_monotonic = time.monotonic
 
 
 _NO_PARAMS: list = []  # never changed: check_args copies a handler's arguments out of it
@@ -63,6 +64,10 @@ class Args(list):
 
     __slots__ = ("given",)
     given: int
+
+
+_NO_ARGS = Args()  # what every method without parameters receives when called without any
+_NO_ARGS.given = 0
 
 
 @dataclass
@@ -131,7 +136,7 @@ class ActiveCommands:
 
     def begin(self, method: str) -> int:
         key = next(self._ids)
-        self._running[key] = (method, time.monotonic())
+        self._running[key] = (method, _monotonic())
         return key
 
     def end(self, key: int) -> None:
@@ -220,6 +225,8 @@ class Dispatcher:
                     f"JSON value of type {univalue.type_name(value)} is not of expected type {expected}"
         if mismatches:
             raise RPCError(RPC_TYPE_ERROR, "Wrong type passed:\n" + univalue.dumps(mismatches, indent=4))
+        if not given and not shape.count:
+            return _NO_ARGS
         padded = Args(args)
         padded.given = given
         if given < shape.count:
@@ -236,7 +243,8 @@ class Dispatcher:
         args = self.check_args(method, params if isinstance(params, list) else self.positional_args(method, params))
         if log.isEnabledFor(_DEBUG):
             log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
-        key = self.active.begin(req.method)
+        active = self.active
+        key = active.begin(req.method)
         try:
             return method.handler(ctx, args)
         except RPCError:
@@ -249,7 +257,7 @@ class Dispatcher:
             log.error("unexpected %s in RPC method %s", type(e).__name__, req.method)
             raise RPCError(RPC_MISC_ERROR, f"Internal error ({type(e).__name__})") from e
         finally:
-            self.active.end(key)
+            active.end(key)
 
     def exec_one(self, obj, ctx: CallContext, req: Request | None = None):
         """One request object -> (request, reply object, parse failed?). `req` carries
@@ -316,9 +324,15 @@ class Dispatcher:
             result = self.execute(req, ctx)
         except RPCError as e:
             return _single_reply(req, reply_object(req, error=e), False)
-        if req.version == 2 and req.id is _ABSENT:
-            return HTTP_NO_CONTENT, None
-        return HTTP_OK, univalue.encode_reply(univalue.dumps(reply_object(req, result)) + "\n")
+        if req.version == 2:
+            if req.id is _ABSENT:
+                return HTTP_NO_CONTENT, None
+            return HTTP_OK, univalue.encode_reply(univalue.dumps(reply_object(req, result)) + "\n")
+        if req.id is _ABSENT:
+            return HTTP_OK, univalue.encode_reply(univalue.dumps({"result": result, "error": None}) + "\n")
+        # reply_object's {"result": ..., "error": null, "id": ...}, written around the two values
+        return HTTP_OK, univalue.encode_reply(
+            '{"result":' + univalue.dumps(result) + ',"error":null,"id":' + univalue.dumps(req.id) + "}\n")
 
     def _batch(self, items, ctx):
         replies = []
