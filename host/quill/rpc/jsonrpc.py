@@ -131,20 +131,12 @@ class ActiveCommands:
     popped, and a dict copied, are each atomic under the GIL."""
 
     def __init__(self):
-        self._running = {}
-        self._ids = itertools.count()
-
-    def begin(self, method: str) -> int:
-        key = next(self._ids)
-        self._running[key] = (method, _monotonic())
-        return key
-
-    def end(self, key: int) -> None:
-        self._running.pop(key, None)
+        self.running = {}   # key -> (method, start): Dispatcher.execute sets its call's item and pops it
+        self.ids = itertools.count()
 
     def snapshot(self) -> list:
         now = time.monotonic()
-        items = sorted(self._running.copy().items())
+        items = sorted(self.running.copy().items())
         return [{"method": m, "duration": int((now - start) * 1_000_000)} for _, (m, start) in items]
 
 
@@ -244,7 +236,9 @@ class Dispatcher:
         if log.isEnabledFor(_DEBUG):
             log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
         active = self.active
-        key = active.begin(req.method)
+        key = next(active.ids)
+        running = active.running
+        running[key] = (req.method, _monotonic())
         try:
             return method.handler(ctx, args)
         except RPCError:
@@ -257,7 +251,7 @@ class Dispatcher:
             log.error("unexpected %s in RPC method %s", type(e).__name__, req.method)
             raise RPCError(RPC_MISC_ERROR, f"Internal error ({type(e).__name__})") from e
         finally:
-            active.end(key)
+            running.pop(key, None)
 
     def exec_one(self, obj, ctx: CallContext, req: Request | None = None):
         """One request object -> (request, reply object, parse failed?). `req` carries
@@ -281,14 +275,14 @@ class Dispatcher:
             value = univalue.loads(body)
         except univalue.JSONParseError:
             return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Parse error")
-        if not isinstance(value, (dict, list)):
+        if type(value) is not dict and not isinstance(value, (dict, list)):
             return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
         return value
 
     def lane(self, value) -> str:
         """Where a parsed request runs (registry.INLINE, POOL or DEVICE): a batch runs
         on the device lane if any call needs the device, inline only if every call is cheap."""
-        if isinstance(value, dict):
+        if type(value) is dict or isinstance(value, dict):
             name = value.get("method")
             method = self.registry.methods.get(name) if isinstance(name, str) else None
             return method.lane if method is not None else INLINE
@@ -303,7 +297,7 @@ class Dispatcher:
 
     def process_value(self, value, ctx: CallContext):
         """A parsed request (object or array) -> (HTTP status, reply bytes or None)."""
-        if isinstance(value, dict):
+        if type(value) is dict or isinstance(value, dict):
             return self._single(value, ctx)
         return self._batch(value, ctx)
 
@@ -332,7 +326,7 @@ class Dispatcher:
             return HTTP_OK, univalue.encode_reply(univalue.dumps({"result": result, "error": None}) + "\n")
         # reply_object's {"result": ..., "error": null, "id": ...}, written around the two values
         return HTTP_OK, univalue.encode_reply(
-            '{"result":' + univalue.dumps(result) + ',"error":null,"id":' + univalue.dumps(req.id) + "}\n")
+            f'{{"result":{univalue.dumps(result)},"error":null,"id":{univalue.dumps(req.id)}}}\n')
 
     def _batch(self, items, ctx):
         replies = []

@@ -355,6 +355,11 @@ def _device_label(value: Any) -> str:
 _UNREPEATABLE = frozenset((b"proxy-connection", b"expect", b"transfer-encoding", b"upgrade"))
 
 
+# What a reply to a repeated head is written for: an HTTP/1.1 request kept alive, without
+# a Connection header (the defaults of a new exchange). Only ever read.
+_REPEATED = _Exchange()
+
+
 class _RepeatHead:
     """A request head that passed `decide`, split around its Content-Length digits,
     with the call context it was given."""
@@ -486,11 +491,10 @@ class HTTPConnection(asyncio.Protocol):
         except Exception as e:  # as _run
             log.error("unexpected %s serving a request", type(e).__name__)
             outcome = 500, b""
-        ex = _Exchange()  # HTTP/1.1, kept alive, no Connection header: what a repeatable head is
         if isinstance(outcome, tuple):
-            self._reply(ex, outcome[0], outcome[1], False)
+            self._reply(_REPEATED, outcome[0], outcome[1], False)
         else:
-            self._await(ex, outcome)
+            self._await(_Exchange(), outcome)
         return True
 
     def _continue_if_expected(self) -> None:

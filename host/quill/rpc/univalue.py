@@ -123,9 +123,12 @@ def _depth_ok(text: str) -> bool:
 def loads(text):
     """Parse JSON text as UniValue reads it; raise JSONParseError on failure.
     Bytes go through Core's UTF-8 filter first (decode_utf8)."""
-    if isinstance(text, memoryview):
-        text = bytes(text)
-    if isinstance(text, (bytes, bytearray)):
+    kind = type(text)
+    if kind is bytes or kind is bytearray:
+        text = decode_utf8(text)
+    elif isinstance(text, memoryview):
+        text = decode_utf8(bytes(text))
+    elif isinstance(text, (bytes, bytearray)):
         text = decode_utf8(text)
     if "\\u" in text and _has_lone_surrogate_escape(text):
         raise JSONParseError("lone surrogate escape")
@@ -317,6 +320,8 @@ _compact = c_make_encoder(None, _default, encode_basestring, None, ":", ",", Fal
 def dumps(value, indent=None) -> str:
     """Write `value` as UniValue::write(indent) would."""
     if indent is None:
+        if type(value) is int:  # not bool, not an int subclass: its digits are its JSON
+            return str(value)
         return _finish("".join(_compact(value, 0)))
     text = json.dumps(value, ensure_ascii=False, indent=indent,
                       separators=(",", ": "), default=_default, allow_nan=False)
