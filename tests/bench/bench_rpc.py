@@ -91,8 +91,8 @@ def main():
     print("-" * 146)
     for method, conns, q, b, u in rows:
         print(f"{method:20} {conns:>7} | {q['rps']:>12.0f} {q['p50']:>7.2f} {q['p99']:>7.2f} {q['cpu_us']:>7.1f} | "
-              f"{b['rps']:>10.0f} {b['p50']:>7.2f} {b['p99']:>7.2f} {b['cpu_us']:>7.1f} | {q['rps'] / b['rps']:>5.2f} | "
-              f"{u['rps']:>13.0f} {u['cpu_us']:>7.1f} | {q['rps'] / u['rps']:>5.2f}")
+              f"{b['rps']:>10.0f} {b['p50']:>7.2f} {b['p99']:>7.2f} {b['cpu_us']:>7.1f} | "
+              f"{q['rps'] / b['rps']:>5.2f} | {u['rps']:>13.0f} {u['cpu_us']:>7.1f} | {q['rps'] / u['rps']:>5.2f}")
     print(f"\n(best of {opts.rounds} alternating {opts.seconds:g} s runs per cell; load generator in a separate "
           "process; cpu us: the server's user+system CPU per request)")
 
