@@ -26,7 +26,21 @@ MAX_DEPTH = 512
 
 _TOKEN = "\x00" + os.urandom(8).hex() + ":"
 _ESCAPED_TOKEN = json.dumps(_TOKEN, ensure_ascii=False)[1:-1]
-_MARKER_RE = re.compile('"' + re.escape(_ESCAPED_TOKEN) + '([^"]*)"')
+_QUOTED_TOKEN = '"' + _ESCAPED_TOKEN
+
+
+def _unmark(text: str) -> str:
+    """Each marker string, `"<token><number text>"`, replaced by its bare number text:
+    split at the markers' openings, each piece after one ends its string at its first quote."""
+    pieces = text.split(_QUOTED_TOKEN)
+    if len(pieces) == 1:
+        return text
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        close = piece.index('"')
+        out.append(piece[:close])
+        out.append(piece[close + 1:])
+    return "".join(out)
 
 
 class Number:
@@ -306,7 +320,7 @@ def _default(obj):
 
 def _finish(text: str) -> str:
     if _TOKEN[0] in text or "\\u0000" in text:
-        text = _MARKER_RE.sub(r"\1", text)
+        text = _unmark(text)
     if "\x7f" in text:
         text = text.replace("\x7f", "\\u007f")
     return text
