@@ -2,7 +2,10 @@
 in Python can do per request (parse the head, read the body, send a fixed
 JSON reply), with no JSON-RPC, auth or worker threads.
 
-    python bare_http_server.py PORT
+    python bare_http_server.py PORT [uvloop]
+
+On asyncio's own event loop by default (the floor issue 15 sets), or on uvloop's,
+which quilld runs on, to show what the loop alone is worth.
 """
 import asyncio
 import sys
@@ -35,4 +38,8 @@ async def main(port):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1])))
+    if sys.argv[2:] == ["uvloop"]:
+        import uvloop
+        uvloop.run(main(int(sys.argv[1])))
+    else:
+        asyncio.run(main(int(sys.argv[1])))

@@ -34,6 +34,7 @@ HTTP_INTERNAL_SERVER_ERROR = 500
 
 _ABSENT = object()
 _DEBUG = logging.DEBUG
+_monotonic = time.monotonic
 
 
 _NO_PARAMS: list = []  # never changed: check_args copies a handler's arguments out of it
@@ -63,6 +64,10 @@ class Args(list):
 
     __slots__ = ("given",)
     given: int
+
+
+_NO_ARGS = Args()  # what every method without parameters receives when called without any
+_NO_ARGS.given = 0
 
 
 @dataclass
@@ -126,20 +131,12 @@ class ActiveCommands:
     popped, and a dict copied, are each atomic under the GIL."""
 
     def __init__(self):
-        self._running = {}
-        self._ids = itertools.count()
-
-    def begin(self, method: str) -> int:
-        key = next(self._ids)
-        self._running[key] = (method, time.monotonic())
-        return key
-
-    def end(self, key: int) -> None:
-        self._running.pop(key, None)
+        self.running = {}   # key -> (method, start): Dispatcher.execute sets its call's item and pops it
+        self.ids = itertools.count()
 
     def snapshot(self) -> list:
         now = time.monotonic()
-        items = sorted(self._running.copy().items())
+        items = sorted(self.running.copy().items())
         return [{"method": m, "duration": int((now - start) * 1_000_000)} for _, (m, start) in items]
 
 
@@ -220,6 +217,8 @@ class Dispatcher:
                     f"JSON value of type {univalue.type_name(value)} is not of expected type {expected}"
         if mismatches:
             raise RPCError(RPC_TYPE_ERROR, "Wrong type passed:\n" + univalue.dumps(mismatches, indent=4))
+        if not given and not shape.count:
+            return _NO_ARGS
         padded = Args(args)
         padded.given = given
         if given < shape.count:
@@ -236,7 +235,10 @@ class Dispatcher:
         args = self.check_args(method, params if isinstance(params, list) else self.positional_args(method, params))
         if log.isEnabledFor(_DEBUG):
             log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
-        key = self.active.begin(req.method)
+        active = self.active
+        key = next(active.ids)
+        running = active.running
+        running[key] = (req.method, _monotonic())
         try:
             return method.handler(ctx, args)
         except RPCError:
@@ -249,7 +251,7 @@ class Dispatcher:
             log.error("unexpected %s in RPC method %s", type(e).__name__, req.method)
             raise RPCError(RPC_MISC_ERROR, f"Internal error ({type(e).__name__})") from e
         finally:
-            self.active.end(key)
+            running.pop(key, None)
 
     def exec_one(self, obj, ctx: CallContext, req: Request | None = None):
         """One request object -> (request, reply object, parse failed?). `req` carries
@@ -273,14 +275,14 @@ class Dispatcher:
             value = univalue.loads(body)
         except univalue.JSONParseError:
             return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Parse error")
-        if not isinstance(value, (dict, list)):
+        if type(value) is not dict and not isinstance(value, (dict, list)):
             return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
         return value
 
     def lane(self, value) -> str:
         """Where a parsed request runs (registry.INLINE, POOL or DEVICE): a batch runs
         on the device lane if any call needs the device, inline only if every call is cheap."""
-        if isinstance(value, dict):
+        if type(value) is dict or isinstance(value, dict):
             name = value.get("method")
             method = self.registry.methods.get(name) if isinstance(name, str) else None
             return method.lane if method is not None else INLINE
@@ -295,7 +297,7 @@ class Dispatcher:
 
     def process_value(self, value, ctx: CallContext):
         """A parsed request (object or array) -> (HTTP status, reply bytes or None)."""
-        if isinstance(value, dict):
+        if type(value) is dict or isinstance(value, dict):
             return self._single(value, ctx)
         return self._batch(value, ctx)
 
@@ -316,9 +318,15 @@ class Dispatcher:
             result = self.execute(req, ctx)
         except RPCError as e:
             return _single_reply(req, reply_object(req, error=e), False)
-        if req.version == 2 and req.id is _ABSENT:
-            return HTTP_NO_CONTENT, None
-        return HTTP_OK, univalue.encode_reply(univalue.dumps(reply_object(req, result)) + "\n")
+        if req.version == 2:
+            if req.id is _ABSENT:
+                return HTTP_NO_CONTENT, None
+            return HTTP_OK, univalue.encode_reply(univalue.dumps(reply_object(req, result)) + "\n")
+        if req.id is _ABSENT:
+            return HTTP_OK, univalue.encode_reply(univalue.dumps({"result": result, "error": None}) + "\n")
+        # reply_object's {"result": ..., "error": null, "id": ...}, written around the two values
+        return HTTP_OK, univalue.encode_reply(
+            f'{{"result":{univalue.dumps(result)},"error":null,"id":{univalue.dumps(req.id)}}}\n')
 
     def _batch(self, items, ctx):
         replies = []

@@ -134,8 +134,8 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 class _Exchange:
     """One request from its first byte to its reply."""
 
-    __slots__ = ("method", "url", "minor", "headers", "header_bytes", "body", "received", "complete",
-                 "early", "keep_alive", "expect_continue")
+    __slots__ = ("method", "url", "minor", "headers", "header_bytes", "body", "length", "received", "complete",
+                 "early", "keep_alive", "expect_continue", "repeatable")
 
     def __init__(self) -> None:
         self.method = b""
@@ -143,13 +143,15 @@ class _Exchange:
         self.minor = 1
         self.headers: dict[bytes, bytes] = {}
         self.header_bytes = 0
-        self.body: bytearray | None = None
+        self.body: bytes | bytearray | None = None  # None: answered from the headers, nothing to keep
+        self.length = 0  # the announced Content-Length
         self.received = 0
         self.complete = False
         # (status, body, close) decided from the headers alone, or an awaitable of it
         self.early: Any = None
         self.keep_alive = True
         self.expect_continue = False
+        self.repeatable = False  # passed, and its head may be decided again unparsed (_RepeatHead)
 
 
 class _FailureGate:
@@ -282,6 +284,11 @@ class RPCServer:
             conn.context = CallContext(node=self.node, wallet_name=wallet, user=user)
         return None
 
+    def admits(self, length: int) -> bool:
+        """The refusals of `decide` that depend on the server's state, not the request's head."""
+        return not self.stopping and self.queue.jobs.qsize() < self.queue.depth \
+            and self.buffered + length <= MAX_BUFFERED_BYTES
+
     async def _refuse_later(self, peer: str) -> tuple[int, bytes, bool]:
         assert self.failures is not None
         await self.failures.wait(peer)
@@ -343,6 +350,50 @@ def _device_label(value: Any) -> str:
     return "batch"
 
 
+# Headers that make a head unfit to be decided again without parsing: they change how
+# the body is framed or what the reply says (`connection`, checked apart, too).
+_UNREPEATABLE = frozenset((b"proxy-connection", b"expect", b"transfer-encoding", b"upgrade"))
+
+
+# What a reply to a repeated head is written for: an HTTP/1.1 request kept alive, without
+# a Connection header (the defaults of a new exchange). Only ever read.
+_REPEATED = _Exchange()
+
+
+class _RepeatHead:
+    """A request head that passed `decide`, split around its Content-Length digits,
+    with the call context it was given."""
+
+    __slots__ = ("prefix", "suffix", "context")
+
+    def __init__(self, prefix: bytes, suffix: bytes, context: CallContext) -> None:
+        self.prefix = prefix
+        self.suffix = suffix
+        self.context = context
+
+    @classmethod
+    def learn(cls, data: bytes, context: CallContext) -> _RepeatHead | None:
+        """From `data` holding exactly one request (head and whole body) that passed,
+        or None when its head is not plain enough: one Content-Length header, no
+        folded lines, nothing before the request line."""
+        head_end = data.find(b"\r\n\r\n")
+        if head_end < 0 or not data.startswith(b"POST "):
+            return None
+        head = data[:head_end + 2]
+        lower = head.lower()
+        at = lower.find(b"\r\ncontent-length:")
+        if at < 0 or lower.count(b"\r\ncontent-length:") != 1 or b"\r\n " in head or b"\r\n\t" in head:
+            return None
+        start = at + len(b"\r\ncontent-length:")
+        while head[start:start + 1] in (b" ", b"\t"):
+            start += 1
+        end = head.find(b"\r\n", start)
+        digits = head[start:end]
+        if not digits.isdigit() or len(data) != head_end + 4 + int(digits):
+            return None
+        return cls(data[:start], data[end:head_end + 4], context)
+
+
 class HTTPConnection(asyncio.Protocol):
     """One client connection: parse, decide, run, reply, one request at a time."""
 
@@ -365,6 +416,9 @@ class HTTPConnection(asyncio.Protocol):
         self.timer: asyncio.TimerHandle | None = None
         self.reserved = 0
         self.failed: tuple[int, bytes] | None = None
+        # The last request head that may be decided again without parsing (see _repeated_head)
+        self.repeat: _RepeatHead | None = None
+        self.learn: CallContext | None = None  # set while a request that may be repeated is being run
 
     # -- transport events --------------------------------------------------------------
 
@@ -389,10 +443,16 @@ class HTTPConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_activity = self.loop.time()
+        between = self.current is None and not self.exchanges and not self.busy and self.failed is None
+        if between and self.repeat is not None and not self.write_paused and self._repeated_head(data):
+            return
+        self.learn = None
         try:
             self.parser.feed_data(data)
             if self.current is not None:
                 self._continue_if_expected()
+            elif between and self.learn is not None:
+                self.repeat = _RepeatHead.learn(data, self.learn)
         except HTTPError as e:
             self._fail(e.status, e.body)
         except httptools.HttpParserCallbackError as e:  # raised in a callback below
@@ -404,6 +464,38 @@ class HTTPConnection(asyncio.Protocol):
             pass  # no upgrades: the request is answered as any other
         except httptools.HttpParserError:
             self._fail(400, b"")
+
+    def _repeated_head(self, data: bytes) -> bool:
+        """A keep-alive client repeats its request head, Content-Length aside. When
+        `data` is exactly one request whose head is the connection's last one byte for
+        byte but for that length's digits, it gets the same decision, which only the
+        server's state could change (shutdown, a full queue, the body budget): the
+        request runs without the parser. False, having done nothing, otherwise."""
+        repeat = self.repeat
+        assert repeat is not None
+        prefix = repeat.prefix
+        start = len(prefix)
+        if not data.startswith(prefix):
+            return False
+        digits_end = data.find(b"\r\n", start, start + 10)
+        if digits_end <= start or not data.startswith(repeat.suffix, digits_end):
+            return False
+        digits = data[start:digits_end]
+        body_start = digits_end + len(repeat.suffix)
+        length = len(data) - body_start
+        if not digits.isdigit() or int(digits) != length or length > INLINE_BODY_LIMIT \
+                or not self.server.admits(length):
+            return False
+        try:
+            outcome = self.server.run(data[body_start:], repeat.context)
+        except Exception as e:  # as _run
+            log.error("unexpected %s serving a request", type(e).__name__)
+            outcome = 500, b""
+        if isinstance(outcome, tuple):
+            self._reply(_REPEATED, outcome[0], outcome[1], False)
+        else:
+            self._await(_Exchange(), outcome)
+        return True
 
     def _continue_if_expected(self) -> None:
         """`Expect: 100-continue` with no body byte arrived yet: invite it (as libevent)."""
@@ -496,8 +588,12 @@ class HTTPConnection(asyncio.Protocol):
         # Connection or Proxy-Connection header, so this one is HTTP/1.1 or later (minor stays 1)
         ex.early = self.server.decide(ex, self)
         if ex.early is None:
+            ex.repeatable = (ex.keep_alive and ex.minor == 1 and ex.method == b"POST" and connection is None
+                             and b"content-length" in headers and not _UNREPEATABLE.intersection(headers)
+                             and ex.header_bytes + 16 < MAX_HEADERS_SIZE)
             length = int(headers.get(b"content-length", b"0") or b"0")
-            ex.body = bytearray(length) if length else bytearray()
+            ex.body = b""
+            ex.length = length
             self.reserved += length
             self.server.buffered += length
             expect = headers.get(b"expect")
@@ -512,26 +608,37 @@ class HTTPConnection(asyncio.Protocol):
         ex = self.current
         if ex is None or ex.body is None:
             return  # answered from the headers: the body is dropped as it comes
-        end = ex.received + len(chunk)
-        if end > len(ex.body):  # chunked, or more than announced
+        received = ex.received
+        end = received + len(chunk)
+        if not received and end == ex.length:
+            ex.body = chunk  # the whole body in one piece, as small requests come: kept, not copied
+            ex.received = end
+            return
+        body = ex.body
+        if type(body) is not bytearray:
+            body = ex.body = bytearray(ex.length)  # allocated once at its announced size
+        if end > len(body):  # chunked, or more than announced
             if end > MAX_BODY_SIZE:
                 raise HTTPError(413)
-            ex.body.extend(bytes(end - len(ex.body)))
-            self.reserved += end - ex.received
-            self.server.buffered += end - ex.received
-        ex.body[ex.received:end] = chunk
+            body.extend(bytes(end - len(body)))
+            self.reserved += end - received
+            self.server.buffered += end - received
+        body[received:end] = chunk
         ex.received = end
 
     def on_message_complete(self) -> None:
         ex = self.current
         assert ex is not None
         ex.complete = True
-        if ex.body is not None and ex.received < len(ex.body):
-            del ex.body[ex.received:]
+        body = ex.body
+        if body is not None and ex.received < len(body):
+            del body[ex.received:]  # type: ignore[union-attr]  # only a bytearray is ever short
         self.current = None
         if ex.early is None and len(self.exchanges) == 1 and not self.busy and not self.write_paused:
             # The common case, what _pump does without its loop: the one request, ready, runs now.
             self.exchanges.popleft()
+            if ex.repeatable:
+                self.learn = self.context
             outcome = self._run(ex)
             if not isinstance(outcome, tuple):
                 self._await(ex, outcome)
@@ -579,7 +686,7 @@ class HTTPConnection(asyncio.Protocol):
             self._resume_reading()
 
     def _run(self, ex: _Exchange) -> Any:
-        body = ex.body if ex.body is not None else bytearray()
+        body = ex.body if ex.body is not None else b""
         ex.body = None
         self._release_body_budget()
         ctx = self.context

@@ -18,6 +18,7 @@ import os
 import re
 from decimal import Decimal
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from typing import Any, Callable
 
 from quill.amount import Amount
 
@@ -25,7 +26,21 @@ MAX_DEPTH = 512
 
 _TOKEN = "\x00" + os.urandom(8).hex() + ":"
 _ESCAPED_TOKEN = json.dumps(_TOKEN, ensure_ascii=False)[1:-1]
-_MARKER_RE = re.compile('"' + re.escape(_ESCAPED_TOKEN) + '([^"]*)"')
+_QUOTED_TOKEN = '"' + _ESCAPED_TOKEN
+
+
+def _unmark(text: str) -> str:
+    """Each marker string, `"<token><number text>"`, replaced by its bare number text:
+    split at the markers' openings, each piece after one ends its string at its first quote."""
+    pieces = text.split(_QUOTED_TOKEN)
+    if len(pieces) == 1:
+        return text
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        close = piece.index('"')
+        out.append(piece[:close])
+        out.append(piece[close + 1:])
+    return "".join(out)
 
 
 class Number:
@@ -122,26 +137,44 @@ def _depth_ok(text: str) -> bool:
 def loads(text):
     """Parse JSON text as UniValue reads it; raise JSONParseError on failure.
     Bytes go through Core's UTF-8 filter first (decode_utf8)."""
-    if isinstance(text, memoryview):
-        text = bytes(text)
-    if isinstance(text, (bytes, bytearray)):
+    kind = type(text)
+    if kind is bytes or kind is bytearray:
+        text = decode_utf8(text)
+    elif isinstance(text, memoryview):
+        text = decode_utf8(bytes(text))
+    elif isinstance(text, (bytes, bytearray)):
         text = decode_utf8(text)
     if "\\u" in text and _has_lone_surrogate_escape(text):
         raise JSONParseError("lone surrogate escape")
     if len(text) > MAX_DEPTH and not _depth_ok(text):  # shorter text cannot nest deeper
         raise JSONParseError("nesting too deep")
-    scan = _SCAN_MINUS_ZERO if "-0" in text else _SCAN
+    minus_zero = "-0" in text
     # json.JSONDecoder.decode without its Python layers: leading whitespace,
     # one value, trailing whitespace, nothing else.
     start = _WHITESPACE(text, 0).end() if text[:1] in _WS else 0
+    if text[start:start + 1] == "{" and not minus_zero and len(text) <= _PLAIN_FIRST_LIMIT:
+        # A request object, read with dicts built in C. Every object member is written
+        # with a colon, so when the text holds no more colons than the outer object has
+        # members, no object anywhere repeats a key and plain dicts are what
+        # _object_from_pairs would have made. Otherwise it is read again, member by member.
+        value = _scan(_SCAN_PLAIN, text, start)
+        if type(value) is dict and text.count(":") == len(value):
+            return value
+    return _scan(_SCAN_MINUS_ZERO if minus_zero else _SCAN, text, start)
+
+
+def _scan(scan: Callable[[str, int], tuple[Any, int]], text: str, start: int) -> Any:
+    """The one JSON value at `start`, followed by nothing but whitespace."""
     try:
         value, end = scan(text, start)
     except StopIteration as e:
         raise JSONParseError(f"Expecting value at {e.value}") from None
     except (ValueError, RecursionError) as e:
         raise JSONParseError(str(e)) from e
-    if end != len(text) and _WHITESPACE(text, end).end() != len(text):
-        raise JSONParseError(f"Extra data at {end}")
+    if end != len(text):
+        trailing = _WHITESPACE(text, end)  # always matches, perhaps nothing
+        if trailing is None or trailing.end() != len(text):
+            raise JSONParseError(f"Extra data at {end}")
     return value
 
 
@@ -154,7 +187,11 @@ _DECODER = json.JSONDecoder(parse_float=Number, parse_constant=_reject_constant,
                             object_pairs_hook=_object_from_pairs)
 _DECODER_MINUS_ZERO = json.JSONDecoder(parse_float=Number, parse_int=_int_or_minus_zero,
                                        parse_constant=_reject_constant, object_pairs_hook=_object_from_pairs)
+_DECODER_PLAIN = json.JSONDecoder(parse_float=Number, parse_constant=_reject_constant)
 _SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
+_SCAN_PLAIN = _DECODER_PLAIN.scan_once  # type: ignore[attr-defined]
+# Longer objects are read member by member at once: a second reading would cost more than it saves.
+_PLAIN_FIRST_LIMIT = 65536
 _SCAN_MINUS_ZERO = _DECODER_MINUS_ZERO.scan_once  # type: ignore[attr-defined]
 _WS = " \t\n\r"  # JSON's whitespace, the only whitespace UniValue skips
 _WHITESPACE = re.compile(r"[ \t\n\r]*").match
@@ -283,7 +320,7 @@ def _default(obj):
 
 def _finish(text: str) -> str:
     if _TOKEN[0] in text or "\\u0000" in text:
-        text = _MARKER_RE.sub(r"\1", text)
+        text = _unmark(text)
     if "\x7f" in text:
         text = text.replace("\x7f", "\\u007f")
     return text
@@ -297,6 +334,8 @@ _compact = c_make_encoder(None, _default, encode_basestring, None, ":", ",", Fal
 def dumps(value, indent=None) -> str:
     """Write `value` as UniValue::write(indent) would."""
     if indent is None:
+        if type(value) is int:  # not bool, not an int subclass: its digits are its JSON
+            return str(value)
         return _finish("".join(_compact(value, 0)))
     text = json.dumps(value, ensure_ascii=False, indent=indent,
                       separators=(",", ": "), default=_default, allow_nan=False)

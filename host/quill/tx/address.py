@@ -13,6 +13,7 @@ from quill.consensus import SECP256K1_ORDER
 
 from . import script as S
 from .hashes import sha256d
+from .polymod import Polymod
 
 # -- network parameters (core-rpc.md §6, kernel/chainparams.cpp) -------------
 
@@ -114,28 +115,8 @@ BECH32_MAX_LENGTH = 90
 _GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
 
 
-def xor_table(generators):
-    """XOR of the generators selected by each 5-bit value (one lookup per step instead of five)."""
-    table = []
-    for top in range(32):
-        x = 0
-        for i, g in enumerate(generators):
-            if (top >> i) & 1:
-                x ^= g
-        table.append(x)
-    return tuple(table)
-
-
-_GEN_TABLE = xor_table(_GEN)
-
-
-def _polymod(values) -> int:
-    """BIP173 polymod."""
-    chk = 1
-    table = _GEN_TABLE
-    for v in values:
-        chk = ((chk & 0x1FFFFFF) << 5) ^ v ^ table[chk >> 25]
-    return chk
+# Bech32 strings are at most 90 characters: the hrp expansion, data and checksum fit in 256 symbols.
+_polymod = Polymod(_GEN, 30, 256)
 
 
 def _hrp_expand(hrp: str):

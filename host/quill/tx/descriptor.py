@@ -6,9 +6,12 @@ P2WSH wrapper see its witness script, as Core's FlatSigningProvider does.
 Miniscript inference inside wsh() is not implemented: such scripts fall back
 to addr(), whereas Core prints wsh(<miniscript>) for sane miniscripts.
 """
+from operator import add
+
 from . import script as S
-from .address import encode_destination, xor_table
+from .address import encode_destination
 from .hashes import sha256
+from .polymod import Polymod
 
 # -- BIP380 checksum ------------------------------------------------------------
 
@@ -20,43 +23,45 @@ _POS = {c: i for i, c in enumerate(INPUT_CHARSET)}
 _GEN = (0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD)
 
 
-# XOR of the generators selected by each 5-bit top value: one lookup per step.
-_GEN_TABLE = xor_table(_GEN)
-
-
 # Each character's INPUT_CHARSET position as a byte (0xFF for characters outside it).
 _POS_TABLE = bytes(_POS.get(chr(i), 0xFF) for i in range(256))
+# A position's symbol (its low 5 bits), and its class (the high bits, 0-2) times 9, 3 and 1.
+_SYMBOL = bytes(p & 31 for p in range(256))
+_CLASS_9, _CLASS_3, _CLASS_1 = (bytes((p >> 5) * w if p < 96 else 0 for p in range(256)) for w in (9, 3, 1))
+# Descriptors of up to 290 characters use the tables (4 symbols per 3 characters, and 8 more).
+_polymod = Polymod(_GEN, 40, 400)
 
 
 def descriptor_checksum(desc: str):
     """The 8-character BIP380 checksum, or None if `desc` has a character outside INPUT_CHARSET."""
     try:
-        syms = desc.encode("latin-1").translate(_POS_TABLE)
+        positions = desc.encode("latin-1").translate(_POS_TABLE)
     except UnicodeEncodeError:
         return None
-    if 0xFF in syms:
+    if 0xFF in positions:
         return None
-    table = _GEN_TABLE
-    c = 1
-    # Every symbol feeds its low 5 bits; every group of 3 also feeds its
-    # 3 high "class" values as one base-3 number (BIP380 DescriptorChecksum).
-    full = len(syms) - len(syms) % 3
-    for i in range(0, full, 3):
-        p0, p1, p2 = syms[i], syms[i + 1], syms[i + 2]
-        c = ((c & 0x7FFFFFFFF) << 5) ^ (p0 & 31) ^ table[c >> 35]
-        c = ((c & 0x7FFFFFFFF) << 5) ^ (p1 & 31) ^ table[c >> 35]
-        c = ((c & 0x7FFFFFFFF) << 5) ^ (p2 & 31) ^ table[c >> 35]
-        c = ((c & 0x7FFFFFFFF) << 5) ^ ((p0 >> 5) * 9 + (p1 >> 5) * 3 + (p2 >> 5)) ^ table[c >> 35]
-    if full < len(syms):
+    # BIP380 feeds every character's symbol, and after each group of 3 characters
+    # their 3 classes as one base-3 number; then any last classes, then 8 zeros.
+    # Built here with slices, for every group at once.
+    groups, rest = divmod(len(positions), 3)
+    full = 3 * groups
+    symbols = positions.translate(_SYMBOL)
+    values = bytearray(4 * groups + (rest + 1 if rest else 0) + 8)
+    body = 4 * groups
+    values[0:body:4] = symbols[0:full:3]
+    values[1:body:4] = symbols[1:full:3]
+    values[2:body:4] = symbols[2:full:3]
+    values[3:body:4] = bytes(map(add, map(add, positions[0:full:3].translate(_CLASS_9),
+                                          positions[1:full:3].translate(_CLASS_3)),
+                                 positions[2:full:3].translate(_CLASS_1)))
+    if rest:
         cls = 0
-        for p in syms[full:]:
-            c = ((c & 0x7FFFFFFFF) << 5) ^ (p & 31) ^ table[c >> 35]
+        for i, p in enumerate(positions[full:]):
+            values[body + i] = p & 31
             cls = cls * 3 + (p >> 5)
-        c = ((c & 0x7FFFFFFFF) << 5) ^ cls ^ table[c >> 35]
-    for _ in range(8):
-        c = ((c & 0x7FFFFFFFF) << 5) ^ table[c >> 35]
-    c ^= 1
-    return "".join(CHECKSUM_CHARSET[(c >> (5 * (7 - j))) & 31] for j in range(8))
+        values[body + rest] = cls
+    c = _polymod(values) ^ 1
+    return "".join([CHECKSUM_CHARSET[(c >> shift) & 31] for shift in (35, 30, 25, 20, 15, 10, 5, 0)])
 
 
 def add_checksum(desc: str) -> str:
