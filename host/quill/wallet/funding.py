@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quill.consensus import WITNESS_SCALE_FACTOR
+from quill.tx.hashes import hash_to_hex
 from quill.tx.script import solver
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet import coinselection as cs
@@ -53,11 +54,19 @@ def dust_threshold(txout: TxOut, rate_per_kvb: int) -> int:
     return fee_for(rate_per_kvb, size)
 
 
+def _key_size(key: Any) -> int:
+    """A key's serialized size: 65 for an uncompressed constant key, else 33."""
+    return 65 if key.const is not None and len(key.const) == 65 else 33
+
+
 def _script_size(node: Any) -> int:
-    """Core's Descriptor::ScriptSize: the length of the script a node stands for (compressed keys)."""
+    """Core's Descriptor::ScriptSize: the length of the script a node stands for."""
     if node.kind in ("multi", "sortedmulti"):
-        return 3 + 34 * len(node.keys)  # OP_k, each key's push, OP_n, OP_CHECKMULTISIG (n <= 16)
-    sizes = {"pkh": 25, "wpkh": 22, "sh": 23, "wsh": 34, "tr": 34, "pk": 35}
+        # OP_k, each key's push, OP_n, OP_CHECKMULTISIG (n <= 16)
+        return 3 + sum(1 + _key_size(k) for k in node.keys)
+    if node.kind == "pk":
+        return 2 + _key_size(node.keys[0])
+    sizes = {"pkh": 25, "wpkh": 22, "sh": 23, "wsh": 34, "tr": 34, "rawtr": 34}
     if node.kind not in sizes:
         raise FundingError("Not solvable pre-selected input")
     return sizes[node.kind]
@@ -71,7 +80,7 @@ def _max_sat_size(node: Any) -> tuple[int, int]:
     if node.kind == "pk":
         return 1 + MAX_SIG_SIZE, 1
     if node.kind in ("pkh", "wpkh"):
-        return (1 + MAX_SIG_SIZE) + (1 + 33), 2
+        return (1 + MAX_SIG_SIZE) + (1 + _key_size(node.keys[0])), 2
     raise FundingError("Not solvable pre-selected input")
 
 
@@ -80,7 +89,7 @@ def _max_satisfaction(node: Any) -> tuple[int, int, bool]:
     Core's MaxSatisfactionWeight/MaxSatisfactionElems with maximum-size signatures."""
     if node.kind == "wpkh":
         return (1 + MAX_SIG_SIZE) + (1 + 33), 2, True
-    if node.kind == "tr" and node.sub is None:
+    if node.kind in ("tr", "rawtr") and node.sub is None:
         return 1 + SCHNORR_SIG_SIZE, 1, True
     if node.kind == "wsh":
         size, elems = _max_sat_size(node.sub)
@@ -92,8 +101,9 @@ def _max_satisfaction(node: Any) -> tuple[int, int, bool]:
     if node.kind == "sh":
         size, elems = _max_sat_size(node.sub)
         return (1 + _script_size(node.sub) + size) * WITNESS_SCALE_FACTOR, elems, False
-    if node.kind == "pkh":
-        return ((1 + MAX_SIG_SIZE) + (1 + 33)) * WITNESS_SCALE_FACTOR, 2, False
+    if node.kind in ("pkh", "pk", "multi", "sortedmulti"):
+        size, elems = _max_sat_size(node)
+        return size * WITNESS_SCALE_FACTOR, elems, False
     raise FundingError("Not solvable pre-selected input")
 
 
@@ -213,6 +223,11 @@ def _outputs(coins: list[Coin], params: cs.SelectionParams) -> list[cs.CoinOutpu
             for c in coins]
 
 
+def outpoint_string(outpoint: OutPoint) -> str:
+    """Core's COutPoint::ToString, as its error messages quote an outpoint."""
+    return f"COutPoint({hash_to_hex(outpoint.hash)[:10]}, {outpoint.n})"
+
+
 def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     """Complete `tx` (its inputs are the pre-selected `preset`, its outputs the recipients) with
     more of the wallet's coins if allowed and needed, a change output and the fee, as Core's
@@ -232,6 +247,9 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     if target == 0 and not preset:
         raise FundingError("Transaction requires one destination of non-zero value, a non-zero feerate, "
                            "or a pre-selected input")
+    for coin in preset:
+        if coin.input_bytes() < 0:  # Core's FetchSelectedInputs: no size, no fee
+            raise FundingError(f"Not solvable pre-selected input {outpoint_string(coin.outpoint)}")
     preset_outputs = _outputs(preset, params)
     candidates = rules.available if rules.allow_other_inputs else []
     available = _outputs(candidates, params)
