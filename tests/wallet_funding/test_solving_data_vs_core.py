@@ -7,6 +7,7 @@ every kind (P2PKH, P2SH-P2WPKH, P2WPKH, P2TR, 2-of-2 multisig under wsh, sh(wsh)
 coin is spent as a pre-selected input, without solving data (Core cannot size it unless it is
 P2TR: "Not solvable pre-selected input"), then with the public key, the script or the
 descriptor that solves it: the answers (PSBT bytes, fee, changepos, or the error) must be equal.
+Last, a fee bump (psbtbumpfee) that needs one more of the wallet's coins, as Core adds it.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from tests.kit.bitcoind import BitcoinD, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
+from tests.psbt.test_process_vs_core import _normalized_bump
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
 SINGLE = ("legacy", "p2sh-segwit", "bech32", "bech32m")
@@ -68,6 +70,9 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
     own_address = pair[0].rpc("getnewaddress", "", "bech32")
     assert pair[1].rpc("getnewaddress", "", "bech32") == own_address
     own_txid = miner.rpc("sendtoaddress", own_address, 2)
+    spare_address = pair[0].rpc("getnewaddress", "", "bech32")   # what a fee bump may add
+    assert pair[1].rpc("getnewaddress", "", "bech32") == spare_address
+    miner.rpc("sendtoaddress", spare_address, "0.3")
     core.rpc("generatetoaddress", 1, miner.rpc("getnewaddress"))
     sync(core, quill)
     own = {"txid": own_txid, "address": own_address}
@@ -76,7 +81,7 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
         coin["input"] = {"txid": coin["txid"], "vout": next(
             o["n"] for o in tx["vout"] if o["scriptPubKey"].get("address") == coin["address"])}
     return {"c": pair[0], "q": pair[1], "coins": coins, "own": own, "dest": miner.rpc("getnewaddress"),
-            "change": miner.rpc("getnewaddress", "", "bech32m")}
+            "change": miner.rpc("getnewaddress", "", "bech32m"), "src": src, "core": core, "quill": quill}
 
 
 def same(s: dict[str, Any], method: str, *params: Any) -> Any:
@@ -148,3 +153,29 @@ def test_missing_coins_and_bad_solving_data_get_cores_errors(scenario: Any) -> N
         answers.append(same(s, "walletcreatefundedpsbt", [coin["input"], own], [{s["dest"]: "0.5"}], 0,
                             _options(s, solving_data=data)))
     assert [a[0] for a in answers] == ["error"] * len(answers), answers
+
+
+def test_psbtbumpfee_adds_a_confirmed_coin_as_core(scenario: Any) -> None:
+    """A payment whose input cannot pay the higher fee: Core's bump adds the wallet's other confirmed
+    coin (the only one, so the choice is not random) and a change output."""
+    core, _, s = scenario
+    c, q = s["c"], s["q"]
+    # (on both: each reserves the same change addresses)
+    result = same(s, "walletcreatefundedpsbt", [s["own"]["input"]], [{s["dest"]: "1.99999"}], 0,
+                  {"fee_rate": 2, "add_inputs": False})
+    funded = result[1]
+    assert funded["changepos"] == -1
+    signed = s["src"].rpc("walletprocesspsbt", funded["psbt"])
+    txid = core.rpc("sendrawtransaction", signed["hex"])
+    sync(core, s["quill"])
+    tip = core.rpc("getblockcount")
+    outcomes = []
+    for options in ({"fee_rate": 20}, {"fee_rate": 25, "replaceable": False}, None,
+                    {"fee_rate": 20, "outputs": [{s["dest"]: "2.5"}]}):
+        params = [txid] if options is None else [txid, options]
+        theirs, ours = answer(c, "psbtbumpfee", *params), answer(q, "psbtbumpfee", *params)
+        assert _normalized_bump(core, ours, tip) == _normalized_bump(core, theirs, tip), options
+        outcomes.append(theirs)
+    assert [len(core.rpc("decodepsbt", o[1]["psbt"])["inputs"]) for o in outcomes[:2]] == [2, 2]
+    assert outcomes[2][0] == "ok"
+    assert outcomes[3] == ("error", -4, "Unable to create transaction. Insufficient funds")

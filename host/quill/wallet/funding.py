@@ -303,15 +303,6 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     return Funded(out, current_fee, pos)
 
 
-def fund_preset(tx: Transaction, coins: list[Coin], subtract_from: set[int], rate_per_kvb: int,
-                change_script: bytes, change_spend_vsize: int, change_pos: int, no_change_reason: str = "") -> Funded:
-    """Funding from exactly these coins (quill.wallet.feebump's replacement): `fund` with no other
-    inputs allowed; change_pos -1 puts the change last (Core's bump keeps it in place)."""
-    rules = FundingRules(rate_per_kvb, subtract_from, change_script, change_spend_vsize,
-                         len(tx.vout) if change_pos == -1 else change_pos, no_change_reason)
-    return fund(tx, coins, rules)
-
-
 def _signed_vsize(tx: Transaction, coins: list[Coin]) -> int:
     """Core's CalculateMaximumSignedTxSize of `tx` spending `coins` (virtual bytes)."""
     return -(-signed_weight(tx, [c.node for c in coins]) // WITNESS_SCALE_FACTOR)
