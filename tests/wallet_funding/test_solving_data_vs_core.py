@@ -179,3 +179,32 @@ def test_psbtbumpfee_adds_a_confirmed_coin_as_core(scenario: Any) -> None:
     assert [len(core.rpc("decodepsbt", o[1]["psbt"])["inputs"]) for o in outcomes[:2]] == [2, 2]
     assert outcomes[2][0] == "ok"
     assert outcomes[3] == ("error", -4, "Unable to create transaction. Insufficient funds")
+
+
+def test_input_weights_size_inputs_as_core(scenario: Any) -> None:
+    """Core's input weights (`weight` in inputs, `input_weights` in fundrawtransaction's options): an
+    input with a weight needs no solving data; the weight replaces its estimate."""
+    _, _, s = scenario
+    coins = s["coins"]
+    legacy, bech32 = coins["legacy"]["input"], coins["bech32"]["input"]
+    results = []
+    for inputs in ([dict(legacy, weight=700)], [dict(legacy, weight=165), dict(bech32, weight=400_000 // 4)],
+                   [dict(bech32, weight=272), legacy]):
+        options = _options(s, solving_data={"pubkeys": coins["legacy"]["pubkeys"]})
+        results.append(same(s, "walletcreatefundedpsbt", inputs, [{s["dest"]: "0.5"}], 0, options))
+    raw = s["c"].node.rpc("createrawtransaction", [legacy, bech32], [{s["dest"]: "1.5"}])
+    results.append(same(s, "fundrawtransaction", raw, _options(s, input_weights=[dict(legacy, weight=600),
+                                                                                   dict(bech32, weight=300)])))
+    send = {"inputs": [dict(legacy, weight=600)], "change_address": s["change"], "change_position": 0,
+            "locktime": 0, "add_inputs": False}
+    results.append(same(s, "send", [{s["dest"]: "0.5"}], None, None, 4, send))
+    assert [r[0] for r in results] == ["ok"] * 5, results
+    bad = [dict(legacy, weight=164), dict(legacy, weight=400_001), dict(legacy, weight="600"),
+           {"txid": legacy["txid"], "weight": 600}, dict(legacy, vout=-1, weight=600),
+           {"txid": "zz", "vout": 0, "weight": 600}, dict(legacy, weight=600.5)]
+    errors = [same(s, "fundrawtransaction", raw, _options(s, input_weights=[item])) for item in bad]
+    errors.append(same(s, "walletcreatefundedpsbt", [legacy], [{s["dest"]: "0.5"}], 0,
+                       _options(s, input_weights=[dict(legacy, weight=600)])))
+    errors.append(same(s, "walletcreatefundedpsbt", [dict(legacy, weight=100)], [{s["dest"]: "0.5"}], 0,
+                       _options(s)))
+    assert [e[0] for e in errors] == ["error"] * len(errors), errors

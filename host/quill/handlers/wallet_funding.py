@@ -14,6 +14,7 @@ from quill.handlers.external_signer import finish_transaction
 from quill.handlers.psbt import _psbt_version, chain_lookups, construct_transaction
 from quill.handlers.wallet import _Locked, _manager, _view
 from quill.rpc.args import (
+    INT64,
     amount_from_value,
     check_object,
     get_array,
@@ -22,6 +23,8 @@ from quill.rpc.args import (
     get_obj,
     get_str,
     hex_to_pubkey,
+    is_json_int,
+    parse_hash_v,
 )
 from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
@@ -39,8 +42,9 @@ from quill.tx.decode import TxDecodeError, decode_hex_tx, parse_hex
 from quill.tx.hashes import hash_to_hex
 from quill.tx.psbt import PSBT, encode_base64_psbt, psbt_from_tx
 from quill.tx.script import solver
-from quill.tx.transaction import Transaction, TxIn
+from quill.tx.transaction import OutPoint, Transaction, TxIn
 from quill.wallet import coins, funding, solving
+from quill.wallet.coinselection import MAX_STANDARD_TX_WEIGHT
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DescriptorError
 from quill.wallet.descriptors import parse as parse_descriptor
 from quill.wallet.psbt_process import fill_psbt
@@ -147,7 +151,45 @@ def _solving_data(options: dict[str, Any], chain: str) -> SigningProvider:
     return solving.solving_provider(pubkeys, scripts, descriptors)
 
 
-def _preset_coins(ctx: Any, wallet: Any, tx: Transaction, provider: SigningProvider) -> list[funding.Coin]:
+MIN_INPUT_WEIGHT = 165   # Core's GetTransactionInputWeight(CTxIn()): outpoint, sequence, empty scriptSig and witness
+
+
+def _input_weights(options: dict[str, Any]) -> dict[OutPoint, int]:
+    """Core's input_weights option (walletcreatefundedpsbt and send take it from their inputs)."""
+    weights: dict[OutPoint, int] = {}
+    for item in [] if options.get("input_weights") is None else get_array(options["input_weights"]):
+        entry = get_obj(item)
+        txid = parse_hash_v(entry.get("txid"), "txid")
+        vout = entry.get("vout")
+        if not is_json_int(vout):
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, missing vout key")
+        n = get_int(vout)
+        if n < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
+        weight_v = entry.get("weight")
+        if not is_json_int(weight_v):
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, missing weight key")
+        weight = get_int(weight_v, INT64)
+        if weight < MIN_INPUT_WEIGHT:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, weight cannot be less than 165 (41 bytes (size of "
+                           "outpoint + sequence + empty scriptSig) * 4 (witness scaling factor)) + 1 (empty witness)")
+        if weight > MAX_STANDARD_TX_WEIGHT:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, weight cannot be greater than the maximum "
+                           f"standard tx weight of {MAX_STANDARD_TX_WEIGHT}")
+        weights[OutPoint(txid, n)] = weight
+    return weights
+
+
+def _weights_from_inputs(inputs: Any, options: dict[str, Any]) -> None:
+    """Core's SetOptionsInputWeights: the inputs that carry a weight become options.input_weights."""
+    if "input_weights" in options:
+        raise RPCError(RPC_INVALID_PARAMETER, "Input weights should be specified in inputs rather than in options.")
+    if inputs:
+        options["input_weights"] = [item for item in inputs if isinstance(item, dict) and "weight" in item]
+
+
+def _preset_coins(ctx: Any, wallet: Any, tx: Transaction, provider: SigningProvider,
+                  weights: dict[OutPoint, int]) -> list[funding.Coin]:
     """Core's FundTransaction and FetchSelectedInputs: each given input with its output and what
     solves it, the wallet's descriptors first, then the solving data; an input that is not the
     wallet's must be in the UTXO set or the mempool."""
@@ -165,7 +207,7 @@ def _preset_coins(ctx: Any, wallet: Any, tx: Transaction, provider: SigningProvi
         if txout is None:
             raise RPCError(RPC_WALLET_ERROR, "Unable to find UTXO for external input")
         node = _solving_node(wallet, txout.script_pubkey) or solving.infer_node(txout.script_pubkey, provider)
-        found.append(funding.Coin(txout, node, txin.prevout))
+        found.append(funding.Coin(txout, node, txin.prevout, weight=weights.get(txin.prevout)))
     return found
 
 
@@ -243,8 +285,9 @@ def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_i
     if not tx.vout:
         raise RPCError(RPC_INVALID_PARAMETER, "TX must have at least one output")
     provider = _solving_data(options, chain)
+    weights = _input_weights(options)
     change_script, change_spend, reserved, no_change = _change(wallet, options, tx, chain)
-    preset = _preset_coins(ctx, wallet, tx, provider)
+    preset = _preset_coins(ctx, wallet, tx, provider, weights)
     available = _available_coins(ctx, wallet, tx, min_depth, max_depth, include_unsafe) if add_inputs else []
     rules = funding.FundingRules(
         rate, subtract, change_script, change_spend, change_pos, no_change, add_inputs, available,
@@ -316,6 +359,7 @@ def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
     tx = construct_transaction([inputs, outputs, locktime, None if replaceable is None else get_bool(replaceable),
                                 version], chain)
     options = _options(options_v)
+    _weights_from_inputs(inputs, options)
     psbt_version = _psbt_version(psbt_version_v)
     bip32derivs = True if bip32derivs_v is None else get_bool(bip32derivs_v)
     with _Locked(ctx) as wallet:
@@ -384,6 +428,7 @@ def send(ctx: Any, args: list[Any]) -> Any:
     tx = construct_transaction([options.get("inputs"), outputs, options.get("locktime"),
                                 None if replaceable is None else get_bool(replaceable), version], chain)
     options = _options(options)
+    _weights_from_inputs(options.get("inputs"), options)
     with _Locked(ctx) as wallet:
         psbt = _prepared(ctx, wallet, _fund(ctx, wallet, tx, options, not tx.vin, chain).tx, options)
         external = wallet.external_signer

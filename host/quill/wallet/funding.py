@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quill.consensus import WITNESS_SCALE_FACTOR
+from quill.tx import script as S
 from quill.tx.hashes import hash_to_hex
 from quill.tx.script import solver
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
@@ -150,8 +151,11 @@ class Coin:
     descendants: int = 0
     # An unconfirmed coin's transaction and its unconfirmed ancestors: txid -> (vsize, fee).
     ancestry: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    weight: int | None = None   # the caller's weight of the signed input (Core's input_weights)
 
     def input_bytes(self) -> int:
+        if self.weight is not None:
+            return -(-self.weight // WITNESS_SCALE_FACTOR)
         if self.node is None:
             return -1
         try:
@@ -279,10 +283,10 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     out.vin.extend(TxIn(c.outpoint, b"", rules.new_input_sequence) for c in chosen)
 
     by_outpoint = {id(o): c for o, c in zip(available, candidates, strict=True)}
-    spent_nodes = [c.node for c in preset] + [by_outpoint[id(o)].node for o in chosen]
-    if any(node is None for node in spent_nodes):
+    spent = preset + [by_outpoint[id(o)] for o in chosen]
+    if any(c.node is None and c.weight is None for c in spent):
         raise FundingError("Missing solving data for estimating transaction size")
-    weight = signed_weight(out, spent_nodes)
+    weight = signed_weight(out, [c.node for c in spent], [c.weight for c in spent])
     fee_needed = fee_for(rules.rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR)) + selection.total_bump_fees()
     selected = selection.selected_value()
     current_fee = selected - sum(o.value for o in out.vout)
@@ -308,14 +312,34 @@ def _signed_vsize(tx: Transaction, coins: list[Coin]) -> int:
     return -(-signed_weight(tx, [c.node for c in coins]) // WITNESS_SCALE_FACTOR)
 
 
-def signed_weight(tx: Transaction, nodes: list[Any]) -> int:
-    """Core's CalculateMaximumSignedTxSize (as weight): the transaction as if every input were signed."""
+# The destinations whose output type (Core's OutputTypeFromDestination) is bech32 or bech32m.
+_WITNESS_DESTINATIONS = (S.WITNESS_V0_KEYHASH, S.WITNESS_V0_SCRIPTHASH, S.WITNESS_V1_TAPROOT, S.WITNESS_UNKNOWN,
+                         S.ANCHOR)
+
+
+def _is_segwit(node: Any) -> bool:
+    """Core's IsSegwit of the descriptor inferred for an input: an addr() one (unsolvable) by its
+    destination's output type."""
+    if node is None:
+        return False
+    if node.kind == "addr":
+        return solver(node.data)[0] in _WITNESS_DESTINATIONS
+    try:
+        return _max_satisfaction(node)[2]
+    except FundingError:
+        return False
+
+
+def signed_weight(tx: Transaction, nodes: list[Any], weights: list[int | None] | None = None) -> int:
+    """Core's CalculateMaximumSignedTxSize (as weight): the transaction as if every input were signed;
+    an input with a weight given (Core's input_weights) counts that weight."""
+    given = weights or [None] * len(nodes)
     weight = (4 + 4 + compact_size_len(len(tx.vin)) + compact_size_len(len(tx.vout))) * WITNESS_SCALE_FACTOR
-    segwit = any(_max_satisfaction(node)[2] for node in nodes)
+    segwit = any(_is_segwit(node) for node in nodes)
     if segwit:
         weight += 2  # segwit marker and flag
     weight += sum(output_size(o) for o in tx.vout) * WITNESS_SCALE_FACTOR
-    weight += sum(max_input_weight(node, segwit) for node in nodes)
+    weight += sum(max_input_weight(node, segwit) if w is None else w for node, w in zip(nodes, given, strict=True))
     return weight
 
 

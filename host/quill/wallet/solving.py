@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from quill.signing.provider import SigningProvider
 from quill.tx import script as S
+from quill.tx.address import encode_destination
 from quill.tx.descriptor import is_valid_xonly
 from quill.tx.hashes import hash160, ripemd160
 from quill.wallet.descriptors import P2SH, P2WPKH, P2WSH, TOP, Descriptor, Key, Node
@@ -88,5 +89,9 @@ def _infer(script: bytes, ctx: str, provider: SigningProvider) -> Node | None:  
 
 
 def infer_node(script: bytes, provider: SigningProvider) -> Node | None:
-    """Core's InferDescriptor(script, provider) when it is solvable (not addr() or raw())."""
-    return _infer(script, TOP, provider)
+    """Core's InferDescriptor(script, provider): a solvable node, else addr() (which sizes nothing but
+    tells whether the input is segwit), else None (Core's raw())."""
+    node = _infer(script, TOP, provider)
+    if node is None and encode_destination(script, "main") is not None:  # any chain: only whether it has one
+        node = Node("addr", data=script)
+    return node
