@@ -1,19 +1,27 @@
 """PSBT and wallet-coin benchmark, Quill beside the real Bitcoin Core in the same run:
 
 * decodepsbt of a 500-input PSBT (witness UTXO and a BIP32 derivation on every input);
-* listunspent and getbalance of a watch-only wallet holding 1k and 10k UTXOs (100k with
-  QUILL_BENCH_BIG=1), Core's watch-only wallet and Quill's (following Core) holding the same
-  descriptor;
-* walletcreatefundedpsbt with automatic coin selection from those wallets (0.01 BTC from
-  0.0001 BTC coins at 5 sat/vB: about a hundred inputs, every algorithm runs).
+* listunspent and getbalance of watch-only wallets holding 1k, 10k and 100k UTXOs;
+* walletcreatefundedpsbt with automatic coin selection from the 1k and 10k wallets (0.01 BTC
+  from 1,000-20,000 sat coins at 5 sat/vB: tens of inputs, every algorithm runs).
 
-Times are the best of 3 calls over HTTP JSON-RPC, client included.
+The UTXO sets are built on the real Core (tests.kit.utxo_chain: 2,000-output transactions in
+blocks given to submitblock); Core's watch-only wallets and Quill's (quilld following Core with
+-chainsource) hold the same descriptors, and each call's answer is checked to be the same size on
+both before it is timed. Core's data directory (chain and wallets) is cached in
+~/.cache/quill/bench/ between runs. Times are the median of 5 calls over HTTP JSON-RPC (one
+kept-alive connection per wallet, JSON decoding included); the load average is printed with them.
 
-    .venv/bin/python -m tests.bench.bench_psbt_coins
+    .venv/bin/python -m tests.bench.bench_psbt_coins [sizes...]     (default 1000 10000 100000)
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
+import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,21 +29,27 @@ from typing import Any
 
 from coincurve import PrivateKey
 
+from quill.chain.upstream import UpstreamRPC
 from quill.tx.psbt import PSBT, KeyOrigin, PSBTInput, PSBTOutput, encode_base64_psbt
 from quill.tx.transaction import TxOut
+from tests.kit import utxo_chain
+from tests.kit.anyone import ANYONE_ADDRESS
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
 
-OUTPUTS_PER_TX = 2000
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "quill" / "bench"
+REPEAT = 5
+FUND_MAX = 10_000     # walletcreatefundedpsbt at these sizes and below
+FUND_ARGS = ([], [{ANYONE_ADDRESS: "0.01"}], 0, {"fee_rate": 5, "changeAddress": ANYONE_ADDRESS})
 
 
-def best(call: Any, repeat: int = 3) -> float:
+def median_ms(call: Any) -> float:
     times = []
-    for _ in range(repeat):
+    for _ in range(REPEAT):
         start = time.perf_counter()
         call()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
 
 
 def big_psbt(n_inputs: int) -> str:
@@ -50,78 +64,85 @@ def big_psbt(n_inputs: int) -> str:
     return encode_base64_psbt(psbt)
 
 
-def wait_synced(core: BitcoinD, quill: QuillDaemon, timeout: float = 600) -> None:
+def cached_core(sizes: list[int], workdir: Path) -> tuple[BitcoinD, dict[int, utxo_chain.UtxoWallet]]:
+    """Core with the wallets of `sizes` built and imported: from the cache when it has them."""
+    binary = BitcoinD(workdir / "probe").binary
+    key = hashlib.sha256(json.dumps([sizes, utxo_chain.OUTPUTS_PER_TX, utxo_chain.MAX_ADDRESSES,
+                                     str(binary), binary.stat().st_mtime_ns]).encode()).hexdigest()[:16]
+    cached = CACHE / f"utxos-{key}"
+    if not (cached / "wallets.json").exists():
+        shutil.rmtree(cached, ignore_errors=True)
+        build = workdir / "build"
+        with BitcoinD(build / "core") as core:
+            started = time.monotonic()
+            wallets = utxo_chain.build_utxo_wallets(core, sizes)
+            for n, w in wallets.items():
+                core.rpc("createwallet", f"w{n}", True, True)
+                core.rpc("importdescriptors", w.import_request(), wallet=f"w{n}", timeout=3600)
+            print(f"UTXO sets built and imported into Core in {time.monotonic() - started:.0f} s", flush=True)
+        (build / "wallets.json").write_text(json.dumps({n: w.__dict__ for n, w in wallets.items()}))
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(build), str(cached))
+    shutil.copytree(cached / "core", workdir / "core")
+    wallets = {int(n): utxo_chain.UtxoWallet(**w) for n, w in json.loads((cached / "wallets.json").read_text()).items()}
+    core = BitcoinD(workdir / "core").start()
+    for n in wallets:
+        core.rpc("loadwallet", f"w{n}")
+    return core, wallets
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
-    while quill.rpc("getbestblockhash") != core.rpc("getbestblockhash"):
+    while not predicate():
         if time.monotonic() > deadline:
-            raise TimeoutError("the follower did not catch up")
+            raise TimeoutError(what)
         time.sleep(0.2)
 
 
-def fund(core: BitcoinD, desc: str, start: int, count: int) -> None:
-    addresses = core.rpc("deriveaddresses", desc, [start, start + count - 1])
-    for i in range(0, count, OUTPUTS_PER_TX):
-        chunk = {a: "0.0001" for a in addresses[i:i + OUTPUTS_PER_TX]}
-        core.rpc("sendmany", "", chunk, wallet="miner")
-        core.rpc("generatetoaddress", 1, core.rpc("getnewaddress", wallet="miner"))
-
-
-def main() -> None:
-    sizes = [1_000, 10_000] + ([100_000] if os.environ.get("QUILL_BENCH_BIG") else [])
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="quill-bench-psbt-") as tmp, \
-            BitcoinD(Path(tmp) / "core") as core:
-        quill = QuillDaemon(Path(tmp) / "quill", f"-chainsource={core.url_for_follower}",
-                            "-chainpollinterval=100").start()
+def main(argv: list[str]) -> None:
+    sizes = [int(a) for a in argv] or [1_000, 10_000, 100_000]
+    rows: list[tuple[str, str, float, float]] = []
+    loads = [os.getloadavg()]
+    with tempfile.TemporaryDirectory(prefix="quill-bench-psbt-") as tmp:
+        core, wallets = cached_core(sizes, Path(tmp))
         try:
-            psbt = big_psbt(500)
-            q_decode = best(lambda: quill.rpc("decodepsbt", psbt))
-            c_decode = best(lambda: core.rpc("decodepsbt", psbt))
-            rows.append(("decodepsbt, 500 inputs", "-", c_decode, q_decode))
-
-            core.rpc("createwallet", "miner")
-            core.rpc("generatetoaddress", 200 + sum(sizes) // OUTPUTS_PER_TX,
-                     core.rpc("getnewaddress", wallet="miner"))
-            desc = [d["desc"] for d in core.rpc("listdescriptors", wallet="miner")["descriptors"]
-                    if d["desc"].startswith("tr(") and not d.get("internal")][0]  # the miner never receives there
-            total = sum(sizes)
-            change = core.rpc("getnewaddress", wallet="miner")  # the funding calls' recipient and change
-            fund_args = ([], [{change: "0.01"}], 0, {"fee_rate": 5, "changeAddress": change})
-            wait_synced(core, quill)
-            for node in (core, quill):
-                node.rpc("createwallet", "wo", True, True)
-                request = [{"desc": desc, "timestamp": "now", "range": [0, total + 10]}]
-                if node is core:
-                    core.rpc("importdescriptors", request, wallet="wo")
-                else:
-                    quill.rpc("importdescriptors", request, path="/wallet/wo")
-            funded = 0
-            for size in sizes:
-                fund(core, desc, funded, size - funded)
-                funded = size
-                wait_synced(core, quill)
-                deadline = time.monotonic() + 1800
-                want = core.rpc("getbalance", wallet="wo")
-                while quill.rpc("getbalance", path="/wallet/wo") != want:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError("Quill's wallet did not see every output")
-                    time.sleep(0.5)
-                count = len(core.rpc("listunspent", wallet="wo"))
-                assert count == len(quill.rpc("listunspent", path="/wallet/wo"))
-                for method in ("listunspent", "getbalance"):
-                    c = best(lambda m=method: core.rpc(m, wallet="wo"))
-                    q = best(lambda m=method: quill.rpc(m, path="/wallet/wo"))
-                    rows.append((f"{method}", f"{count:,} UTXOs", c, q))
-                if count <= 10_000:
-                    c = best(lambda: core.rpc("walletcreatefundedpsbt", *fund_args, wallet="wo"))
-                    q = best(lambda: quill.rpc("walletcreatefundedpsbt", *fund_args, path="/wallet/wo"))
-                    rows.append(("walletcreatefundedpsbt", f"{count:,} UTXOs", c, q))
+            quill = QuillDaemon(Path(tmp) / "quill", f"-chainsource={core.url_for_follower}",
+                                "-chainpollinterval=100", "-rpcuser=bench", "-rpcpassword=bench").start()
+            try:
+                psbt = big_psbt(500)
+                rows.append(("decodepsbt, 500 inputs", "-", median_ms(lambda: core.rpc("decodepsbt", psbt)),
+                             median_ms(lambda: quill.rpc("decodepsbt", psbt))))
+                best = core.rpc("getbestblockhash")
+                wait_for(lambda: quill.rpc("getbestblockhash") == best, 600, "the follower did not catch up")
+                for n, w in wallets.items():
+                    name = f"w{n}"
+                    cw = UpstreamRPC(f"{core.url_for_follower}/wallet/{name}", timeout=3600)
+                    qw = UpstreamRPC(f"http://bench:bench@127.0.0.1:{quill.port}/wallet/{name}", timeout=3600)
+                    quill.rpc("createwallet", name, True, True)
+                    started = time.monotonic()
+                    qw.call("importdescriptors", w.import_request())
+                    print(f"Quill imported and rescanned {n:,} UTXOs in {time.monotonic() - started:.1f} s",
+                          flush=True)
+                    for method in ("listunspent", "getbalance"):
+                        theirs, ours = cw.call(method), qw.call(method)
+                        assert (len(ours) == len(theirs) == n) if method == "listunspent" else ours == theirs
+                        loads.append(os.getloadavg())
+                        rows.append((method, f"{n:,} UTXOs", median_ms(lambda m=method, cw=cw: cw.call(m)),
+                                     median_ms(lambda m=method, qw=qw: qw.call(m))))
+                    if n <= FUND_MAX:
+                        rows.append(("walletcreatefundedpsbt", f"{n:,} UTXOs",
+                                     median_ms(lambda cw=cw: cw.call("walletcreatefundedpsbt", *FUND_ARGS)),
+                                     median_ms(lambda qw=qw: qw.call("walletcreatefundedpsbt", *FUND_ARGS))))
+                    loads.append(os.getloadavg())
+            finally:
+                quill.stop()
         finally:
-            quill.stop()
-    print(f"{'call':<26}{'wallet':>14}{'Core ms':>12}{'Quill ms':>12}{'Quill/Core':>12}")
+            core.stop()
+    print(f"{'call':<26}{'wallet':>16}{'Core ms':>12}{'Quill ms':>12}{'Quill/Core':>12}")
     for name, size, c, q in rows:
-        print(f"{name:<26}{size:>14}{c * 1000:>12.1f}{q * 1000:>12.1f}{q / c:>12.1f}")
+        print(f"{name:<26}{size:>16}{c:>12.1f}{q:>12.1f}{q / c:>12.2f}")
+    print("load average (1 min) during the run: " + ", ".join(f"{load[0]:.2f}" for load in loads))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -12,7 +12,7 @@ from quill.handlers.external_signer import commit, sign_and_extract
 from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
 from quill.handlers.psbt import _add_outputs, _psbt_version, chain_lookups
 from quill.handlers.wallet import _Locked
-from quill.handlers.wallet_funding import _default_change_type
+from quill.handlers.wallet_funding import _available_coins, _default_change_type
 from quill.rpc.args import amount_from_value, check_object, get_bool, get_int, get_obj, get_str, parse_hash_v
 from quill.rpc.errors import (
     RPC_INVALID_ADDRESS_OR_KEY,
@@ -24,7 +24,7 @@ from quill.rpc.errors import (
 from quill.rpc.registry import OBJ, STR_HEX, Method, Param
 from quill.tx.psbt import PSBT, encode_base64_psbt, psbt_from_tx
 from quill.tx.transaction import Transaction, TxOut
-from quill.wallet import feebump, funding
+from quill.wallet import coins, feebump, funding
 from quill.wallet.psbt_process import fill_psbt
 
 _CODES = {feebump.INVALID_ADDRESS_OR_KEY: RPC_INVALID_ADDRESS_OR_KEY, feebump.INVALID_PARAMETER: RPC_INVALID_PARAMETER,
@@ -126,6 +126,8 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
                 return script, funding.DUMMY_NESTED_P2WPKH_INPUT_SIZE, ""
 
         request.new_change = new_change
+        # Core's m_min_depth = 1 for the inputs a bump may add
+        request.available = lambda tx: _available_coins(ctx, wallet, tx, 1, coins.MAX_DEPTH, False)
         height, tip_hash = wallet.tip()
         header = None if tip_hash is None else chain.header_info(tip_hash)
         tip_time = None if header is None else header.time

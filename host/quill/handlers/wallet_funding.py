@@ -11,9 +11,21 @@ from typing import Any
 from quill.amount import Amount
 from quill.handlers.core_help import core_help
 from quill.handlers.external_signer import finish_transaction
-from quill.handlers.psbt import _psbt_version, construct_transaction
+from quill.handlers.psbt import _psbt_version, chain_lookups, construct_transaction
 from quill.handlers.wallet import _Locked, _manager, _view
-from quill.rpc.args import amount_from_value, check_object, get_array, get_bool, get_int, get_obj, get_str
+from quill.rpc.args import (
+    INT64,
+    amount_from_value,
+    check_object,
+    get_array,
+    get_bool,
+    get_int,
+    get_obj,
+    get_str,
+    hex_to_pubkey,
+    is_json_int,
+    parse_hash_v,
+)
 from quill.rpc.errors import (
     RPC_DESERIALIZATION_ERROR,
     RPC_INVALID_ADDRESS_OR_KEY,
@@ -24,14 +36,17 @@ from quill.rpc.errors import (
     RPCError,
 )
 from quill.rpc.registry import ANY, ARR, BOOL, NUM, OBJ, STR, STR_HEX, Method, Param
+from quill.signing.provider import SigningProvider
 from quill.tx.address import AddressError, decode_destination, encode_destination
-from quill.tx.decode import TxDecodeError, decode_hex_tx
+from quill.tx.decode import TxDecodeError, decode_hex_tx, parse_hex
 from quill.tx.hashes import hash_to_hex
 from quill.tx.psbt import PSBT, encode_base64_psbt, psbt_from_tx
 from quill.tx.script import solver
-from quill.tx.transaction import Transaction, TxIn
-from quill.wallet import coins, funding
-from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT
+from quill.tx.transaction import OutPoint, Transaction, TxIn
+from quill.wallet import coins, funding, solving
+from quill.wallet.coinselection import MAX_STANDARD_TX_WEIGHT
+from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DescriptorError
+from quill.wallet.descriptors import parse as parse_descriptor
 from quill.wallet.psbt_process import fill_psbt
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
@@ -115,17 +130,84 @@ def _change(wallet: Any, options: dict[str, Any], tx: Transaction,
     return script, funding.DUMMY_NESTED_P2WPKH_INPUT_SIZE, output_type, ""
 
 
-def _preset_coins(wallet: Any, tx: Transaction) -> list[funding.Coin]:
+def _solving_data(options: dict[str, Any], chain: str) -> SigningProvider:
+    """Core's solving_data option: public keys, scripts and descriptors for external inputs."""
+    data = {} if options.get("solving_data") is None else get_obj(options["solving_data"])
+    pubkeys = [hex_to_pubkey(get_str(v)) for v in get_array(data["pubkeys"])] if "pubkeys" in data else []
+    scripts = []
+    for value in get_array(data["scripts"]) if "scripts" in data else []:
+        text = get_str(value)
+        script = parse_hex(text)
+        if script is None:
+            raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f"'{text}' is not hex")
+        scripts.append(script)
+    descriptors = []
+    for value in get_array(data["descriptors"]) if "descriptors" in data else []:
+        text = get_str(value)
+        try:
+            descriptors.append(parse_descriptor(text, chain, require_checksum=True))
+        except DescriptorError as e:
+            raise RPCError(RPC_INVALID_PARAMETER, f"Unable to parse descriptor '{text}': {e}") from None
+    return solving.solving_provider(pubkeys, scripts, descriptors)
+
+
+MIN_INPUT_WEIGHT = 165   # Core's GetTransactionInputWeight(CTxIn()): outpoint, sequence, empty scriptSig and witness
+
+
+def _input_weights(options: dict[str, Any]) -> dict[OutPoint, int]:
+    """Core's input_weights option (walletcreatefundedpsbt and send take it from their inputs)."""
+    weights: dict[OutPoint, int] = {}
+    for item in [] if options.get("input_weights") is None else get_array(options["input_weights"]):
+        entry = get_obj(item)
+        txid = parse_hash_v(entry.get("txid"), "txid")
+        vout = entry.get("vout")
+        if not is_json_int(vout):
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, missing vout key")
+        n = get_int(vout)
+        if n < 0:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
+        weight_v = entry.get("weight")
+        if not is_json_int(weight_v):
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, missing weight key")
+        weight = get_int(weight_v, INT64)
+        if weight < MIN_INPUT_WEIGHT:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, weight cannot be less than 165 (41 bytes (size of "
+                           "outpoint + sequence + empty scriptSig) * 4 (witness scaling factor)) + 1 (empty witness)")
+        if weight > MAX_STANDARD_TX_WEIGHT:
+            raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, weight cannot be greater than the maximum "
+                           f"standard tx weight of {MAX_STANDARD_TX_WEIGHT}")
+        weights[OutPoint(txid, n)] = weight
+    return weights
+
+
+def _weights_from_inputs(inputs: Any, options: dict[str, Any]) -> None:
+    """Core's SetOptionsInputWeights: the inputs that carry a weight become options.input_weights."""
+    if "input_weights" in options:
+        raise RPCError(RPC_INVALID_PARAMETER, "Input weights should be specified in inputs rather than in options.")
+    if inputs:
+        options["input_weights"] = [item for item in inputs if isinstance(item, dict) and "weight" in item]
+
+
+def _preset_coins(ctx: Any, wallet: Any, tx: Transaction, provider: SigningProvider,
+                  weights: dict[OutPoint, int]) -> list[funding.Coin]:
+    """Core's FundTransaction and FetchSelectedInputs: each given input with its output and what
+    solves it, the wallet's descriptors first, then the solving data; an input that is not the
+    wallet's must be in the UTXO set or the mempool."""
     found = []
+    chain = _manager(ctx).chain
     for txin in tx.vin:
         row = wallet.store.get_tx(txin.prevout.hash)
-        owners = []
-        if row is not None and txin.prevout.n < len(row.tx.vout):
+        txout = None
+        if row is not None and txin.prevout.n < len(row.tx.vout) \
+                and wallet.is_mine(row.tx.vout[txin.prevout.n].script_pubkey):
             txout = row.tx.vout[txin.prevout.n]
-            owners = wallet.scripts.get(txout.script_pubkey, [])
-        if not owners:
+        elif chain is not None:
+            _, find_coin = chain_lookups(chain)
+            txout = find_coin(txin.prevout)
+        if txout is None:
             raise RPCError(RPC_WALLET_ERROR, "Unable to find UTXO for external input")
-        found.append(funding.Coin(txout, wallet.descs[owners[0][0]].desc.node, txin.prevout))
+        node = _solving_node(wallet, txout.script_pubkey) or solving.infer_node(txout.script_pubkey, provider)
+        found.append(funding.Coin(txout, node, txin.prevout, weight=weights.get(txin.prevout)))
     return found
 
 
@@ -202,8 +284,10 @@ def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_i
     max_tx_weight = None if options.get("max_tx_weight") is None else get_int(options["max_tx_weight"])
     if not tx.vout:
         raise RPCError(RPC_INVALID_PARAMETER, "TX must have at least one output")
+    provider = _solving_data(options, chain)
+    weights = _input_weights(options)
     change_script, change_spend, reserved, no_change = _change(wallet, options, tx, chain)
-    preset = _preset_coins(wallet, tx)
+    preset = _preset_coins(ctx, wallet, tx, provider, weights)
     available = _available_coins(ctx, wallet, tx, min_depth, max_depth, include_unsafe) if add_inputs else []
     rules = funding.FundingRules(
         rate, subtract, change_script, change_spend, change_pos, no_change, add_inputs, available,
@@ -275,6 +359,7 @@ def walletcreatefundedpsbt(ctx: Any, args: list[Any]) -> Any:
     tx = construct_transaction([inputs, outputs, locktime, None if replaceable is None else get_bool(replaceable),
                                 version], chain)
     options = _options(options_v)
+    _weights_from_inputs(inputs, options)
     psbt_version = _psbt_version(psbt_version_v)
     bip32derivs = True if bip32derivs_v is None else get_bool(bip32derivs_v)
     with _Locked(ctx) as wallet:
@@ -343,6 +428,7 @@ def send(ctx: Any, args: list[Any]) -> Any:
     tx = construct_transaction([options.get("inputs"), outputs, options.get("locktime"),
                                 None if replaceable is None else get_bool(replaceable), version], chain)
     options = _options(options)
+    _weights_from_inputs(options.get("inputs"), options)
     with _Locked(ctx) as wallet:
         psbt = _prepared(ctx, wallet, _fund(ctx, wallet, tx, options, not tx.vin, chain).tx, options)
         external = wallet.external_signer

@@ -11,8 +11,11 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from coincurve import PublicKey
+
 from quill.consensus import COIN, MAX_MONEY
 from quill.rpc.errors import (
+    RPC_INVALID_ADDRESS_OR_KEY,
     RPC_INVALID_PARAMETER,
     RPC_MISC_ERROR,
     RPC_TYPE_ERROR,
@@ -133,6 +136,20 @@ def parse_hex_v(value: Any, name: str) -> bytes:
     data = parse_hex(text)
     if data is None:
         raise RPCError(RPC_INVALID_PARAMETER, f"{name} must be hexadecimal string (not '{text}')")
+    return data
+
+
+def hex_to_pubkey(text: str) -> bytes:
+    """Core's HexToPubKey: a valid compressed (33-byte) or uncompressed (65-byte) public key in hex."""
+    data = parse_hex(text)
+    if data is None:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f'Pubkey "{text}" must be a hex string')
+    if len(text) not in (66, 130):
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f'Pubkey "{text}" must have a length of either 33 or 65 bytes')
+    try:
+        PublicKey(data)
+    except ValueError:
+        raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, f'Pubkey "{text}" must be cryptographically valid.') from None
     return data
 
 

@@ -17,9 +17,13 @@ def sha256d(data) -> bytes:
     return _sha256(_sha256(data).digest()).digest()
 
 
+def ripemd160(data) -> bytes:
+    return hashlib.new("ripemd160", data).digest()
+
+
 def hash160(data) -> bytes:
     """RIPEMD160(SHA256(data)), as used by P2PKH/P2SH and BIP173 v0 key hashes."""
-    return hashlib.new("ripemd160", _sha256(data).digest()).digest()
+    return ripemd160(_sha256(data).digest())
 
 
 def hash_to_hex(h: bytes) -> str:

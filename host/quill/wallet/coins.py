@@ -65,6 +65,8 @@ def available_coins(view: Any, coin_filter: CoinFilter, locked: LockedCoins) -> 
     w = view.wallet
     found: list[WalletCoin] = []
     total = 0
+    scripts, spends = w.scripts, w.spends
+    solvable_descs = {desc_id for desc_id, info in w.descs.items() if info.desc.is_solvable()}
     for row in w.store.all_txs():
         depth = view.depth(row)
         if row.coinbase and w.blocks_to_maturity(row, depth) > 0 and not coin_filter.include_immature_coinbase:
@@ -80,9 +82,10 @@ def available_coins(view: Any, coin_filter: CoinFilter, locked: LockedCoins) -> 
             if not coin_filter.min_amount <= out.value <= coin_filter.max_amount:
                 continue
             outpoint = OutPoint(row.txid, n)
-            if outpoint in locked or _is_spent(view, row.txid, n):
+            if outpoint in locked or ((row.txid, n) in spends and _is_spent(view, row.txid, n)):
                 continue
-            found.append(WalletCoin(outpoint, out, depth, safe, _is_solvable(w, out.script_pubkey), row.seq))
+            solvable = any(desc_id in solvable_descs for desc_id, _ in scripts.get(out.script_pubkey, ()))
+            found.append(WalletCoin(outpoint, out, depth, safe, solvable, row.seq))
             total += out.value
             if coin_filter.min_sum_amount != MAX_MONEY and total >= coin_filter.min_sum_amount:
                 return _ordered(found)
@@ -92,12 +95,16 @@ def available_coins(view: Any, coin_filter: CoinFilter, locked: LockedCoins) -> 
 
 
 def _ordered(coins: list[WalletCoin]) -> list[WalletCoin]:
-    return sorted(coins, key=lambda c: (_output_type_rank(c.txout.script_pubkey), c.seq, c.outpoint.n))
+    ranks: dict[bytes, int] = {}   # a script paid several times is classified once
 
+    def key(c: WalletCoin) -> tuple[int, int, int]:
+        script = c.txout.script_pubkey
+        rank = ranks.get(script)
+        if rank is None:
+            rank = ranks[script] = _output_type_rank(script)
+        return rank, c.seq, c.outpoint.n
 
-def _is_solvable(wallet: Any, script: bytes) -> bool:
-    owners = wallet.scripts.get(script, [])
-    return any(wallet.descs[desc_id].desc.is_solvable() for desc_id, _ in owners)
+    return sorted(coins, key=key)
 
 
 def trusted_balance(view: Any, min_depth: int) -> int:
@@ -110,7 +117,9 @@ def trusted_balance(view: Any, min_depth: int) -> int:
             continue
         if row.coinbase and w.blocks_to_maturity(row, depth) > 0:
             continue
-        total += sum(out.value for n, out in w.credit_outputs(row.tx) if not _is_spent(view, row.txid, n))
+        spends, txid = w.spends, row.txid
+        total += sum(out.value for n, out in w.credit_outputs(row.tx)
+                     if (txid, n) not in spends or not _is_spent(view, txid, n))
     return total
 
 

@@ -8,11 +8,12 @@ input, the recipients (or the `outputs` given), and pays the change (the origina
 script, or a new change address) what is left at the new fee rate (quill.wallet.funding, Core's
 CreateTransactionInternal with the inputs preset).
 
-Quill differs where Core would need what it does not have: inputs that are not the wallet's, or
-whose coins are still unconfirmed (Core adds the cost of bumping their ancestors), and a bump that
-needs more inputs (automatic coin selection) are refused with a clear message. Where Core picks at
-random (the change position, a locktime up to 100 blocks back one time in ten), Quill takes
-Core's most likely choice: the change last, the locktime at the tip.
+When the original inputs do not pay the new fee, more of the wallet's confirmed coins are chosen
+as Core's coin selection chooses them (quill.wallet.coinselection). Quill differs where Core would
+need what it does not have: inputs that are not the wallet's, or whose coins are still unconfirmed
+(Core adds the cost of bumping their ancestors), are refused with a clear message. Where Core
+picks at random (the change position, a locktime up to 100 blocks back one time in ten), Quill
+takes Core's most likely choice: the change last, the locktime at the tip.
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class BumpRequest:
     original_change_index: int | None
     incremental_relay_fee: int     # sat/kvB, the node's
     new_change: Any                # (recipients) -> (script or b"", spend vsize, why none): the next change address
+    available: Any = None          # (tx) -> the wallet's confirmed coins not spent by tx: new inputs if needed
 
 
 @dataclass
@@ -187,12 +189,14 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
         change_script, change_spend, reason = request.new_change(recipients)
     template.vout = recipients
     template.locktime = _locktime(*tip)
+    # Core's CreateTransaction with the original inputs preset, other inputs allowed (confirmed
+    # ones only: BIP125 rule 2) and the change last (Core: a random place).
+    rules = funding.FundingRules(rate, subtract, change_script, change_spend, len(template.vout), reason,
+                                 allow_other_inputs=True, new_input_sequence=sequence,
+                                 available=[] if request.available is None else request.available(template))
     try:
-        funded = funding.fund_preset(template, coins, subtract, rate, change_script, change_spend, -1, reason)
+        funded = funding.fund(template, coins, rules)
     except funding.FundingError as e:
-        if str(e).startswith("The preselected coins total amount does not cover"):
-            raise BumpError(WALLET_ERROR, "Unable to create transaction. Quill cannot add inputs to a fee bump "
-                            "yet: the original inputs do not pay the new fee") from None
         raise BumpError(WALLET_ERROR, f"Unable to create transaction. {e}") from None
     return Bump(funded.tx, old_fee, funded.fee, change is None)
 

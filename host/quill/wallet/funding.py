@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quill.consensus import WITNESS_SCALE_FACTOR
+from quill.tx import script as S
+from quill.tx.hashes import hash_to_hex
 from quill.tx.script import solver
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet import coinselection as cs
@@ -53,11 +55,19 @@ def dust_threshold(txout: TxOut, rate_per_kvb: int) -> int:
     return fee_for(rate_per_kvb, size)
 
 
+def _key_size(key: Any) -> int:
+    """A key's serialized size: 65 for an uncompressed constant key, else 33."""
+    return 65 if key.const is not None and len(key.const) == 65 else 33
+
+
 def _script_size(node: Any) -> int:
-    """Core's Descriptor::ScriptSize: the length of the script a node stands for (compressed keys)."""
+    """Core's Descriptor::ScriptSize: the length of the script a node stands for."""
     if node.kind in ("multi", "sortedmulti"):
-        return 3 + 34 * len(node.keys)  # OP_k, each key's push, OP_n, OP_CHECKMULTISIG (n <= 16)
-    sizes = {"pkh": 25, "wpkh": 22, "sh": 23, "wsh": 34, "tr": 34, "pk": 35}
+        # OP_k, each key's push, OP_n, OP_CHECKMULTISIG (n <= 16)
+        return 3 + sum(1 + _key_size(k) for k in node.keys)
+    if node.kind == "pk":
+        return 2 + _key_size(node.keys[0])
+    sizes = {"pkh": 25, "wpkh": 22, "sh": 23, "wsh": 34, "tr": 34, "rawtr": 34}
     if node.kind not in sizes:
         raise FundingError("Not solvable pre-selected input")
     return sizes[node.kind]
@@ -71,7 +81,7 @@ def _max_sat_size(node: Any) -> tuple[int, int]:
     if node.kind == "pk":
         return 1 + MAX_SIG_SIZE, 1
     if node.kind in ("pkh", "wpkh"):
-        return (1 + MAX_SIG_SIZE) + (1 + 33), 2
+        return (1 + MAX_SIG_SIZE) + (1 + _key_size(node.keys[0])), 2
     raise FundingError("Not solvable pre-selected input")
 
 
@@ -80,7 +90,7 @@ def _max_satisfaction(node: Any) -> tuple[int, int, bool]:
     Core's MaxSatisfactionWeight/MaxSatisfactionElems with maximum-size signatures."""
     if node.kind == "wpkh":
         return (1 + MAX_SIG_SIZE) + (1 + 33), 2, True
-    if node.kind == "tr" and node.sub is None:
+    if node.kind in ("tr", "rawtr") and node.sub is None:
         return 1 + SCHNORR_SIG_SIZE, 1, True
     if node.kind == "wsh":
         size, elems = _max_sat_size(node.sub)
@@ -92,8 +102,9 @@ def _max_satisfaction(node: Any) -> tuple[int, int, bool]:
     if node.kind == "sh":
         size, elems = _max_sat_size(node.sub)
         return (1 + _script_size(node.sub) + size) * WITNESS_SCALE_FACTOR, elems, False
-    if node.kind == "pkh":
-        return ((1 + MAX_SIG_SIZE) + (1 + 33)) * WITNESS_SCALE_FACTOR, 2, False
+    if node.kind in ("pkh", "pk", "multi", "sortedmulti"):
+        size, elems = _max_sat_size(node)
+        return size * WITNESS_SCALE_FACTOR, elems, False
     raise FundingError("Not solvable pre-selected input")
 
 
@@ -140,8 +151,11 @@ class Coin:
     descendants: int = 0
     # An unconfirmed coin's transaction and its unconfirmed ancestors: txid -> (vsize, fee).
     ancestry: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    weight: int | None = None   # the caller's weight of the signed input (Core's input_weights)
 
     def input_bytes(self) -> int:
+        if self.weight is not None:
+            return -(-self.weight // WITNESS_SCALE_FACTOR)
         if self.node is None:
             return -1
         try:
@@ -213,6 +227,11 @@ def _outputs(coins: list[Coin], params: cs.SelectionParams) -> list[cs.CoinOutpu
             for c in coins]
 
 
+def outpoint_string(outpoint: OutPoint) -> str:
+    """Core's COutPoint::ToString, as its error messages quote an outpoint."""
+    return f"COutPoint({hash_to_hex(outpoint.hash)[:10]}, {outpoint.n})"
+
+
 def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     """Complete `tx` (its inputs are the pre-selected `preset`, its outputs the recipients) with
     more of the wallet's coins if allowed and needed, a change output and the fee, as Core's
@@ -232,6 +251,9 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     if target == 0 and not preset:
         raise FundingError("Transaction requires one destination of non-zero value, a non-zero feerate, "
                            "or a pre-selected input")
+    for coin in preset:
+        if coin.input_bytes() < 0:  # Core's FetchSelectedInputs: no size, no fee
+            raise FundingError(f"Not solvable pre-selected input {outpoint_string(coin.outpoint)}")
     preset_outputs = _outputs(preset, params)
     candidates = rules.available if rules.allow_other_inputs else []
     available = _outputs(candidates, params)
@@ -261,10 +283,10 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     out.vin.extend(TxIn(c.outpoint, b"", rules.new_input_sequence) for c in chosen)
 
     by_outpoint = {id(o): c for o, c in zip(available, candidates, strict=True)}
-    spent_nodes = [c.node for c in preset] + [by_outpoint[id(o)].node for o in chosen]
-    if any(node is None for node in spent_nodes):
+    spent = preset + [by_outpoint[id(o)] for o in chosen]
+    if any(c.node is None and c.weight is None for c in spent):
         raise FundingError("Missing solving data for estimating transaction size")
-    weight = signed_weight(out, spent_nodes)
+    weight = signed_weight(out, [c.node for c in spent], [c.weight for c in spent])
     fee_needed = fee_for(rules.rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR)) + selection.total_bump_fees()
     selected = selection.selected_value()
     current_fee = selected - sum(o.value for o in out.vout)
@@ -285,28 +307,39 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     return Funded(out, current_fee, pos)
 
 
-def fund_preset(tx: Transaction, coins: list[Coin], subtract_from: set[int], rate_per_kvb: int,
-                change_script: bytes, change_spend_vsize: int, change_pos: int, no_change_reason: str = "") -> Funded:
-    """Funding from exactly these coins (quill.wallet.feebump's replacement): `fund` with no other
-    inputs allowed; change_pos -1 puts the change last (Core's bump keeps it in place)."""
-    rules = FundingRules(rate_per_kvb, subtract_from, change_script, change_spend_vsize,
-                         len(tx.vout) if change_pos == -1 else change_pos, no_change_reason)
-    return fund(tx, coins, rules)
-
-
 def _signed_vsize(tx: Transaction, coins: list[Coin]) -> int:
     """Core's CalculateMaximumSignedTxSize of `tx` spending `coins` (virtual bytes)."""
     return -(-signed_weight(tx, [c.node for c in coins]) // WITNESS_SCALE_FACTOR)
 
 
-def signed_weight(tx: Transaction, nodes: list[Any]) -> int:
-    """Core's CalculateMaximumSignedTxSize (as weight): the transaction as if every input were signed."""
+# The destinations whose output type (Core's OutputTypeFromDestination) is bech32 or bech32m.
+_WITNESS_DESTINATIONS = (S.WITNESS_V0_KEYHASH, S.WITNESS_V0_SCRIPTHASH, S.WITNESS_V1_TAPROOT, S.WITNESS_UNKNOWN,
+                         S.ANCHOR)
+
+
+def _is_segwit(node: Any) -> bool:
+    """Core's IsSegwit of the descriptor inferred for an input: an addr() one (unsolvable) by its
+    destination's output type."""
+    if node is None:
+        return False
+    if node.kind == "addr":
+        return solver(node.data)[0] in _WITNESS_DESTINATIONS
+    try:
+        return _max_satisfaction(node)[2]
+    except FundingError:
+        return False
+
+
+def signed_weight(tx: Transaction, nodes: list[Any], weights: list[int | None] | None = None) -> int:
+    """Core's CalculateMaximumSignedTxSize (as weight): the transaction as if every input were signed;
+    an input with a weight given (Core's input_weights) counts that weight."""
+    given = weights or [None] * len(nodes)
     weight = (4 + 4 + compact_size_len(len(tx.vin)) + compact_size_len(len(tx.vout))) * WITNESS_SCALE_FACTOR
-    segwit = any(_max_satisfaction(node)[2] for node in nodes)
+    segwit = any(_is_segwit(node) for node in nodes)
     if segwit:
         weight += 2  # segwit marker and flag
     weight += sum(output_size(o) for o in tx.vout) * WITNESS_SCALE_FACTOR
-    weight += sum(max_input_weight(node, segwit) for node in nodes)
+    weight += sum(max_input_weight(node, segwit) if w is None else w for node, w in zip(nodes, given, strict=True))
     return weight
 
 
