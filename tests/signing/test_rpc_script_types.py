@@ -34,7 +34,7 @@ def node(tmp_path_factory):
     types with ALL or SINGLE runs out of memory at the smallest board's 97K on the final tree
     of this session (it passed there before the PSBT and memory branches met); the other
     signing tests stay at 97K (tests/signing/conftest.py)."""
-    with QuillDaemon(tmp_path_factory.mktemp("regtest"), "-device=emulator", "-emuheap=100K", "-debug=1") as d:
+    with QuillDaemon(tmp_path_factory.mktemp("regtest"), "-device=emulator", "-emuheap=97K", "-debug=1") as d:
         yield d
 
 
