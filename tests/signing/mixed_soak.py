@@ -34,6 +34,13 @@ WIFS = [k.wif for k in K]
 SIGHASHES = ["ALL", "ALL", "DEFAULT", "ALL|ANYONECANPAY", "NONE", "SINGLE"]
 # legacy inputs re-stream the whole transaction per signature: cap them in large ones
 MAX_LEGACY = 40
+# How long one call may take, from its size and the target's speed: a flat 60 s stopped
+# the Cortex-M0+ soak at its 4th transaction under load (slowness, not a failure). Seconds
+# per input (a signature and its streaming) and per input re-streamed for a legacy
+# signature; generous, as they only bound a hang.
+SECONDS_PER_INPUT = {"unix": 2.0, "qemu-m0plus": 20.0, "qemu-m4": 20.0}
+SECONDS_PER_RESTREAMED_INPUT = {"unix": 0.05, "qemu-m0plus": 1.0, "qemu-m4": 1.0}
+LEGACY_TYPES = ("p2pk", "p2pkh", "p2sh-multisig")
 
 
 def transaction(rng, max_inputs=200):
@@ -51,26 +58,37 @@ def transaction(rng, max_inputs=200):
     if sighash == "DEFAULT":
         kinds = [k if k[0] == "p2tr-bip86" else TYPES[6] for k in kinds]
     entries = [prevtx(tx, i, spk, 10_000 + i, redeem, witness) for i, (_, spk, redeem, witness) in enumerate(kinds)]
-    return tx, entries, sighash
+    n_legacy = sum(1 for k in kinds if k[0] in LEGACY_TYPES)
+    return tx, entries, sighash, n_legacy
 
 
-def soak(node, count, seed=2026, max_inputs=200, log=None):
+def budget(target, n_inputs, n_legacy):
+    """Seconds one signrawtransactionwithkey of this shape may take on target."""
+    per_input = SECONDS_PER_INPUT.get(target, SECONDS_PER_INPUT["qemu-m0plus"])
+    restream = SECONDS_PER_RESTREAMED_INPUT.get(target, SECONDS_PER_RESTREAMED_INPUT["qemu-m0plus"])
+    return 60 + per_input * n_inputs + restream * n_inputs * n_legacy
+
+
+def soak(node, count, seed=2026, max_inputs=200, log=None, target="unix"):
     rng = random.Random(seed)
     figures = Counter()
     failures = Counter()
     started = time.monotonic()
     for n in range(count):
-        tx, entries, sighash = transaction(rng, max_inputs)
+        tx, entries, sighash, n_legacy = transaction(rng, max_inputs)
         figures["transactions"] += 1
         figures["inputs"] += len(tx.vin)
         try:
-            result = node.rpc("signrawtransactionwithkey", tx.hex(), WIFS, entries, sighash)
+            result = node.rpc("signrawtransactionwithkey", tx.hex(), WIFS, entries, sighash,
+                              timeout=budget(target, len(tx.vin), n_legacy))
             if result.get("complete") is not True:
                 failures["incomplete: " + str(result.get("errors", [{}])[0].get("error"))] += 1
         except RPCFailure as e:
             failures[f"{e.code} {e.message}"] += 1
-        if log and (n + 1) % 50 == 0:
-            log(f"{n + 1} transactions, {sum(failures.values())} failures, "
+        except OSError:    # the HTTP answer did not come within the budget
+            failures["no answer within the budget"] += 1
+        if log and ((n + 1) % 50 == 0 or (target != "unix" and (n + 1) % 10 == 0)):
+            log(f"{n + 1} transactions, {figures['inputs']} inputs, {sum(failures.values())} failures, "
                 f"{time.monotonic() - started:.0f} s")
     figures["seconds"] = round(time.monotonic() - started)
     return figures, failures
@@ -88,7 +106,7 @@ def main(argv):
         options.append(f"-emuheap={args.heap}")
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp, *options) as node:
         figures, failures = soak(node, args.count, max_inputs=args.max_inputs,
-                                 log=lambda s: print(s, flush=True))
+                                 log=lambda s: print(s, flush=True), target=args.target)
     print(dict(figures), dict(failures) or "no failures")
     return 1 if failures else 0
 
