@@ -678,7 +678,7 @@ def sec_decode(pubkey):
     raise ValueError("public key must be 33 bytes (02/03) or 65 bytes (04)")
 
 
-_KEY_CACHE_SIZE = const(8)
+_KEY_CACHE_SIZE = const(4)
 _SLOT = const(96)   # fingerprint, x, y: 32 bytes each
 # One block allocated at import and overwritten in turn: cached points kept as
 # ints (a tuple, two ints and their digits per key) were small long-lived

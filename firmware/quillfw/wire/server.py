@@ -31,7 +31,7 @@ from quillfw.wire.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
 from quillfw.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, OUT_OF_MEMORY, PARSE_ERROR, RESERVED_ID
 
 _CHUNK = const(256)
-_OUT = const(256)            # FrameWriter's buffer: a reply up to this size is one write
+_OUT = const(128)            # FrameWriter's buffer: a reply up to this size is one write
 # The largest request read while another one is handled (its byte strings are views
 # of the main frame buffer): ping, get_info and the requests refused as BUSY.
 _SIDE_BODY = const(256)
