@@ -69,24 +69,32 @@ def budget(target, n_inputs, n_legacy):
     return 60 + per_input * n_inputs + restream * n_inputs * n_legacy
 
 
-def soak(node, count, seed=2026, max_inputs=200, log=None, target="unix"):
+def soak(node, count, seed=2026, max_inputs=200, log=None, target="unix", stop=None):
+    """stop(): True to end before the next transaction (the figures so far are returned)."""
     rng = random.Random(seed)
     figures = Counter()
     failures = Counter()
     started = time.monotonic()
     for n in range(count):
+        if stop is not None and stop():
+            break
         tx, entries, sighash, n_legacy = transaction(rng, max_inputs)
         figures["transactions"] += 1
         figures["inputs"] += len(tx.vin)
+        failure = None
         try:
             result = node.rpc("signrawtransactionwithkey", tx.hex(), WIFS, entries, sighash,
                               timeout=budget(target, len(tx.vin), n_legacy))
             if result.get("complete") is not True:
-                failures["incomplete: " + str(result.get("errors", [{}])[0].get("error"))] += 1
+                failure = "incomplete: " + str(result.get("errors", [{}])[0].get("error"))
         except RPCFailure as e:
-            failures[f"{e.code} {e.message}"] += 1
+            failure = f"{e.code} {e.message}"
         except OSError:    # the HTTP answer did not come within the budget
-            failures["no answer within the budget"] += 1
+            failure = "no answer within the budget"
+        if failure is not None:
+            failures[failure] += 1
+            if log:
+                log(f"transaction {n + 1} ({len(tx.vin)} inputs, {sighash}): {failure}")
         if log and ((n + 1) % 50 == 0 or (target != "unix" and (n + 1) % 10 == 0)):
             log(f"{n + 1} transactions, {figures['inputs']} inputs, {sum(failures.values())} failures, "
                 f"{time.monotonic() - started:.0f} s")
@@ -100,13 +108,17 @@ def main(argv):
     parser.add_argument("--target", default="unix")
     parser.add_argument("--heap", default=None, help="-emuheap (default: the target's)")
     parser.add_argument("--max-inputs", type=int, default=200)
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop starting transactions after this long and print the figures")
     args = parser.parse_args(argv)
+    deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
     options = ["-device=emulator", f"-emutarget={args.target}"]
     if args.heap:
         options.append(f"-emuheap={args.heap}")
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp, *options) as node:
         figures, failures = soak(node, args.count, max_inputs=args.max_inputs,
-                                 log=lambda s: print(s, flush=True), target=args.target)
+                                 log=lambda s: print(s, flush=True), target=args.target,
+                                 stop=deadline and (lambda: time.monotonic() > deadline))
     print(dict(figures), dict(failures) or "no failures")
     return 1 if failures else 0
 
