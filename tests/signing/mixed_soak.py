@@ -113,6 +113,10 @@ def main(argv):
     args = parser.parse_args(argv)
     deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
     options = ["-device=emulator", f"-emutarget={args.target}"]
+    if args.target != "unix":
+        # a ping or a batch waits for the emulated MCU as the machine lets QEMU run: under
+        # load the daemon's 30 s for a qemu target failed calls that were only slow
+        options.append(f"-devicetimeout={int(SECONDS_PER_INPUT[args.target] * 15)}")
     if args.heap:
         options.append(f"-emuheap={args.heap}")
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp, *options) as node:
