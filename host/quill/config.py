@@ -72,6 +72,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("emuapprove", "How the emulated device's user confirms signing: auto (approve at once), ask (y/n on quill-emu's terminal), channel (test-only: answer \"approve\" or \"refuse\" in <datadir>/<chain>/emulator/confirm-answer) (default: auto)"),
     Option("emuconfirmtimeout", "How long the emulated device waits for a confirmation, in milliseconds (default: 120000)"),
     Option("signer", "External signing tool, see doc/external-signer.md"),
+    Option("devicetimeout", "How long to wait for the device's immediate answers (ping, get_info, each step of a signing session), in seconds (default: 5; 30 on a qemu target)"),
     Option("chainsource", "Follow a Bitcoin Core-compatible node through its RPC, http://user:pass@host:port (default: the built-in regtest chain)", sensitive=True),
     Option("chainpollinterval", "How often a follower asks its -chainsource node for news, in milliseconds (default: 500)"),
 )}

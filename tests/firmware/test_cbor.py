@@ -93,7 +93,25 @@ def test_long_byte_strings_decode_as_views_of_the_input_when_asked():
     assert viewed["c"][0][-1] == long[-1] ^ 1 and copied["c"][0] == long
 
 
-def test_encode_body_is_encode_without_the_copy():
-    value = {"id": "1", "result": [bytes(300), "x", None]}
-    body = cbor.encode_body(value)
-    assert type(body) is bytearray and bytes(body) == cbor.encode(value)
+class _Pieces:
+    """An out for encode_into that keeps each piece it is given."""
+
+    def __init__(self):
+        self.pieces = []
+
+    def append(self, byte):
+        self.pieces.append(bytes((byte,)))
+
+    def extend(self, data):
+        self.pieces.append(bytes(data))
+
+
+def test_encode_into_streams_pieces_and_encoded_size_counts_them():
+    value = {"id": "1", "result": [bytes(300), "x", None, {"b": 1, "a": -2}]}
+    out = _Pieces()
+    cbor.encode_into(out, value)
+    assert b"".join(out.pieces) == cbor.encode(value)
+    assert bytes(300) in out.pieces         # a byte string is passed on whole, never copied
+    assert cbor.encoded_size(value) == len(cbor.encode(value))
+    with fwtest.raises(cbor.CBORError):
+        cbor.encoded_size({"x": 1.5})

@@ -293,3 +293,29 @@ def test_out_of_memory_while_decoding_answers_with_the_requests_id():
         cbor.decode = original
     reply = _replies(transport.written)[0]
     assert reply["id"] == "big" and reply["error"]["code"] == errors.OUT_OF_MEMORY
+
+
+class _PieceTransport(FakeTransport):
+    """A FakeTransport that also keeps the size of every write."""
+
+    def __init__(self):
+        super().__init__()
+        self.sizes = []
+
+    def write(self, data):
+        self.sizes.append(len(data))
+        super().write(data)
+
+
+def test_replies_are_streamed_frames_byte_equal_to_encode_frame():
+    # small (one write), a few buffers long, and one byte string longer than the buffer
+    for result in ([], [bytes(16)] * 40, {"a": bytes(range(256)) * 3, "b": "x" * 300}):
+        transport = _PieceTransport()
+        server = Server(transport, Dispatcher())
+        server.send({"id": "r1", "result": result})
+        assert bytes(transport.written) == _frame({"id": "r1", "result": result})
+        # never the whole body in one piece unless it is one of the message's byte strings
+        assert max(transport.sizes) <= max(256, 3 * 256)
+    transport = _PieceTransport()
+    Server(transport, Dispatcher()).send({"id": "r2", "result": [bytes(16)] * 3})
+    assert transport.sizes == [len(transport.written)]      # a small reply: one write

@@ -90,8 +90,8 @@ class QuillDaemon:
         token = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
         return "Basic " + token
 
-    def post(self, body: bytes | str, path="/", headers=None, auth=True):
-        """Raw POST -> (status, body bytes, headers)."""
+    def post(self, body: bytes | str, path="/", headers=None, auth=True, timeout=60.0):
+        """Raw POST -> (status, body bytes, headers); timeout: seconds for the answer."""
         if isinstance(body, str):
             body = body.encode()
         req = urllib.request.Request(self.url.rstrip("/") + path, data=body, method="POST")
@@ -101,14 +101,14 @@ class QuillDaemon:
         for k, v in (headers or {}).items():
             req.add_header(k, v)
         try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
                 return resp.status, resp.read(), resp.headers
         except urllib.error.HTTPError as e:
             return e.code, e.read(), e.headers
 
-    def rpc(self, method, *params, path="/"):
+    def rpc(self, method, *params, path="/", timeout=60.0):
         body = json.dumps({"jsonrpc": "1.0", "id": "t", "method": method, "params": list(params)})
-        status, raw, _ = self.post(body, path=path)
+        status, raw, _ = self.post(body, path=path, timeout=timeout)
         reply = json.loads(raw, parse_float=Decimal) if raw else None
         if status != 200 or reply.get("error"):
             raise RPCFailure(status, reply.get("error") if reply else None)

@@ -34,6 +34,13 @@ WIFS = [k.wif for k in K]
 SIGHASHES = ["ALL", "ALL", "DEFAULT", "ALL|ANYONECANPAY", "NONE", "SINGLE"]
 # legacy inputs re-stream the whole transaction per signature: cap them in large ones
 MAX_LEGACY = 40
+# How long one call may take, from its size and the target's speed: a flat 60 s stopped
+# the Cortex-M0+ soak at its 4th transaction under load (slowness, not a failure). Seconds
+# per input (a signature and its streaming) and per input re-streamed for a legacy
+# signature; generous, as they only bound a hang.
+SECONDS_PER_INPUT = {"unix": 2.0, "qemu-m0plus": 20.0, "qemu-m4": 20.0}
+SECONDS_PER_RESTREAMED_INPUT = {"unix": 0.05, "qemu-m0plus": 1.0, "qemu-m4": 1.0}
+LEGACY_TYPES = ("p2pk", "p2pkh", "p2sh-multisig")
 
 
 def transaction(rng, max_inputs=200):
@@ -51,26 +58,45 @@ def transaction(rng, max_inputs=200):
     if sighash == "DEFAULT":
         kinds = [k if k[0] == "p2tr-bip86" else TYPES[6] for k in kinds]
     entries = [prevtx(tx, i, spk, 10_000 + i, redeem, witness) for i, (_, spk, redeem, witness) in enumerate(kinds)]
-    return tx, entries, sighash
+    n_legacy = sum(1 for k in kinds if k[0] in LEGACY_TYPES)
+    return tx, entries, sighash, n_legacy
 
 
-def soak(node, count, seed=2026, max_inputs=200, log=None):
+def budget(target, n_inputs, n_legacy):
+    """Seconds one signrawtransactionwithkey of this shape may take on target."""
+    per_input = SECONDS_PER_INPUT.get(target, SECONDS_PER_INPUT["qemu-m0plus"])
+    restream = SECONDS_PER_RESTREAMED_INPUT.get(target, SECONDS_PER_RESTREAMED_INPUT["qemu-m0plus"])
+    return 60 + per_input * n_inputs + restream * n_inputs * n_legacy
+
+
+def soak(node, count, seed=2026, max_inputs=200, log=None, target="unix", stop=None):
+    """stop(): True to end before the next transaction (the figures so far are returned)."""
     rng = random.Random(seed)
     figures = Counter()
     failures = Counter()
     started = time.monotonic()
     for n in range(count):
-        tx, entries, sighash = transaction(rng, max_inputs)
+        if stop is not None and stop():
+            break
+        tx, entries, sighash, n_legacy = transaction(rng, max_inputs)
         figures["transactions"] += 1
         figures["inputs"] += len(tx.vin)
+        failure = None
         try:
-            result = node.rpc("signrawtransactionwithkey", tx.hex(), WIFS, entries, sighash)
+            result = node.rpc("signrawtransactionwithkey", tx.hex(), WIFS, entries, sighash,
+                              timeout=budget(target, len(tx.vin), n_legacy))
             if result.get("complete") is not True:
-                failures["incomplete: " + str(result.get("errors", [{}])[0].get("error"))] += 1
+                failure = "incomplete: " + str(result.get("errors", [{}])[0].get("error"))
         except RPCFailure as e:
-            failures[f"{e.code} {e.message}"] += 1
-        if log and (n + 1) % 50 == 0:
-            log(f"{n + 1} transactions, {sum(failures.values())} failures, "
+            failure = f"{e.code} {e.message}"
+        except OSError:    # the HTTP answer did not come within the budget
+            failure = "no answer within the budget"
+        if failure is not None:
+            failures[failure] += 1
+            if log:
+                log(f"transaction {n + 1} ({len(tx.vin)} inputs, {sighash}): {failure}")
+        if log and ((n + 1) % 50 == 0 or (target != "unix" and (n + 1) % 10 == 0)):
+            log(f"{n + 1} transactions, {figures['inputs']} inputs, {sum(failures.values())} failures, "
                 f"{time.monotonic() - started:.0f} s")
     figures["seconds"] = round(time.monotonic() - started)
     return figures, failures
@@ -82,13 +108,21 @@ def main(argv):
     parser.add_argument("--target", default="unix")
     parser.add_argument("--heap", default=None, help="-emuheap (default: the target's)")
     parser.add_argument("--max-inputs", type=int, default=200)
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop starting transactions after this long and print the figures")
     args = parser.parse_args(argv)
+    deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
     options = ["-device=emulator", f"-emutarget={args.target}"]
+    if args.target != "unix":
+        # a ping or a batch waits for the emulated MCU as the machine lets QEMU run: under
+        # load the daemon's 30 s for a qemu target failed calls that were only slow
+        options.append(f"-devicetimeout={int(SECONDS_PER_INPUT[args.target] * 15)}")
     if args.heap:
         options.append(f"-emuheap={args.heap}")
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp, *options) as node:
         figures, failures = soak(node, args.count, max_inputs=args.max_inputs,
-                                 log=lambda s: print(s, flush=True))
+                                 log=lambda s: print(s, flush=True), target=args.target,
+                                 stop=deadline and (lambda: time.monotonic() > deadline))
     print(dict(figures), dict(failures) or "no failures")
     return 1 if failures else 0
 

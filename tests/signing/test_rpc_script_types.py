@@ -6,7 +6,6 @@ merging, missing-key, wrong-key and wrong-amount behaviours of Core's signer."""
 import pytest
 
 from quill.tx.transaction import Transaction
-from tests.kit.rpc_daemon import QuillDaemon
 from tests.signing.signkit import (
     SIGHASH_NAMES,
     SIGHASH_VALUES,
@@ -26,17 +25,6 @@ from tests.signing.signkit import (
     taproot_sighash,
     unsigned_tx,
 )
-
-
-@pytest.fixture(scope="module")
-def node(tmp_path_factory):
-    """A quilld whose emulated device has 100K: one transaction spending all thirteen script
-    types with ALL or SINGLE runs out of memory at the smallest board's 97K on the final tree
-    of this session (it passed there before the PSBT and memory branches met); the other
-    signing tests stay at 97K (tests/signing/conftest.py)."""
-    with QuillDaemon(tmp_path_factory.mktemp("regtest"), "-device=emulator", "-emuheap=100K", "-debug=1") as d:
-        yield d
-
 
 K = keys(2026, 18)
 K[1] = KeyPair(K[1].secret, compressed=False)

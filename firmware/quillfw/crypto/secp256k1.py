@@ -678,29 +678,54 @@ def sec_decode(pubkey):
     raise ValueError("public key must be 33 bytes (02/03) or 65 bytes (04)")
 
 
-_KEY_CACHE_SIZE = 8
-_key_cache = {}
+_KEY_CACHE_SIZE = const(4)
+_SLOT = const(96)   # fingerprint, x, y: 32 bytes each
+# One block allocated at import and overwritten in turn: cached points kept as
+# ints (a tuple, two ints and their digits per key) were small long-lived
+# objects scattered through the heap a session signs in, splitting its holes.
+_key_cache = bytearray(_KEY_CACHE_SIZE * _SLOT)
+_key_cache_used = bytearray(2)     # slots filled, next slot to overwrite
+
+
+def _cached_point(fingerprint):
+    cache = _key_cache
+    for o in range(0, _key_cache_used[0] * _SLOT, _SLOT):
+        if cache[o:o + 32] == fingerprint:
+            return (int.from_bytes(cache[o + 32:o + 64], "big"),
+                    int.from_bytes(cache[o + 64:o + 96], "big"))
+    return None
+
+
+def _cache_point(fingerprint, point):
+    used = _key_cache_used
+    o = used[1] * _SLOT
+    _key_cache[o:o + 32] = fingerprint
+    _key_cache[o + 32:o + 64] = point[0].to_bytes(32, "big")
+    _key_cache[o + 64:o + 96] = point[1].to_bytes(32, "big")
+    used[1] = (used[1] + 1) % _KEY_CACHE_SIZE
+    if used[0] < _KEY_CACHE_SIZE:
+        used[0] += 1
 
 
 def keypair(secret32):
     """(d, d*G) for a secret key: d checked to be in 1..N-1."""
     d = scalar_from_secret(secret32)
     fingerprint = tagged_hash("QuillKeyCache", secret32)
-    point = _key_cache.get(fingerprint)
+    point = _cached_point(fingerprint)
     if point is None:
         if NATIVE is not None:
             xy = NATIVE.pubkey(secret32)
             point = (int.from_bytes(xy[:32], "big"), int.from_bytes(xy[32:], "big"))
         else:
             point = point_mul_g(d)
-        if len(_key_cache) >= _KEY_CACHE_SIZE:
-            _key_cache.clear()  # dicts are unordered on MicroPython: no LRU
-        _key_cache[fingerprint] = point
+        _cache_point(fingerprint, point)
     return d, point
 
 
 def clear_key_cache():
-    _key_cache.clear()
+    for i in range(len(_key_cache)):
+        _key_cache[i] = 0
+    _key_cache_used[0] = _key_cache_used[1] = 0
 
 
 def pubkey_from_secret(secret32, compressed=True):

@@ -168,7 +168,10 @@ class Session:
         self._max_keys = max_keys
         self._keys = bytearray(32 * max_keys)   # preallocated: never reallocated, so never copied
         self._compressed = bytearray(max_keys)
-        self._pubkey_hashes = [None] * max_keys
+        # each key's HASH160, filled when a P2PKH script code first names it (a flag
+        # byte per slot): kept in one block, not as small objects spread over the heap
+        self._pubkey_hashes = bytearray(20 * max_keys)
+        self._pubkey_hashed = bytearray(max_keys)
         self._mac_key = bytearray(32)
         # HMAC-SHA256's key blocks (RFC 2104), so a token is hashed from the record's
         # fields as they are, never from a joined copy of a large script
@@ -381,14 +384,16 @@ class Session:
         expected = _p2pkh_hash(script_code)
         if expected is None:
             return
-        if self._pubkey_hashes[key_index] is None:
+        o = 20 * key_index
+        if not self._pubkey_hashed[key_index]:
             secret = self._secret(key_index)
             try:
                 pub = ec.pubkey_from_secret(secret, bool(self._compressed[key_index]))
             finally:
                 _wipe_bytes(secret)
-            self._pubkey_hashes[key_index] = hash160(pub)
-        if self._pubkey_hashes[key_index] != expected:
+            self._pubkey_hashes[o:o + 20] = hash160(pub)
+            self._pubkey_hashed[key_index] = 1
+        if not _same(self._pubkey_hashes[o:o + 20], expected):
             raise SessionError("wrong_key", "the script code does not pay to key %d" % key_index)
 
     def _checked_txin(self, input_index, txin, token):
@@ -419,7 +424,7 @@ class Session:
         _wipe_bytes(self._keys)
         for i in range(self._max_keys):
             self._compressed[i] = 0
-            self._pubkey_hashes[i] = None
+            self._pubkey_hashed[i] = 0
         self._n_keys = 0
         ec.clear_key_cache()
 

@@ -117,12 +117,31 @@ def encode(obj):
     return bytes(out)
 
 
-def encode_body(obj):
-    """Canonical CBOR encoding of obj as a bytearray: encode() without its final
-    copy (the device writes the bytearray out and drops it)."""
-    out = bytearray()
+def encode_into(out, obj):
+    """Write the canonical CBOR encoding of obj to out, which has append(byte) and
+    extend(bytes-like) (a bytearray, or a writer that passes the pieces on: the
+    device streams its replies this way, never holding a whole body)."""
     _encode_into(out, obj, 0)
-    return out
+
+
+class Counter:
+    """An out for encode_into that only counts: the encoding's length, without it."""
+
+    def __init__(self):
+        self.n = 0
+
+    def append(self, byte):
+        self.n += 1
+
+    def extend(self, data):
+        self.n += len(data)
+
+
+def encoded_size(obj):
+    """len(encode(obj)) without encoding it (CBORError as encode would raise)."""
+    counter = Counter()
+    _encode_into(counter, obj, 0)
+    return counter.n
 
 
 # ---- decoding ---------------------------------------------------------------

@@ -13,8 +13,11 @@ reply and the loop goes on.
 Heap: the frame being read has one buffer of the largest frame's size
 (LinkBuffers), allocated once, at boot, before the firmware's other modules
 (quillfw.board.runtime), so that it never needs a large contiguous block later.
-A reply is encoded once (cbor.encode_body, no copy) and written as header, body
-and CRC, never joined into a second copy.
+A reply is never held whole: its length is counted (cbor.encoded_size), then it
+is encoded straight into a small buffer of the link's (FrameWriter) that goes
+out each time it fills, the CRC running over the pieces. A reply of
+max_message_size therefore needs no block of its size, however fragmented the
+heap is once a session runs.
 """
 import binascii
 import gc
@@ -28,7 +31,7 @@ from quillfw.wire.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
 from quillfw.wire.errors import INTERNAL_ERROR, INVALID_REQUEST, OUT_OF_MEMORY, PARSE_ERROR, RESERVED_ID
 
 _CHUNK = const(256)
-_JOIN_BELOW = const(256)     # reply bodies up to this size go out in one write
+_OUT = const(128)            # FrameWriter's buffer: a reply up to this size is one write
 # The largest request read while another one is handled (its byte strings are views
 # of the main frame buffer): ping, get_info and the requests refused as BUSY.
 _SIDE_BODY = const(256)
@@ -56,8 +59,66 @@ class LinkBuffers:
 
     def __init__(self, max_body=MAX_MESSAGE_SIZE):
         self.reader = framing.FrameReader(max_body, side_body=_SIDE_BODY)
-        self.head = bytearray(framing.HEADER_SIZE)
-        self.crc = bytearray(framing.TRAILER_SIZE)
+        self.writer = FrameWriter()
+
+
+class FrameWriter:
+    """A frame written as its body is encoded (cbor.encode_into calls append and
+    extend): the pieces gather in one small buffer that goes to the transport each
+    time it fills; the CRC-32 (of the length and the body, SPEC §2) runs over them."""
+
+    def __init__(self, size=_OUT):
+        self._buf = bytearray(size)
+        self._mv = memoryview(self._buf)
+        self._used = 0
+        self._crc_from = 0      # the buffer's bytes before this offset are not CRC'd
+        self.crc = 0
+        self.transport = None
+
+    def begin(self, transport, n):
+        """Start a frame whose body has n bytes: MAGIC and the length."""
+        self.transport = transport
+        self._used = 0
+        self.crc = 0
+        self.extend(framing.MAGIC)
+        self._crc_from = 2
+        self.extend(struct.pack(">I", n))
+
+    def append(self, byte):
+        if self._used == len(self._buf):
+            self.flush()
+        self._buf[self._used] = byte
+        self._used += 1
+
+    def extend(self, data):
+        n = len(data)
+        if self._used + n > len(self._buf):
+            self.flush()
+            if n > len(self._buf):      # a long byte string goes out as it lies
+                self.crc = binascii.crc32(data, self.crc)
+                self.transport.write(data)
+                return
+        self._buf[self._used:self._used + n] = data
+        self._used += n
+
+    def flush(self):
+        if self._used:
+            piece = self._mv[:self._used]
+            if self._used > self._crc_from:
+                self.crc = binascii.crc32(self._mv[self._crc_from:self._used], self.crc)
+            self.transport.write(piece)
+        self._used = 0
+        self._crc_from = 0
+
+    def end(self):
+        """The CRC, then everything still buffered, out."""
+        crc = self.crc
+        if self._used > self._crc_from:
+            crc = binascii.crc32(self._mv[self._crc_from:self._used], crc)
+        self._crc_from = self._used + framing.TRAILER_SIZE   # the CRC is not its own input
+        self.extend(struct.pack(">I", crc & 0xFFFFFFFF))
+        self.flush()
+        self.transport = None
 
 
 class Server:
@@ -69,8 +130,7 @@ class Server:
         buffers = buffers or LinkBuffers()
         self.reader = buffers.reader
         self.reader.idle_ms = idle_ms
-        self._head = buffers.head
-        self._crc = buffers.crc
+        self._writer = buffers.writer
         self.state = IDLE
         self.log_sink = log
         self.log_frames = log_frames
@@ -83,23 +143,15 @@ class Server:
     # ---- output ---------------------------------------------------------------
 
     def _write_frame(self, message):
-        """Encode message and write its frame; False (nothing written) when it does
-        not fit one message."""
-        body = cbor.encode_body(message)
-        n = len(body)
+        """Encode message into its frame as it is written; False (nothing written)
+        when it does not fit one message."""
+        n = cbor.encoded_size(message)
         if n > MAX_MESSAGE_SIZE:
             return False
-        head = self._head
-        head[0:2] = framing.MAGIC
-        struct.pack_into(">I", head, 2, n)
-        crc = binascii.crc32(body, binascii.crc32(memoryview(head)[2:])) & 0xFFFFFFFF
-        struct.pack_into(">I", self._crc, 0, crc)
-        if n > _JOIN_BELOW:    # no second copy of a large body
-            self.transport.write(head)
-            self.transport.write(body)
-            self.transport.write(self._crc)
-        else:
-            self.transport.write(head + body + self._crc)
+        writer = self._writer
+        writer.begin(self.transport, n)
+        cbor.encode_into(writer, message)
+        writer.end()
         return True
 
     def send(self, message):

@@ -14,6 +14,7 @@ from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
 from quill.daemon.memory import return_large_blocks_to_the_system
 from quill.daemon.node import Node
+from quill.device.client import SHORT_TIMEOUT
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.device.queue import DeviceQueue
@@ -162,8 +163,10 @@ class Daemon:
 
     def open_device(self) -> DeviceManager:
         spec = self.args.get("device", "")
+        timeout = self.args.get_int("devicetimeout", 0)
         return DeviceManager(spec, datadir=self.chain_datadir, logger=logging.getLogger("quill.device"),
-                             emulator_args=self.emulator_args)
+                             emulator_args=self.emulator_args,
+                             short_timeout=float(timeout) if timeout > 0 else SHORT_TIMEOUT)
 
     @staticmethod
     def announce_device(manager: DeviceManager) -> None:
