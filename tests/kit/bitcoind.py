@@ -22,6 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from tests.kit.rpc_daemon import QuillDaemon
 from tests.kit.toolchains import bitcoind_path
 
 RPC_USER = "u"
@@ -136,3 +137,9 @@ def import_requests(descriptors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     watch-only wallet elsewhere (Core or quilld): from the start of the chain, same ranges."""
     return [{"desc": d["desc"], "timestamp": 0, "active": d["active"], "internal": d.get("internal", False),
              "range": d["range"], "next_index": d["next_index"]} for d in descriptors]
+
+
+def follower(core: BitcoinD, datadir: Path, *extra_args: str) -> QuillDaemon:
+    """A quilld following `core` (-chainsource, polled every 100 ms), the set-up of every
+    differential test that holds the same wallet on both; start it with `with` or .start()."""
+    return QuillDaemon(datadir, f"-chainsource={core.url_for_follower}", "-chainpollinterval=100", *extra_args)

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.bitcoind import BitcoinD, import_requests
-from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.bitcoind import BitcoinD, follower, import_requests
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
 SINGLE = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh(", "legacy": "pkh("}
@@ -38,13 +37,9 @@ def _add_checksum(core: Any, desc: str) -> str:
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
     # Core without -fallbackfee, its default (and Quill's): no fee estimate means none.
-    with BitcoinD(tmp_path_factory.mktemp("core"), "-fallbackfee=0") as core:
-        quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
-                            "-chainpollinterval=100", "-device=emulator", "-emuheap=112K").start()
-        try:
-            yield _build(core, quill)
-        finally:
-            quill.stop()
+    with BitcoinD(tmp_path_factory.mktemp("core"), "-fallbackfee=0") as core, \
+            follower(core, tmp_path_factory.mktemp("quill"), "-device=emulator", "-emuheap=112K") as quill:
+        yield _build(core, quill)
 
 
 def _cosigner_keys(core: Any) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.bitcoind import BitcoinD, CoreRPCError, import_requests
+from tests.kit.bitcoind import BitcoinD, CoreRPCError, follower, import_requests
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getwalletinfo", "listwalletdir", "listlabels", "getaddressesbylabel", "listunspent", "lockunspent",
@@ -75,13 +75,9 @@ def sync(core: Any, quill: Any) -> None:
 
 @pytest.fixture(scope="module")
 def wallets(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
-        quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
-                            "-chainpollinterval=100").start()
-        try:
-            yield core, quill, build_scenario(core, quill)
-        finally:
-            quill.stop()
+    with BitcoinD(tmp_path_factory.mktemp("core")) as core, \
+            follower(core, tmp_path_factory.mktemp("quill")) as quill:
+        yield core, quill, build_scenario(core, quill)
 
 
 def build_scenario(core: Any, quill: Any) -> dict[str, Any]:

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.bitcoind import BitcoinD
-from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.bitcoind import BitcoinD, follower
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
 COIN = 100_000_000
@@ -42,13 +41,9 @@ def sats(amount: Any) -> int:
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
     # A small keypool: Core's wallets here only lend their account keys.
-    with BitcoinD(tmp_path_factory.mktemp("core"), "-keypool=10") as core:
-        quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
-                            "-chainpollinterval=100").start()
-        try:
-            yield core, quill, _build(core, quill)
-        finally:
-            quill.stop()
+    with BitcoinD(tmp_path_factory.mktemp("core"), "-keypool=10") as core, \
+            follower(core, tmp_path_factory.mktemp("quill")) as quill:
+        yield core, quill, _build(core, quill)
 
 
 def _import(core: Any, quill: Any, name: str, bodies: list[tuple[str, bool]]) -> Any:

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.bitcoind import BitcoinD, import_requests
-from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.bitcoind import BitcoinD, follower, import_requests
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
 
 TYPES = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh("}
@@ -22,13 +21,9 @@ TYPES = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh("}
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
-        quill = QuillDaemon(tmp_path_factory.mktemp("quill"), f"-chainsource={core.url_for_follower}",
-                            "-chainpollinterval=100").start()
-        try:
-            yield core, quill, _build(core, quill)
-        finally:
-            quill.stop()
+    with BitcoinD(tmp_path_factory.mktemp("core")) as core, \
+            follower(core, tmp_path_factory.mktemp("quill")) as quill:
+        yield core, quill, _build(core, quill)
 
 
 def _build(core: Any, quill: Any) -> dict[str, Any]:
