@@ -19,7 +19,7 @@ from quillfw.signing.confirm import AUTO
 from quillfw.wire.dispatcher import Dispatcher
 from quillfw.wire.errors import INVALID_PARAMS, LOCKED, USER_CANCELLED
 from tests.keys.test_keys_vectors import Ctx
-from tests.keys.test_psbt_vectors import validate
+from tests.keys.test_psbt_vectors import answer_the_exchange, validate
 from tests.kit.protocol import assert_encodes_as_the_vector, from_json, vectors
 
 VECTORS = vectors("multisig")
@@ -54,20 +54,7 @@ def call(dispatcher: Dispatcher, method: str, params: dict[str, Any] | None = No
 
 def test_a_device_with_the_test_mnemonic_answers_the_exchange() -> None:
     dispatcher, _ = _device()
-    tokens: list[bytes] = []
-    for vector in VECTORS:
-        request = from_json(vector["request"])
-        params = request.get("params", {})
-        if params.get("txin_token") == bytes(16):
-            params["txin_token"] = tokens[params["input_index"]]
-        reply = dispatcher.dispatch(Ctx(), request)
-        validate(reply)
-        if request["method"] == "psbt_add_inputs" and "result" in reply:
-            tokens = reply["result"]
-        if vector["reply"] is not None:
-            assert reply == from_json(vector["reply"]), vector["name"]
-        else:
-            assert "result" in reply, (vector["name"], reply)
+    answer_the_exchange(dispatcher, VECTORS)
     info = call(dispatcher, "get_info")["result"]
     assert "multisig" in info["capabilities"] and {"seed", "bip32"} <= set(info["capabilities"])
     assert info["multisig"] == {"script_types": ["p2sh", "p2wsh", "p2sh-p2wsh"],
