@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD, follower, import_requests
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync, watch_only_pair
 
 SINGLE = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh(", "legacy": "pkh("}
 
@@ -84,12 +84,7 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
     for kind, prefix in SINGLE.items():
         out["public"][kind] = [d["desc"] for d in public if d["desc"].startswith(prefix) and not d["internal"]][0]
         out["private"][kind] = [d["desc"] for d in private if d["desc"].startswith(prefix) and not d["internal"]][0]
-    pair = []
-    for node in (core, quill):
-        node.rpc("createwallet", "wo", True, True)
-        w = Wallet(node, "wo")
-        assert all(r["success"] for r in w.rpc("importdescriptors", requests))
-        pair.append(w)
+    pair = watch_only_pair(core, quill, "wo", requests)
     out["c"], out["q"] = pair
     coins: dict[str, Any] = {}
     for kind in SINGLE:

@@ -16,7 +16,7 @@ import pytest
 from tests.kit import utxo_chain
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, sync
+from tests.wallet_core.test_wallet_coins_vs_core import sync, watch_only_pair
 
 SIZE = 3_500
 
@@ -29,12 +29,7 @@ def wallets(tmp_path_factory: pytest.TempPathFactory) -> Any:
                             "-chainpollinterval=100").start()
         try:
             sync(core, quill)
-            pair = []
-            for node in (core, quill):
-                node.rpc("createwallet", "many", True, True)
-                w = Wallet(node, "many")
-                assert all(r["success"] for r in w.rpc("importdescriptors", built.import_request()))
-                pair.append(w)
+            pair = watch_only_pair(core, quill, "many", built.import_request())
             yield pair
         finally:
             quill.stop()

@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.kit.bitcoind import BitcoinD, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync, watch_only_pair
 
 
 def wait_until(done: Callable[[], bool]) -> None:
@@ -35,12 +35,7 @@ def test_spending_a_locked_coin_unlocks_it(tmp_path: Any) -> None:
             public = core.rpc("listdescriptors", wallet="keys")["descriptors"]
             requests = import_requests(public)
             sync(core, quill)
-            pair = []
-            for node in (core, quill):
-                node.rpc("createwallet", "wo", True, True)
-                w = Wallet(node, "wo")
-                assert all(r["success"] for r in w.rpc("importdescriptors", requests))
-                pair.append(w)
+            pair = watch_only_pair(core, quill, "wo", requests)
             c, q = pair
             paid = keys.rpc("sendmany", "", {keys.rpc("getnewaddress", "", "bech32"): amount for amount in (1, 2)})
             core.rpc("generatetoaddress", 1, miner)

@@ -33,6 +33,16 @@ class Wallet:
         return self.node.rpc(method, *params, wallet=self.name)
 
 
+def watch_only_pair(core: Any, quill: Any, name: str, requests: list[dict[str, Any]]) -> list[Wallet]:
+    """The same watch-only descriptor wallet on Core and on Quill: [Core's, Quill's]."""
+    pair = []
+    for node in (core, quill):
+        node.rpc("createwallet", name, True, True)
+        w = Wallet(node, name)
+        assert all(r["success"] for r in w.rpc("importdescriptors", requests))
+        pair.append(w)
+    return pair
+
 def answer(wallet: Wallet, method: str, *params: Any) -> Any:
     try:
         return ("ok", wallet.rpc(method, *params))

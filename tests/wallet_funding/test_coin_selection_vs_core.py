@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD, follower
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync, watch_only_pair
 
 COIN = 100_000_000
 LONG_TERM_RATE = 10        # sat/vB: Core's -consolidatefeerate
@@ -50,12 +50,7 @@ def _import(core: Any, quill: Any, name: str, bodies: list[tuple[str, bool]]) ->
     """The same watch-only wallet on both: these descriptors (body, internal), active."""
     requests = [{"desc": core.rpc("getdescriptorinfo", body)["descriptor"], "timestamp": 0, "active": True,
                  "internal": internal, "range": [0, 40]} for body, internal in bodies]
-    pair = []
-    for node in (core, quill):
-        node.rpc("createwallet", name, True, True)
-        w = Wallet(node, name)
-        assert all(r["success"] for r in w.rpc("importdescriptors", requests))
-        pair.append(w)
+    pair = watch_only_pair(core, quill, name, requests)
     return {"c": pair[0], "q": pair[1]}
 
 

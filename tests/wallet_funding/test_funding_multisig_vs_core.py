@@ -17,7 +17,7 @@ from quill.tx.hashes import sha256
 from quill.wallet.bip32 import master_from_seed
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, sync
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, sync, watch_only_pair
 from tests.wallet_funding.test_funding_vs_core import same
 
 HARDENED = 0x80000000
@@ -53,12 +53,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
                                  cosigner_key(n, bip48_type, branch) for n in range(3)))),
                              "timestamp": 0, "active": True, "internal": branch == 1}
                             for branch in (0, 1)]
-                pair = []
-                for node in (core, quill):
-                    node.rpc("createwallet", name, True, True)
-                    w = Wallet(node, name)
-                    assert all(r["success"] for r in w.rpc("importdescriptors", requests))
-                    pair.append(w)
+                pair = watch_only_pair(core, quill, name, requests)
                 for amount in ("0.5", "0.25"):
                     address = pair[0].rpc("getnewaddress", "", address_type)
                     assert pair[1].rpc("getnewaddress", "", address_type) == address

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD, follower, import_requests
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync, watch_only_pair
 
 TYPES = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh("}
 
@@ -37,12 +37,7 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"keys": keys}
     for kind, prefix in TYPES.items():
         requests = import_requests([d for d in public if d["desc"].startswith(prefix) and d["active"]])
-        pair = []
-        for node in (core, quill):
-            node.rpc("createwallet", f"wo-{kind}", True, True)
-            w = Wallet(node, f"wo-{kind}")
-            assert all(r["success"] for r in w.rpc("importdescriptors", requests))
-            pair.append(w)
+        pair = watch_only_pair(core, quill, f"wo-{kind}", requests)
         coins = []
         for amount in ("0.5", "0.25", "0.00011"):
             address = pair[0].rpc("getnewaddress", "", kind)

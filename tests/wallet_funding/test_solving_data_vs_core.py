@@ -17,7 +17,7 @@ import pytest
 
 from tests.kit.bitcoind import BitcoinD, follower, import_requests
 from tests.psbt.test_process_vs_core import _normalized_bump
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync, watch_only_pair
 
 SINGLE = ("legacy", "p2sh-segwit", "bech32", "bech32m")
 MULTI = {"wsh": "bech32", "sh-wsh": "p2sh-segwit", "sh": "legacy"}
@@ -36,12 +36,7 @@ def _build(core: Any, quill: Any) -> dict[str, Any]:
     miner, ext, src = Wallet(core, "miner"), Wallet(core, "ext"), Wallet(core, "src")
     core.rpc("generatetoaddress", 101, miner.rpc("getnewaddress"))
     requests = import_requests(src.rpc("listdescriptors")["descriptors"])
-    pair = []
-    for node in (core, quill):
-        node.rpc("createwallet", "wo", True, True)
-        w = Wallet(node, "wo")
-        assert all(r["success"] for r in w.rpc("importdescriptors", requests))
-        pair.append(w)
+    pair = watch_only_pair(core, quill, "wo", requests)
     coins: dict[str, dict[str, Any]] = {}
     for kind in SINGLE:
         address = ext.rpc("getnewaddress", "", kind)
