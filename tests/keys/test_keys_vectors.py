@@ -11,20 +11,14 @@ import pytest
 
 from quillfw.board.runtime import build_dispatcher
 from quillfw.keys import methods as key_methods
-from tests.kit.protocol import SCHEMA, assert_encodes_as_the_vector, from_json, vectors
+from tests.kit.protocol import SCHEMA, assert_vector_messages, from_json, vectors
 
 VECTORS = vectors("keys")
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["name"])
 def test_keys_vector_encodes_and_validates(vector: dict[str, Any]) -> None:
-    for field in ("request", "reply"):
-        if vector[field] is None:
-            continue
-        message = from_json(vector[field])
-        body = bytes.fromhex(vector[field + "_cbor"])
-        assert_encodes_as_the_vector(message, body)
-        SCHEMA.validate_cbor(cbor2.dumps(message))
+    assert_vector_messages(vector, lambda message: SCHEMA.validate_cbor(cbor2.dumps(message)))
 
 
 class Ctx:

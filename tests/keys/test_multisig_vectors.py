@@ -20,7 +20,7 @@ from quillfw.wire.dispatcher import Dispatcher
 from quillfw.wire.errors import INVALID_PARAMS, LOCKED, USER_CANCELLED
 from tests.keys.test_keys_vectors import Ctx
 from tests.keys.test_psbt_vectors import answer_the_exchange, validate
-from tests.kit.protocol import assert_encodes_as_the_vector, from_json, vectors
+from tests.kit.protocol import assert_vector_messages, from_json, vectors
 
 VECTORS = vectors("multisig")
 VAULT = from_json(next(v for v in VECTORS if v["name"] == "multisig_register")["request"])["params"]
@@ -28,12 +28,7 @@ VAULT = from_json(next(v for v in VECTORS if v["name"] == "multisig_register")["
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["name"])
 def test_multisig_vector_encodes_and_validates(vector: dict[str, Any]) -> None:
-    for field in ("request", "reply"):
-        if vector[field] is None:
-            continue
-        message = from_json(vector[field])
-        assert_encodes_as_the_vector(message, bytes.fromhex(vector[field + "_cbor"]))
-        validate(message)
+    assert_vector_messages(vector, validate)
 
 
 def _device(approver: Any = AUTO, seed_path: str | None = None) -> tuple[Dispatcher, list[Any]]:

@@ -16,7 +16,7 @@ from quillfw.keys import methods as key_methods
 from quillfw.psbt import methods as psbt_methods
 from quillfw.signing.confirm import AUTO
 from tests.keys.test_keys_vectors import Ctx
-from tests.kit.protocol import SCHEMA, assert_encodes_as_the_vector, from_json, vectors
+from tests.kit.protocol import SCHEMA, assert_vector_messages, from_json, vectors
 
 VECTORS = vectors("psbt")
 
@@ -51,13 +51,7 @@ def answer_the_exchange(dispatcher: Any, vectors: list[dict[str, Any]]) -> None:
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["name"])
 def test_psbt_vector_encodes_and_validates(vector: dict[str, Any]) -> None:
-    for field in ("request", "reply"):
-        if vector[field] is None:
-            continue
-        message = from_json(vector[field])
-        body = bytes.fromhex(vector[field + "_cbor"])
-        assert_encodes_as_the_vector(message, body)
-        validate(message)
+    assert_vector_messages(vector, validate)
 
 
 def test_a_device_with_the_test_mnemonic_answers_the_exchange() -> None:

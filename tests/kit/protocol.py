@@ -36,3 +36,14 @@ def assert_encodes_as_the_vector(message: Any, body: bytes) -> None:
     assert bytes(cbor.encode(message)) == body
     assert canonical_dumps(message) == body
     assert cbor.decode(body) == message
+
+
+def assert_vector_messages(vector: dict[str, Any], validate: Any) -> None:
+    """Each message the vector holds (its request, and its reply unless that is null) encodes to
+    the vector's bytes on both codecs, and passes `validate` (the schema's check)."""
+    for field in ("request", "reply"):
+        if vector[field] is None:
+            continue
+        message = from_json(vector[field])
+        assert_encodes_as_the_vector(message, bytes.fromhex(vector[field + "_cbor"]))
+        validate(message)
