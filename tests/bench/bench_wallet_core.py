@@ -18,76 +18,50 @@ import tempfile
 import time
 from pathlib import Path
 
-from quill.chain.block import Block, BlockHeader
-from quill.chain.miner import add_witness_commitment, coinbase_tx, grind
-from quill.chain.params import POW_LIMIT_REGTEST
 from quill.chain.upstream import UpstreamRPC
-from quill.tx.address import encode_destination
-from quill.tx.descriptor import add_checksum
-from quill.tx.hashes import sha256
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
-from quill.wallet.bip32 import master_from_seed
 from tests.follow.corekit import wait_for
+from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT, ANYONE_WITNESS
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.utxo_chain import submit_block, wpkh_descriptor
 
-OP_TRUE = b"\x51"
-ANYONE = b"\x00\x20" + sha256(OP_TRUE)
 FAN = 1000
 FEE = 2000
 FANS_PER_BLOCK = 20             # 20 x 43 kB: under the 1 MB base size
 PAYMENTS_PER_BLOCK = 5000       # 5,000 x ~420 weight units
 
 
-def descriptor(seed: bytes) -> str:
-    return add_checksum(f"wpkh({master_from_seed(seed).neuter().serialize('regtest')}/0/*)")
-
-
 def fan_out(coinbase_txid: bytes, value: int) -> Transaction:
     each = (value - 100_000) // FAN
-    tx = Transaction(2, [TxIn(OutPoint(coinbase_txid, 0), b"", 0xFFFFFFFE)], [TxOut(each, ANYONE)] * FAN, 0)
-    tx.vin[0].witness = [OP_TRUE]
+    tx = Transaction(2, [TxIn(OutPoint(coinbase_txid, 0), b"", 0xFFFFFFFE)], [TxOut(each, ANYONE_SCRIPT)] * FAN, 0)
+    tx.vin[0].witness = list(ANYONE_WITNESS)
     return tx
 
 
 def payment(prev: Transaction, n: int, script: bytes) -> Transaction:
     tx = Transaction(2, [TxIn(OutPoint(prev.txid(), n), b"", 0xFFFFFFFE)],
                      [TxOut(prev.vout[n].value - FEE, script)], 0)
-    tx.vin[0].witness = [OP_TRUE]
+    tx.vin[0].witness = list(ANYONE_WITNESS)
     return tx
-
-
-def submit(node: UpstreamRPC, txs: list[Transaction]) -> None:
-    """A block holding exactly `txs` on Core's tip, made here and given to submitblock: much faster than
-    sendrawtransaction one by one."""
-    tip = node.call("getblockheader", node.call("getbestblockhash"))
-    height = tip["height"] + 1
-    block = Block(BlockHeader(0x20000000, bytes.fromhex(tip["hash"])[::-1], bytes(32), tip["time"] + 1,
-                              0x207FFFFF, 0), [coinbase_tx(height, ANYONE, 0)] + txs)
-    add_witness_commitment(block)
-    grind(block, POW_LIMIT_REGTEST, 1 << 20)
-    result = node.call("submitblock", block.serialize().hex())
-    if result is not None:
-        raise RuntimeError(f"Core refused the block: {result}")
 
 
 def build(core: BitcoinD, sizes: list[int]) -> dict[int, str]:
     node = UpstreamRPC(core.url_for_follower, timeout=600)
-    anyone = encode_destination(ANYONE, "regtest")
     needed = sum((n + FAN - 1) // FAN for n in sizes)
-    hashes = node.call("generatetoaddress", needed, anyone)
-    node.call("generatetoaddress", 101, anyone)
+    hashes = node.call("generatetoaddress", needed, ANYONE_ADDRESS)
+    node.call("generatetoaddress", 101, ANYONE_ADDRESS)
     coinbases = []
     for h in hashes:
         cb = node.call("getblock", h, 2)["tx"][0]
         coinbases.append((bytes.fromhex(cb["txid"])[::-1], round(float(cb["vout"][0]["value"]) * 1e8)))
     fans = [fan_out(*c) for c in coinbases]
     for i in range(0, len(fans), FANS_PER_BLOCK):
-        submit(node, fans[i:i + FANS_PER_BLOCK])
+        submit_block(node, fans[i:i + FANS_PER_BLOCK])
     descs = {}
     k = 0
     for n in sizes:
-        desc = descriptor(f"bench-{n}".encode())
+        desc = wpkh_descriptor(f"bench-{n}".encode())
         descs[n] = desc
         scripts = [bytes.fromhex(a) for a in _scripts(node, desc)]
         payments: list[Transaction] = []
@@ -96,7 +70,7 @@ def build(core: BitcoinD, sizes: list[int]) -> dict[int, str]:
             k += 1
             payments += [payment(fan, i, scripts[(start + i) % len(scripts)]) for i in range(min(FAN, n - start))]
         for i in range(0, len(payments), PAYMENTS_PER_BLOCK):
-            submit(node, payments[i:i + PAYMENTS_PER_BLOCK])
+            submit_block(node, payments[i:i + PAYMENTS_PER_BLOCK])
     return descs
 
 

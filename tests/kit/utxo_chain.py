@@ -47,11 +47,12 @@ def amount_of(k: int) -> int:
     return 1_000 + (k * 7_919) % 19_001
 
 
-def _descriptor(seed: bytes) -> str:
+def wpkh_descriptor(seed: bytes) -> str:
+    """A watch-only wpkh descriptor of the regtest master key of `seed`, receive branch."""
     return add_checksum(f"wpkh({master_from_seed(seed).neuter().serialize('regtest')}/0/*)")
 
 
-def _submit(node: UpstreamRPC, txs: list[Transaction]) -> None:
+def submit_block(node: UpstreamRPC, txs: list[Transaction]) -> None:
     """A block holding exactly `txs` on Core's tip, given to submitblock."""
     tip = node.call("getblockheader", node.call("getbestblockhash"))
     height = tip["height"] + 1
@@ -75,7 +76,7 @@ def build_utxo_wallets(core: BitcoinD, sizes: list[int], seed_prefix: str = "utx
     txs: list[Transaction] = []
     k = 0
     for n in sizes:
-        wallet = UtxoWallet(n, _descriptor(f"{seed_prefix}-{n}".encode()), min(n, MAX_ADDRESSES))
+        wallet = UtxoWallet(n, wpkh_descriptor(f"{seed_prefix}-{n}".encode()), min(n, MAX_ADDRESSES))
         wallets[n] = wallet
         addresses = node.call("deriveaddresses", wallet.descriptor, [0, wallet.addresses - 1])
         scripts = [decode_destination(a, "regtest") for a in addresses]
@@ -88,5 +89,5 @@ def build_utxo_wallets(core: BitcoinD, sizes: list[int], seed_prefix: str = "utx
             txs.append(tx)
             k += 1
     for i in range(0, len(txs), TXS_PER_BLOCK):
-        _submit(node, txs[i:i + TXS_PER_BLOCK])
+        submit_block(node, txs[i:i + TXS_PER_BLOCK])
     return wallets
