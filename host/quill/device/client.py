@@ -163,7 +163,7 @@ class DeviceClient:
         elif message.get("id") == RESERVED_ID:
             self.rejections.append(message.get("error"))
             self.rejected += 1
-            self.log.warning("device rejected input: %s", message.get("error"))
+            self.log.warning("device rejected input (%d so far): %s", self.rejected, message.get("error"))
         else:
             with self._pending_lock:
                 slot = self._pending.pop(message.get("id"), None)
