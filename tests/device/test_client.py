@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from quill.device.client import DeviceClient
+from quill.device.client import REJECTIONS_KEPT, DeviceClient
 from quill.device.errors import DeviceError, DeviceTimeout, DeviceUnavailable
 from quill.handlers.errors import to_rpc_error
 from quill.rpc.errors import (
@@ -170,3 +170,15 @@ def test_one_mapping_to_core_rpc_errors(error, code, message):
 
 def test_mapping_leaves_other_exceptions_to_the_dispatcher():
     assert to_rpc_error(ValueError("x")) is None
+
+
+def test_rejections_are_counted_and_only_the_last_kept():
+    """A link that garbles now and then (every device restart cuts a frame) gets an
+    id "00" rejection each time: the client counts them and keeps only the last few,
+    it must not grow for as long as the daemon runs."""
+    client = DeviceClient("loop://")
+    for n in range(1000):
+        client._deliver({"id": "00", "error": {"code": -32600, "message": "Frame CRC mismatch", "data": n}})
+    assert client.rejected == 1000
+    assert len(client.rejections) == REJECTIONS_KEPT
+    assert client.rejections[-1]["data"] == 999

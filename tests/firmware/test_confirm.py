@@ -377,3 +377,19 @@ def test_button_held_from_before_or_bouncing_does_not_approve():
     assert answers == []
     answers, t = _press(approver, button, t, 100)
     assert answers == [APPROVED]
+
+
+def test_sign_begin_starts_over_from_an_unfinished_session():
+    """A host whose sign_abort never reached the device (its link dropped mid-session and
+    was opened again) starts over with sign_begin: the session left ready to sign is
+    wiped, its key and its confirmation with it, where it was refused as 'unexpected
+    message in state ready'."""
+    user = User(APPROVED, APPROVED)
+    d, ctx = build_dispatcher("test", approver=user), Ctx()
+    txin, token = _begin(d, ctx)
+    _call(d, ctx, "sign_add_outputs", {"outputs": [[40000, P2WPKH]]})
+    assert "result" in _sign(d, ctx, txin, token)
+    txin, token = _begin(d, ctx)            # no sign_end, no sign_abort: its key is index 0 again
+    _call(d, ctx, "sign_add_outputs", {"outputs": [[40000, P2WPKH]]})
+    assert "result" in _sign(d, ctx, txin, token)
+    assert len(user.prompts) == 2           # the new session is confirmed on its own

@@ -165,6 +165,9 @@ class SigningMethods:
             # wrong arithmetic could leak the key through its nonces: never sign
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
         self.session_id = None
+        # A session the host left unfinished (its sign_abort lost with a dropped link) is
+        # wiped: sign_begin starts over, as psbt_begin does
+        self.session.abort()
         gc.collect()
         self._run(self.session.begin, p["version"], p["locktime"], p["n_inputs"],
                   p["n_outputs"], p["algorithms"])

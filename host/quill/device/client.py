@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 
 import serial
 
@@ -33,6 +34,7 @@ USER_TIMEOUT = 600.0       # a request that may wait for the user's confirmation
 PROBE_INTERVAL = 1.0
 BAUDRATE = 115200          # ignored by USB CDC and ptys; used by USB-UART bridges
 _READ_TIMEOUT = 0.05
+REJECTIONS_KEPT = 16
 
 
 class _Pending:
@@ -53,7 +55,10 @@ class DeviceClient:
         self.user_timeout = user_timeout
         self.probe_interval = probe_interval
         self.max_message_size = max_message_size
-        self.rejections: list = []    # error bodies of replies with id "00"
+        # error bodies of the last replies with id "00" (bounded: a link that garbles a little
+        # for months must not grow the daemon), and how many there were in all
+        self.rejections: deque = deque(maxlen=REJECTIONS_KEPT)
+        self.rejected = 0
         self._serial = None
         self._reader = None
         self._closing = False
@@ -157,7 +162,8 @@ class DeviceClient:
             self.log.info("device: %s", message["log"])
         elif message.get("id") == RESERVED_ID:
             self.rejections.append(message.get("error"))
-            self.log.warning("device rejected input: %s", message.get("error"))
+            self.rejected += 1
+            self.log.warning("device rejected input (%d so far): %s", self.rejected, message.get("error"))
         else:
             with self._pending_lock:
                 slot = self._pending.pop(message.get("id"), None)

@@ -401,7 +401,7 @@ class HTTPConnection(asyncio.Protocol):
         self.server = server
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
-        self.parser = httptools.HttpRequestParser(self)
+        self.parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)  # None once closed
         self.peer = ""
         self.allowed = False
         self.closed = False
@@ -440,6 +440,11 @@ class HTTPConnection(asyncio.Protocol):
         self._release_body_budget()
         self.exchanges.clear()
         self.current = None
+        # Nothing of it waits for the garbage collector: the parser holds this connection's
+        # bound callbacks and the timer its idle check, cycles only a full collection frees
+        self.parser = None
+        self.timer = None
+        self.repeat = self.learn = None
 
     def data_received(self, data: bytes) -> None:
         self.last_activity = self.loop.time()
@@ -447,6 +452,8 @@ class HTTPConnection(asyncio.Protocol):
         if between and self.repeat is not None and not self.write_paused and self._repeated_head(data):
             return
         self.learn = None
+        if self.parser is None:
+            return  # closed
         try:
             self.parser.feed_data(data)
             if self.current is not None:
@@ -572,8 +579,8 @@ class HTTPConnection(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         ex = self.current
-        assert ex is not None
         parser = self.parser
+        assert ex is not None and parser is not None  # a callback of the parser's feed_data
         ex.method = parser.get_method()
         ex.keep_alive = parser.should_keep_alive()
         headers = ex.headers
