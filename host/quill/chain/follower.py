@@ -76,8 +76,10 @@ FETCH_AHEAD = 3            # batches of blocks in flight ahead of the reader
 # (bench_follow_mainnet, CPU per 1.5 MB block): the node's scanblocks takes ~0.18 us per script
 # (0.3 ms at 1k scripts, 1 ms at 10k, 10-18 ms at 100k), reading a block costs the node ~0.8 ms by
 # REST or ~9 ms by getblock (hex encoding), and Quill ~5 ms to walk it, the two overlapping. Where the
-# node also serves the block's spent outputs (another ~1.2 ms of the node's), Quill's prescan takes
-# ~1.3 ms instead of the walk (quill.chain.prescan), so reading wins from ~12,000 scripts on.
+# node also serves the block's spent outputs (another ~0.7-1.2 ms of the node's, read only for blocks
+# that might spend a coin spent later on), Quill's prescan takes ~1 ms instead of the walk
+# (quill.chain.prescan), so reading wins from ~12,000 scripts on (from ~6,000 where no coin is open,
+# which is left to the filters: they cost the machine less in all).
 FETCH_ALL_SCRIPTS = 40_000          # by REST
 FETCH_ALL_SCRIPTS_PRESCAN = 12_000  # by REST, with /rest/spenttxouts
 FETCH_ALL_SCRIPTS_RPC = 80_000      # by JSON-RPC getblock
