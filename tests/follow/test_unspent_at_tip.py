@@ -5,9 +5,10 @@ and still gives exactly what the full walk (quill.chain.scan.scan_block) finds.
 The chain, made here on the real Core (regtest, -rest): a block pays three watched coins A, B and C;
 B is spent later on, by a transaction paying nobody watched (only B's spend makes that block the
 wallet's); A and C stay unspent. Blocks are read one after another through the follower's real
-path (fetched ahead on two connections, the spent outputs fetched ahead where the book tells, and
-at reading time where it did not), by REST and by JSON-RPC (no spent outputs: the open coins are
-searched for in the block), against a wallet taking in what it is given. Then Core reorganizes onto
+path (fetched ahead on two connections) against a wallet taking in what it is given, three ways:
+by REST with the open coins looked for in the spent outputs (FIND_COVERED 0: fetched ahead where
+the book tells, and at reading time where it did not), by REST with the few open coins searched for
+in the block itself (the default), and by JSON-RPC (no spent outputs at all). Then Core reorganizes onto
 a branch that spends C: C was unspent at the old tip, which says nothing of the new branch.
 
 Each case is shown able to fail: the same replay with the book's knowledge sabotaged (a coin the node
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from quill.chain import prescan
 from quill.chain.follower import Follower, ScanHint
 from quill.chain.prescan import TipChains
 from quill.chain.scan import outpoint_key, scan_block
@@ -171,9 +173,14 @@ def _replay(follower: Follower, wallet: _Wallet, hashes: list[str], first: int) 
     return wrong, found
 
 
-def _follower(service: ChainService, core: BitcoinD, rest: bool) -> Follower:
+PATHS = ["REST, spent outputs", "REST, searched in the block", "JSON-RPC"]
+
+
+def _follower(service: ChainService, core: BitcoinD, path: str, monkeypatch) -> Follower:
     follower = Follower(service, core.url_for_follower, 1.0, logging.getLogger("test"))
-    follower._rest = rest
+    follower._rest = path.startswith("REST")
+    if path == "REST, spent outputs":
+        monkeypatch.setattr(prescan, "FIND_COVERED", 0)
     return follower
 
 
@@ -198,13 +205,13 @@ SABOTAGE = {
 }
 
 
-@pytest.mark.parametrize("rest", [True, False], ids=["REST", "JSON-RPC"])
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("sabotage", list(SABOTAGE), ids=lambda s: s or "as built")
-def test_a_coin_spent_later_in_the_rescan_is_found_as_by_the_walk(chain, rest, sabotage, monkeypatch):
+def test_a_coin_spent_later_in_the_rescan_is_found_as_by_the_walk(chain, path, sabotage, monkeypatch):
     chain.on_old_branch()
     old = chain.old
     fetched = _counting(monkeypatch)
-    follower = _follower(chain.service, chain.core, rest)
+    follower = _follower(chain.service, chain.core, path, monkeypatch)
     follower.book_tip = hex_to_hash(old[-1])            # what the "spent taken for unspent" sabotage claims
     if SABOTAGE[sabotage] is not None:
         SABOTAGE[sabotage](monkeypatch)
@@ -216,12 +223,12 @@ def test_a_coin_spent_later_in_the_rescan_is_found_as_by_the_walk(chain, rest, s
     assert wrong == []
     assert {h for h, n in found.items() if n} == {FUNDED, SPEND_B}
     by_height = {h: fetched[x] for h, x in enumerate(old, FUNDED - 1)}
-    if rest:
+    if path == "REST, spent outputs":
         # B is open from its creation to its spend: those blocks' spent outputs were read (ahead, or when
         # the block was read); after it, only blocks fetched ahead while B was still open may have them
         assert all(by_height[h] == 1 for h in range(FUNDED + 1, SPEND_B + 1)), by_height
         assert max(by_height.values()) == 1 and by_height[FUNDED] == 0, by_height
-    else:
+    else:       # B alone is open: searched for in the blocks themselves
         assert sum(by_height.values()) == 0
     # the book: A and C unspent at the tip, B known spent (settled)
     a, b, c = (outpoint_key(*x[:2]) for x in chain.paid)
@@ -234,12 +241,12 @@ def test_a_coin_spent_later_in_the_rescan_is_found_as_by_the_walk(chain, rest, s
     assert sum(fetched.values()) == 0
 
 
-@pytest.mark.parametrize("rest", [True, False], ids=["REST", "JSON-RPC"])
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("sabotage", [False, True], ids=["as built", "tip answers applied off their chain"])
-def test_a_reorg_onto_a_branch_spending_a_coin_unspent_at_the_old_tip(chain, rest, sabotage, monkeypatch):
+def test_a_reorg_onto_a_branch_spending_a_coin_unspent_at_the_old_tip(chain, path, sabotage, monkeypatch):
     chain.on_old_branch()
     fetched = _counting(monkeypatch)
-    follower = _follower(chain.service, chain.core, rest)
+    follower = _follower(chain.service, chain.core, path, monkeypatch)
     wallet = _Wallet(frozenset((chain.coins[0][1], chain.coins[2][1])))      # A and C (B is not watched)
     # the old chain read first: A and C found unspent at the old tip
     assert _replay(follower, wallet, chain.old, FUNDED - 1)[0] == []
@@ -256,8 +263,10 @@ def test_a_reorg_onto_a_branch_spending_a_coin_unspent_at_the_old_tip(chain, res
         assert wrong == [SPEND_C]                      # C's spend taken as impossible: missed
         return
     assert wrong == [] and found[SPEND_C] == 1 and sum(found.values()) == 1
-    if rest:     # the new branch's blocks up to C's spend were searched for it in their spent outputs
+    if path == "REST, spent outputs":      # the new branch up to C's spend: C looked for in the spent outputs
         assert {chain.new[h - FORK] for h in range(FORK, SPEND_C + 1)} <= set(fetched)
+    else:
+        assert not fetched
 
 
 def test_tip_chains_hold_a_tip_and_its_ancestors_only(chain):

@@ -580,14 +580,15 @@ class Follower:
             self.ask_utxos(survey.unasked)
             survey = self._survey(block_hash, hint)
         fetch = spent is None and survey.needs_spent and self.has_rest()    # not fetched ahead: now
-        if survey.risky(spent is not None or fetch) is None or patterns.found_in(raw):
+        if survey.risky(survey.needs_spent and (spent is not None or fetch)) is None or patterns.found_in(raw):
             return False
         if fetch:
             spent = self._spent_outputs(self.rpc, hash_to_hex(block_hash))
-        risky = survey.risky(spent is not None)
+        searched = survey.needs_spent and spent is not None       # else the open coins are searched for in the block
+        risky = survey.risky(searched)
         if risky is None:
             return False
-        if spent is not None and survey.needs_spent and patterns.found_in(spent):
+        if spent is not None and searched and patterns.found_in(spent):
             return False
         return all(raw.find(key) < 0 for key in risky)
 

@@ -32,9 +32,10 @@ A transaction concerns a wallet when it pays one of its scripts or spends one of
   the block is walked.
 
 So the spent outputs are needed only for a block that might spend a covered coin neither settled
-nor unspent at a tip above the block: one spent later on (or in a block beyond every tip asked
-about). A wallet whose coins are all still unspent at the node's tip, or already seen spent, needs
-none; the node is asked once per coin (a JSON-RPC batch), against ~1.2 ms of its time per block
+nor unspent at a tip above the block (an open coin: one spent later on, or a block beyond every tip
+asked about), and only when there are more than FIND_COVERED of them (fewer are searched for in the
+block). A wallet whose coins are all still unspent at the node's tip, or already seen spent, needs
+none; the node is asked once per coin (a JSON-RPC batch), against ~0.7-1.2 ms of its time per block
 for the spent outputs.
 """
 from __future__ import annotations
@@ -51,6 +52,10 @@ PREFIX = 3          # bytes of ser(script) searched for literally
 MAX_GROUPS = 8      # more groups of scripts than this: walking the block costs less than the searches
 MAX_FIND = 8        # risky outpoints searched for one by one; more: the block is walked
 MAX_TIPS = 4        # tips whose UTXO answers are kept (older ones are dropped: their coins are asked again)
+# Open coins (see Survey) searched for in the block rather than in its spent outputs, up to this many:
+# bytes.find costs Quill ~0.15 ms per coin in a 1.5 MB block, the spent outputs cost the node ~0.7-1.2 ms
+# (bench_follow_mainnet), and Quill's own ~1 ms per block sets the pace otherwise.
+FIND_COVERED = 3
 
 
 def serialized(script: bytes) -> bytes:
@@ -123,8 +128,12 @@ class Survey:
 
     @property
     def needs_spent(self) -> bool:
-        """True when only the block's spent outputs (or a walk) can tell whether it spends a wallet coin."""
-        return bool(self.covered)
+        """True when the block's spent outputs are to be searched for the spends of open covered coins:
+        more of them than FIND_COVERED, or more outpoints in all than MAX_FIND to search the block for."""
+        if not self.covered:
+            return False
+        return (len(self.covered) > FIND_COVERED
+                or len(self.uncovered) + len(self.covered) + len(self.extra) > MAX_FIND)
 
     def risky(self, with_spent: bool) -> list[bytes] | None:
         """The outpoints to search the raw block for (the spent outputs searched too: `with_spent`), or
