@@ -20,8 +20,10 @@ Measured, per block (lower quartiles, or the best of two runs over all the block
     wallet (what almost every block of a rescan is), on blocks that do, and on blocks that do not pay
     a wallet holding coins (which any block might spend): coins Core's UTXO set still holds at its tip
     ('holding coins': no block below the tip spends them, so no spent outputs are read), or coins
-    spent later on ('open coin': simulated by withholding Core's UTXO answers from Quill, so every
-    block's spent outputs are read and searched, as for a wallet with a coin whose spend is ahead).
+    spent later on, simulated by withholding Core's UTXO answers from Quill: for the coins of one
+    script ('one open': searched for in each block, prescan.FIND_COVERED), or for all of them ('open
+    coins': every block's spent outputs read and searched, as for a wallet with many coins whose
+    spends are ahead).
     Each rescan follows an untimed one of the first WARM blocks (the wallet's coins; Quill's
     searches, built once per rescan, timed apart), by a follower that starts knowing nothing of
     the wallet's coins (a fresh OutpointBook, as a new quilld).
@@ -47,9 +49,9 @@ dearer of 'not paying' and the coin-holding column) and MATCHED are connected (a
 extra). With filters, the filters of all blocks are matched (by scanblocks, or by Quill's matcher)
 and MATCHED blocks read. A wallet's coins: 'coins settled' takes every coin it holds to be still
 unspent at Core's tip or already seen spent ('holding coins' column); 'coin open' takes some coin
-it holds to be spent later on at every block (the 'open coin' column: every block's spent outputs
-read), the worst case. A real wallet lies between: spent outputs are read over the blocks between
-a coin's creation and its spend. Quill's choice: the follower's own rule
+it holds to be spent later on at every block: 'one open' (the coins of one script; searched for in
+the block) and 'open' (all of them: every block's spent outputs read), the worst case. A real wallet
+lies between: a coin is open over the blocks between its creation and its spend. Quill's choice: the follower's own rule
 (Follower.reading_beats_filters: above 12,000 scripts by REST from a node serving /rest/spenttxouts
 (40,000 from one that does not) and 80,000 by JSON-RPC, read every block).
 Also assumed: the blocks here stand for mainnet's (same size, counts and unique scripts; mainnet's
@@ -76,6 +78,7 @@ from quill.bulk import bulk_gc
 from quill.chain import follower as follower_mod
 from quill.chain.block import Block
 from quill.chain.blockfilter import FilterQuery
+from quill.chain.follower import Follower
 from quill.chain.prescan import OutpointBook, ScriptPatterns
 from quill.chain.scan import scan_block
 from quill.chain.service import ChainService
@@ -90,7 +93,8 @@ from tests.kit.bitcoind import BitcoinD
 BLOCKS_2020 = 300_000
 MATCHED = 5_000
 WARM = 10               # blocks rescanned untimed before each timed rescan
-PAYS = ("not paying", "paying", "holding coins", "open coin")
+PAYS = ("not paying", "paying", "holding coins", "one open", "open coins")
+OPEN = ("holding coins", "one open", "open coins")
 
 
 def wallet_with(scripts: list[bytes], path: Path) -> Wallet:
@@ -102,6 +106,17 @@ def wallet_with(scripts: list[bytes], path: Path) -> Wallet:
     for s in scripts:
         w.scripts[s] = [(info.id, 0)]
     return w
+
+
+def withholding(follower: Follower, scripts: set[bytes]) -> Any:
+    """Follower.ask_utxos with the coins paying `scripts` answered as spent (as if spent later on)."""
+    def ask(keys: list[bytes]) -> None:
+        book = follower.book
+        book.record({k: None for k in keys if book.covered.get(k) in scripts})
+        rest = [k for k in keys if book.covered.get(k) not in scripts]
+        if rest:
+            Follower.ask_utxos(follower, rest)
+    return ask
 
 
 def per_block(f: Any, items: list[Any]) -> float:
@@ -197,13 +212,12 @@ def main() -> None:
             follower._rest = transport == "REST"
             for n in (1_000, 100_000):
                 for pays in PAYS:
-                    scripts = {"paying": paid + unpaid[:n - 1_000], "not paying": unpaid[:n],
-                               "holding coins": holding + unpaid[:n - len(holding)],
-                               "open coin": holding + unpaid[:n - len(holding)]}[pays]
+                    scripts = {"paying": paid + unpaid[:n - 1_000], "not paying": unpaid[:n]}.get(
+                        pays, holding + unpaid[:n - len(holding)])
                     filters_known = follower._filters
                     follower._filters = False          # every block read: the path without filters
-                    if pays == "open coin":            # Core's UTXO answers withheld: every coin may be spent ahead
-                        follower.ask_utxos = lambda keys: follower.book.record(dict.fromkeys(keys))
+                    if pays in ("one open", "open coins"):     # Core's UTXO answers withheld: spent ahead?
+                        follower.ask_utxos = withholding(follower, set(holding[:1] if pays == "one open" else holding))
                     spent = [0.0, 0.0, 0.0]
                     for run in range(2):                       # a new wallet each time
                         w = wallet_with(scripts, tmp / f"e2e-{transport}-{n}-{pays}-{run}.sqlite")
@@ -217,6 +231,8 @@ def main() -> None:
                     e2e[(transport, n, pays)] = tuple(v / 2 / (nblocks - WARM) * 1e3 for v in spent)  # type: ignore
                     follower._filters = filters_known
                     follower.__dict__.pop("ask_utxos", None)
+        opened = sum(1 for r in raws[:WARM] for tx in Block.from_bytes(r).txs for o in tx.vout
+                     if o.script_pubkey == holding[0])
         searches = {}
         for n in (1_000, 100_000):
             t = time.process_time()
@@ -227,8 +243,9 @@ def main() -> None:
         print(f"  (the first {WARM} blocks are rescanned untimed before: a wallet's coins, Quill's searches built "
               f"once per rescan, {searches[1_000]:.2f} s CPU at 1k scripts, {searches[100_000]:.2f} s at 100k; "
               f"'holding coins': the wallet holds the {len(holding)} coins those blocks paid it, "
-              "no timed block pays it, Core's UTXO set still holds them; 'open coin': the same wallet with "
-              "Core's UTXO answers withheld, as if a coin were spent later on: every block's spent outputs read)")
+              "no timed block pays it, Core's UTXO set still holds them; 'one open', 'open coins': the same "
+              f"wallet with Core's UTXO answers withheld, as if spent later on, for {opened} coin(s) of one script "
+              "(searched for in each block) or for all (every block's spent outputs read))")
         print(f"  {'transport':<9} {'scripts':>8} " + " ".join(f"{p:>24}" for p in PAYS))
         for transport in ("REST", "JSON-RPC"):
             for n in (1_000, 100_000):
@@ -312,22 +329,22 @@ def projection(e2e: dict[tuple[str, int, str], tuple[float, float, float]],
           "(assumption), in minutes")
     print("  method: per block, the slower of Quill's and Core's CPU time in the end-to-end rescans above (the "
           "two overlap, blocks being fetched ahead; each assumed to have a core to itself);")
-    print("  [in brackets: the wall clock of this run's rescans, on this machine under its load]; 'coins settled': "
+    print("  [in brackets: the wall clock of this run's rescans, on this machine under its load]; 'settled': "
           "every coin the wallet holds is still unspent at Core's tip or already seen spent;")
-    print("  'coin open': at every block some coin it holds is spent later on (every block's spent outputs read), "
-          "the worst case; a real wallet lies between")
+    print("  '1 open': at every block the coins of one script are spent later on (searched for in the block); "
+          "'open': all of them (every block's spent outputs read), the worst case; a real wallet lies between")
     print("  before (previous bench, Core's serve times assumed): 1k scripts 87 without filters, 4.0 with; "
           "100k scripts 63 without, 18.5 with")
-    print(f"  {'transport':<9} {'scripts':>8} {'without filters':>26} {'scanblocks':>16} {'own matcher':>16} "
-          f"{'Quill chooses':>26}   goal: < 60 without, < 10 with")
-    print(f"  {'':<9} {'':>8} {'settled / open':>26} {'':>16} {'':>16} {'settled / open':>26}")
+    print(f"  {'transport':<9} {'scripts':>8} {'without filters':>38} {'scanblocks':>16} {'own matcher':>16} "
+          f"{'Quill chooses':>38}   goal: < 60 without, < 10 with")
+    print(f"  {'':<9} {'':>8} {'settled / 1 open / open':>38} {'':>16} {'':>16} {'settled / 1 open / open':>38}")
     for transport in ("REST", "JSON-RPC"):
         for n in (1_000, 100_000):
             pay = e2e[(transport, n, "paying")]
             cols: list[list[float]] = []
             for f in (pace, wall):
                 row = []
-                for holding in ("holding coins", "open coin"):
+                for holding in OPEN:
                     # a block paying nothing: the dearer of a wallet without coins and one holding coins
                     skip = tuple(max(a, b) for a, b in zip(e2e[(transport, n, "not paying")],
                                                            e2e[(transport, n, holding)], strict=True))
@@ -338,11 +355,11 @@ def projection(e2e: dict[tuple[str, int, str], tuple[float, float, float]],
             limit = (follower_mod.FETCH_ALL_SCRIPTS_PRESCAN if transport == "REST"
                      else follower_mod.FETCH_ALL_SCRIPTS_RPC)
             reads = n > limit
-            without = f"{cols[0][0]:.1f} [{cols[1][0]:.0f}] / {cols[0][1]:.1f} [{cols[1][1]:.0f}]"
-            scanned = f"{cols[0][2]:.1f} [{cols[1][2]:.0f}]"
-            own = f"{cols[0][3]:.1f} [{cols[1][3]:.0f}]"
-            chosen = without if reads else f"{scanned} (both)"
-            print(f"  {transport:<9} {n:>8,} {without:>26} {scanned:>16} {own:>16} {chosen:>26}")
+            without = " / ".join(f"{cols[0][i]:.1f} [{cols[1][i]:.0f}]" for i in range(3))
+            scanned = f"{cols[0][3]:.1f} [{cols[1][3]:.0f}]"
+            own = f"{cols[0][4]:.1f} [{cols[1][4]:.0f}]"
+            chosen = without if reads else f"{scanned} (all)"
+            print(f"  {transport:<9} {n:>8,} {without:>38} {scanned:>16} {own:>16} {chosen:>38}")
 
 
 if __name__ == "__main__":
