@@ -18,28 +18,48 @@ Measured, per block (lower quartiles, or the best of two runs over all the block
     (blocks fetched ahead on FETCH_CONNECTIONS connections, scanned, given to a SQLite wallet),
     for wallets of 1,000 and 100,000 scripts, by REST and by JSON-RPC, on blocks that do not pay the
     wallet (what almost every block of a rescan is), on blocks that do, and on blocks that do not pay
-    a wallet holding coins (which any block might spend). Each rescan follows an untimed one of the
-    first WARM blocks (the wallet's coins; Quill's searches, built once per rescan, timed apart).
+    a wallet holding coins (which any block might spend): coins Core's UTXO set still holds at its tip
+    ('holding coins': no block below the tip spends them, so no spent outputs are read), or coins
+    spent later on, simulated by withholding Core's UTXO answers from Quill: for the coins of one
+    script ('one open': searched for in each block, prescan.FIND_COVERED), or for all of them ('open
+    coins': every block's spent outputs read and searched, as for a wallet with many coins whose
+    spends are ahead).
+    Each rescan follows an untimed one of the first WARM blocks (the wallet's coins; Quill's
+    searches, built once per rescan, timed apart), by a follower that starts knowing nothing of
+    the wallet's coins (a fresh OutpointBook, as a new quilld).
   * Block filters: Core's scanblocks per block over the range, for scripts no block pays (its fixed
     cost per call measured apart: parsing the descriptors), and Quill's own BIP158 matcher
     (getblockfilter, decode, SipHash of every script) per block.
 
 Each end-to-end figure is given as wall time and as CPU time of each side (Quill's process, all
-threads; bitcoind's, from /proc), since the machine is shared and the wall time depends on the load.
+threads; bitcoind's threads' time on a CPU, from /proc/<pid>/task/*/schedstat), since the machine
+is shared and the wall time depends on the load.
 
-Projection for a 2020 birthday: 300,000 mainnet blocks, of which MATCHED pay the wallet (an
-assumption; Core's false positives are removed by scanblocks). Per block the pace is the slower of
-Quill's and Core's CPU time (blocks are fetched ahead, so the two sides overlap, a core each).
-Without filters every block is read (at the non-paying rate) and MATCHED are connected (at the
-paying rate's extra). With filters, the filters of all blocks are matched (by scanblocks, or by
-Quill's matcher) and MATCHED blocks read. Quill's choice: the follower's own rule
+Projection for a 2020 birthday (printed with its method): 300,000 mainnet blocks, of which MATCHED
+pay the wallet (an assumption; Core's false positives are removed by scanblocks).
+What is timed: the end-to-end rescans above, as CPU seconds of each process per block (Quill's: all
+its threads; Core's: bitcoind's threads' time on a CPU, from /proc, which counts its REST, JSON-RPC
+and scanblocks work and nothing else of the machine's), and the wall clock of the same rescans.
+What is assumed: per block the pace is the slower side's CPU time, max(Quill, Core): blocks are
+fetched ahead on two connections, so the two processes work at once, each on a core of its own with
+nothing else running (this machine's two cores are shared with other work: its load average is
+printed, and the wall clock of this run, in brackets, is what that load gave); loopback latency is
+hidden by the fetching ahead. Without filters every block is read (at the non-paying rate, the
+dearer of 'not paying' and the coin-holding column) and MATCHED are connected (at the paying rate's
+extra). With filters, the filters of all blocks are matched (by scanblocks, or by Quill's matcher)
+and MATCHED blocks read. A wallet's coins: 'coins settled' takes every coin it holds to be still
+unspent at Core's tip or already seen spent ('holding coins' column); 'coin open' takes some coin
+it holds to be spent later on at every block: 'one open' (the coins of one script; searched for in
+the block) and 'open' (all of them: every block's spent outputs read), the worst case. A real wallet
+lies between: a coin is open over the blocks between its creation and its spend. Quill's choice: the follower's own rule
 (Follower.reading_beats_filters: above 12,000 scripts by REST from a node serving /rest/spenttxouts
 (40,000 from one that does not) and 80,000 by JSON-RPC, read every block).
-Assumptions named: the blocks here stand for mainnet's (same size, counts and unique scripts;
-mainnet's older blocks are smaller, so this errs long; but a tenth of their outputs are P2WPKH, the
-watched scripts' template, where mainnet's are about half: each costs the search ~0.07 us more, about
-0.25 ms of Quill's per block, which stays below Core's); the disk is warm (Core's block files in
-the page cache, as after a first read); Quill and Core get a core each.
+Also assumed: the blocks here stand for mainnet's (same size, counts and unique scripts; mainnet's
+older blocks are smaller, so this errs long; but a tenth of their outputs are P2WPKH, the watched
+scripts' template, where mainnet's are about half: each costs the search ~0.07 us more, about
+0.25 ms of Quill's per block); the disk is warm (Core's block files in the page cache, as after a
+first read); the 100,000 scripts are P2WPKH (one group of searches: a wallet mixing templates
+searches once per template).
 """
 from __future__ import annotations
 
@@ -58,7 +78,8 @@ from quill.bulk import bulk_gc
 from quill.chain import follower as follower_mod
 from quill.chain.block import Block
 from quill.chain.blockfilter import FilterQuery
-from quill.chain.prescan import ScriptPatterns
+from quill.chain.follower import Follower
+from quill.chain.prescan import OutpointBook, ScriptPatterns
 from quill.chain.scan import scan_block
 from quill.chain.service import ChainService
 from quill.chain.upstream import UpstreamRPC
@@ -72,7 +93,8 @@ from tests.kit.bitcoind import BitcoinD
 BLOCKS_2020 = 300_000
 MATCHED = 5_000
 WARM = 10               # blocks rescanned untimed before each timed rescan
-PAYS = ("not paying", "paying", "holding coins")
+PAYS = ("not paying", "paying", "holding coins", "one open", "open coins")
+OPEN = ("holding coins", "one open", "open coins")
 
 
 def wallet_with(scripts: list[bytes], path: Path) -> Wallet:
@@ -84,6 +106,17 @@ def wallet_with(scripts: list[bytes], path: Path) -> Wallet:
     for s in scripts:
         w.scripts[s] = [(info.id, 0)]
     return w
+
+
+def withholding(follower: Follower, scripts: set[bytes]) -> Any:
+    """Follower.ask_utxos with the coins paying `scripts` answered as spent (as if spent later on)."""
+    def ask(keys: list[bytes]) -> None:
+        book = follower.book
+        book.record({k: None for k in keys if book.covered.get(k) in scripts})
+        rest = [k for k in keys if book.covered.get(k) not in scripts]
+        if rest:
+            Follower.ask_utxos(follower, rest)
+    return ask
 
 
 def per_block(f: Any, items: list[Any]) -> float:
@@ -174,17 +207,21 @@ def main() -> None:
         paid_in = [{o.script_pubkey for tx in Block.from_bytes(r).txs for o in tx.vout} for r in raws]
         early = set().union(*paid_in[:WARM]) & set(paid)
         holding = sorted(early - set().union(*paid_in[WARM:]))
+        follower = service.follower
         for transport in ("REST", "JSON-RPC"):
-            service.follower._rest = transport == "REST"
+            follower._rest = transport == "REST"
             for n in (1_000, 100_000):
                 for pays in PAYS:
-                    scripts = {"paying": paid + unpaid[:n - 1_000], "not paying": unpaid[:n],
-                               "holding coins": holding + unpaid[:n - len(holding)]}[pays]
-                    filters_known = service.follower._filters
-                    service.follower._filters = False          # every block read: the path without filters
+                    scripts = {"paying": paid + unpaid[:n - 1_000], "not paying": unpaid[:n]}.get(
+                        pays, holding + unpaid[:n - len(holding)])
+                    filters_known = follower._filters
+                    follower._filters = False          # every block read: the path without filters
+                    if pays in ("one open", "open coins"):     # Core's UTXO answers withheld: spent ahead?
+                        follower.ask_utxos = withholding(follower, set(holding[:1] if pays == "one open" else holding))
                     spent = [0.0, 0.0, 0.0]
                     for run in range(2):                       # a new wallet each time
                         w = wallet_with(scripts, tmp / f"e2e-{transport}-{n}-{pays}-{run}.sqlite")
+                        follower.book = OutpointBook()         # a follower that knows nothing of its coins yet
                         manager.rescan(w, first, first + WARM - 1)  # untimed: the wallet's coins, Quill's searches
                         gc.collect()
                         before = clocks.now()
@@ -192,7 +229,10 @@ def main() -> None:
                         spent = [a + b - c for a, b, c in zip(spent, clocks.now(), before, strict=True)]
                         w.store.close()
                     e2e[(transport, n, pays)] = tuple(v / 2 / (nblocks - WARM) * 1e3 for v in spent)  # type: ignore
-                    service.follower._filters = filters_known
+                    follower._filters = filters_known
+                    follower.__dict__.pop("ask_utxos", None)
+        opened = sum(1 for r in raws[:WARM] for tx in Block.from_bytes(r).txs for o in tx.vout
+                     if o.script_pubkey == holding[0])
         searches = {}
         for n in (1_000, 100_000):
             t = time.process_time()
@@ -203,12 +243,14 @@ def main() -> None:
         print(f"  (the first {WARM} blocks are rescanned untimed before: a wallet's coins, Quill's searches built "
               f"once per rescan, {searches[1_000]:.2f} s CPU at 1k scripts, {searches[100_000]:.2f} s at 100k; "
               f"'holding coins': the wallet holds the {len(holding)} coins those blocks paid it, "
-              "no timed block pays it)")
-        print(f"  {'transport':<9} {'scripts':>8} {'not paying':>24} {'paying':>24} {'holding coins':>24}")
+              "no timed block pays it, Core's UTXO set still holds them; 'one open', 'open coins': the same "
+              f"wallet with Core's UTXO answers withheld, as if spent later on, for {opened} coin(s) of one script "
+              "(searched for in each block) or for all (every block's spent outputs read))")
+        print(f"  {'transport':<9} {'scripts':>8} " + " ".join(f"{p:>24}" for p in PAYS))
         for transport in ("REST", "JSON-RPC"):
             for n in (1_000, 100_000):
                 cells = [" / ".join(f"{v:6.2f}" for v in e2e[(transport, n, pays)]) for pays in PAYS]
-                print(f"  {transport:<9} {n:>8,} {cells[0]:>24} {cells[1]:>24} {cells[2]:>24}")
+                print(f"  {transport:<9} {n:>8,} " + " ".join(f"{c:>24}" for c in cells))
 
         # -- block filters
         print("\nblock filters, ms per block (scripts no block pays): wall / Quill's CPU / Core's CPU")
@@ -251,17 +293,25 @@ def main() -> None:
 
 class Clocks:
     """Wall time, this process's CPU time (all of Quill's threads) and bitcoind's, in seconds: the
-    machine is shared, and CPU times tell what each side costs whatever else runs."""
+    machine is shared, and CPU times tell what each side costs whatever else runs. bitcoind's is the
+    sum of its threads' time on a CPU from /proc/<pid>/task/*/schedstat (nanoseconds; /proc's stat
+    counts in ticks of 10 ms, too coarse for a few ms per block)."""
 
     def __init__(self, core: BitcoinD) -> None:
         assert core.proc is not None
-        self.stat = f"/proc/{core.proc.pid}/stat"
-        self.tick = os.sysconf("SC_CLK_TCK")
+        self.tasks = Path(f"/proc/{core.proc.pid}/task")
+
+    def core_cpu(self) -> float:
+        total = 0
+        for task in self.tasks.iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass            # a thread that ended meanwhile
+        return total / 1e9
 
     def now(self) -> tuple[float, float, float]:
-        with open(self.stat) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return time.perf_counter(), time.process_time(), (int(fields[11]) + int(fields[12])) / self.tick
+        return time.perf_counter(), time.process_time(), self.core_cpu()
 
 
 def projection(e2e: dict[tuple[str, int, str], tuple[float, float, float]],
@@ -272,30 +322,44 @@ def projection(e2e: dict[tuple[str, int, str], tuple[float, float, float]],
     def pace(cell: tuple[float, float, float]) -> float:
         return max(cell[1], cell[2])
 
+    def wall(cell: tuple[float, float, float]) -> float:
+        return cell[0]
+
     print(f"\nprojection, 2020 birthday: {BLOCKS_2020:,} mainnet blocks, {MATCHED:,} of them paying the wallet "
-          "(assumption); minutes, from the CPU times above (Quill and Core a core each, overlapped), "
-          "[wall clock of this run]")
+          "(assumption), in minutes")
+    print("  method: per block, the slower of Quill's and Core's CPU time in the end-to-end rescans above (the "
+          "two overlap, blocks being fetched ahead; each assumed to have a core to itself);")
+    print("  [in brackets: the wall clock of this run's rescans, on this machine under its load]; 'settled': "
+          "every coin the wallet holds is still unspent at Core's tip or already seen spent;")
+    print("  '1 open': at every block the coins of one script are spent later on (searched for in the block); "
+          "'open': all of them (every block's spent outputs read), the worst case; a real wallet lies between")
     print("  before (previous bench, Core's serve times assumed): 1k scripts 87 without filters, 4.0 with; "
           "100k scripts 63 without, 18.5 with")
-    print(f"  {'transport':<9} {'scripts':>8} {'without filters':>18} {'scanblocks':>16} {'own matcher':>16} "
-          f"{'Quill chooses':>14}   goal: < 60 without, < 10 with")
+    print(f"  {'transport':<9} {'scripts':>8} {'without filters':>38} {'scanblocks':>16} {'own matcher':>16} "
+          f"{'Quill chooses':>38}   goal: < 60 without, < 10 with")
+    print(f"  {'':<9} {'':>8} {'settled / 1 open / open':>38} {'':>16} {'':>16} {'settled / 1 open / open':>38}")
     for transport in ("REST", "JSON-RPC"):
         for n in (1_000, 100_000):
-            # a block paying nothing: the dearer of a wallet without coins and one holding coins
-            skip = tuple(max(a, b) for a, b in zip(e2e[(transport, n, "not paying")],
-                                                   e2e[(transport, n, "holding coins")], strict=True))
             pay = e2e[(transport, n, "paying")]
-            cols = []
-            for f in (pace, lambda c: c[0]):
-                without = (BLOCKS_2020 * f(skip) + MATCHED * max(f(pay) - f(skip), 0)) / 60_000
-                with_scan = (BLOCKS_2020 * f(scan_ms[n]) + MATCHED * f(pay)) / 60_000
-                with_own = (BLOCKS_2020 * f(own_ms[n]) + MATCHED * f(pay)) / 60_000
-                cols.append((without, with_scan, with_own))
+            cols: list[list[float]] = []
+            for f in (pace, wall):
+                row = []
+                for holding in OPEN:
+                    # a block paying nothing: the dearer of a wallet without coins and one holding coins
+                    skip = tuple(max(a, b) for a, b in zip(e2e[(transport, n, "not paying")],
+                                                           e2e[(transport, n, holding)], strict=True))
+                    row.append((BLOCKS_2020 * f(skip) + MATCHED * max(f(pay) - f(skip), 0)) / 60_000)
+                row.append((BLOCKS_2020 * f(scan_ms[n]) + MATCHED * f(pay)) / 60_000)
+                row.append((BLOCKS_2020 * f(own_ms[n]) + MATCHED * f(pay)) / 60_000)
+                cols.append(row)
             limit = (follower_mod.FETCH_ALL_SCRIPTS_PRESCAN if transport == "REST"
                      else follower_mod.FETCH_ALL_SCRIPTS_RPC)
-            chosen = 0 if n > limit else 1
-            cells = [f"{cols[0][i]:.1f} [{cols[1][i]:.0f}]" for i in range(3)]
-            print(f"  {transport:<9} {n:>8,} {cells[0]:>18} {cells[1]:>16} {cells[2]:>16} {cols[0][chosen]:>14.1f}")
+            reads = n > limit
+            without = " / ".join(f"{cols[0][i]:.1f} [{cols[1][i]:.0f}]" for i in range(3))
+            scanned = f"{cols[0][3]:.1f} [{cols[1][3]:.0f}]"
+            own = f"{cols[0][4]:.1f} [{cols[1][4]:.0f}]"
+            chosen = without if reads else f"{scanned} (all)"
+            print(f"  {transport:<9} {n:>8,} {without:>38} {scanned:>16} {own:>16} {chosen:>38}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,11 @@ checked); Quill keeps headers and what its wallets need. Every `poll_interval`:
    FETCH_ALL_SCRIPTS), and every block is read.
    A block read for wallets is first searched at C speed for what they look for (quill.chain.prescan:
    their scripts in the block and, by REST, in the outputs it spends, `/rest/spenttxouts`) and walked
-   in Python (quill.chain.scan) only when something may be there.
+   in Python (quill.chain.scan) only when something may be there. The wallets' coins are looked up
+   in the node's UTXO set once (`gettxout`, UTXO_BATCH at a time): a coin unspent at its tip is spent
+   by no block below it, so the spent outputs are fetched only for blocks that might spend a coin
+   spent later on (OutpointBook.survey decides, ahead in the fetching threads and again when the
+   block is read, where they are fetched after all if they were not).
    Blocks come by REST (`-rest`, binary) when the node serves it, else by JSON-RPC
    batches of `getblock <hash> 0`; they are fetched ahead on FETCH_CONNECTIONS
    connections while the current ones are read (raw_in_order).
@@ -40,7 +44,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -54,7 +58,7 @@ from . import index as ix
 from .block import HEADER_SIZE, Block, BlockHeader
 from .blockfilter import FilterQuery
 from .errors import ChainSourceUnavailable, FeeAboveMaximum, UpstreamError, UpstreamRejected
-from .prescan import OutpointBook, ScriptPatterns
+from .prescan import OutpointBook, ScriptPatterns, Survey, TipChains
 from .rules import Invalid
 from .scan import AnyOf, SparseBlock, block_count, scan_block
 from .upstream import UpstreamRPC
@@ -72,12 +76,15 @@ FETCH_AHEAD = 3            # batches of blocks in flight ahead of the reader
 # (bench_follow_mainnet, CPU per 1.5 MB block): the node's scanblocks takes ~0.18 us per script
 # (0.3 ms at 1k scripts, 1 ms at 10k, 10-18 ms at 100k), reading a block costs the node ~0.8 ms by
 # REST or ~9 ms by getblock (hex encoding), and Quill ~5 ms to walk it, the two overlapping. Where the
-# node also serves the block's spent outputs (another ~1.2 ms of the node's), Quill's prescan takes
-# ~1.3 ms instead of the walk (quill.chain.prescan), so reading wins from ~12,000 scripts on.
+# node also serves the block's spent outputs (another ~0.7-1.2 ms of the node's, read only for blocks
+# that might spend a coin spent later on), Quill's prescan takes ~1 ms instead of the walk
+# (quill.chain.prescan), so reading wins from ~12,000 scripts on (from ~6,000 where no coin is open,
+# which is left to the filters: they cost the machine less in all).
 FETCH_ALL_SCRIPTS = 40_000          # by REST
 FETCH_ALL_SCRIPTS_PRESCAN = 12_000  # by REST, with /rest/spenttxouts
 FETCH_ALL_SCRIPTS_RPC = 80_000      # by JSON-RPC getblock
 SPENT_TRIES = 3            # /rest/spenttxouts failures before the node is taken not to serve it
+UTXO_BATCH = 1000          # gettxout calls per JSON-RPC batch (the wallets' coins in the node's UTXO set)
 RPC_METHOD_NOT_FOUND = -32601
 PROGRESS_EVERY = 5.0       # seconds between progress lines in the log
 
@@ -120,6 +127,7 @@ class Follower:
         self._patterns: list[tuple[Any, ScriptPatterns]] = []    # by (hint version, number of scripts)
         self._patterns_lock = threading.Lock()
         self.book = OutpointBook()
+        self.tip_chains = TipChains(lambda h: self.state.index.get(h))
         self._last_progress = 0.0
         self._wake = threading.Event()
         self.stream: Any = None          # zmqstream.MempoolStream when the upstream node publishes
@@ -312,7 +320,7 @@ class Follower:
         """Deliver chunk[i:] as `wanted` decides (those blocks fetched ahead, the others announced
         empty), until the end or until the listeners' hint changes: the next position, and the hint."""
         todo = [k for k in range(i, len(chunk)) if chunk[k].hash in wanted]
-        raws = self.raw_in_order([chunk[k].hash for k in todo], spent=hint.outpoints is not None)
+        raws = self.raw_in_order([chunk[k].hash for k in todo], spent=self.spent_wanted(lambda: hint))
         try:
             for k in todo:
                 data = next(raws)
@@ -458,10 +466,12 @@ class Follower:
         SparseBlocks holding only the transactions the hint asks for."""
         return [self.read_block(h, data, hint) for h, data in zip(hashes, self.fetch_raw(hashes), strict=True)]
 
-    def fetch_raw(self, hashes: list[bytes], client: UpstreamRPC | None = None, spent: bool = False) -> list[Any]:
-        """The serialized blocks: by REST when the node serves it, else in one JSON-RPC batch. `spent`:
-        with the outputs each block spends where the node serves them (/rest/spenttxouts), as
-        (block, spent outputs or None) pairs, which read_block takes as well."""
+    def fetch_raw(self, hashes: list[bytes], client: UpstreamRPC | None = None,
+                  spent: Callable[[bytes], bool] | None = None) -> list[Any]:
+        """The serialized blocks: by REST when the node serves it, else in one JSON-RPC batch. `spent`
+        (a predicate on the block hash, see spent_wanted): with the outputs each block for which it
+        holds spends, where the node serves them (/rest/spenttxouts), as (block, spent outputs or None)
+        pairs, which read_block takes as well."""
         client = client or self.rpc
         if not self.has_rest():
             blocks = client.raw_blocks([hash_to_hex(h) for h in hashes])
@@ -471,8 +481,28 @@ class Follower:
         out = []
         for h in hashes:
             block = client.rest_block(hash_to_hex(h))
-            out.append((block, self._spent_outputs(client, hash_to_hex(h))))
+            out.append((block, self._spent_outputs(client, hash_to_hex(h)) if spent(h) else None))
         return out
+
+    def spent_wanted(self, hint: Callable[[], ScanHint]) -> Callable[[bytes], bool] | None:
+        """The predicate fetch_raw takes: True for a block whose spent outputs the prescan will need, as far
+        as can be told ahead of reading it (read_block fetches them after all when it finds it needs them);
+        None when the hint has no outpoints (the block is decoded whole)."""
+        first = hint()
+        if first.outpoints is None:
+            return None
+        if first.scripts is not None:       # the wallets' coins not asked about yet: before fetching ahead
+            unasked = self.book.survey(first.outpoints, first.scripts, first.version, b"", guess=True).unasked
+            if unasked:
+                self.ask_utxos(unasked)
+
+        def wanted(block_hash: bytes) -> bool:
+            current = hint()
+            if current.outpoints is None or current.scripts is None or not self.patterns(current).usable:
+                return False
+            survey = self._survey(block_hash, current, guess=True)
+            return bool(survey.unasked) or survey.needs_spent
+        return wanted
 
     def _spent_outputs(self, client: UpstreamRPC, block_hash: str) -> bytes | None:
         """/rest/spenttxouts/<hash>.bin, or None where the node has no such endpoint (Core before v30:
@@ -490,8 +520,10 @@ class Follower:
                               "every block whole")
         return found
 
-    def raw_in_order(self, hashes: list[bytes], spent: bool = False) -> Generator[Any, None, None]:
-        """The serialized blocks `hashes` in order (`spent`: with their spent outputs, see fetch_raw),
+    def raw_in_order(self, hashes: list[bytes],
+                     spent: Callable[[bytes], bool] | None = None) -> Generator[Any, None, None]:
+        """The serialized blocks `hashes` in order (`spent`: with the spent outputs of those it holds for,
+        see fetch_raw),
         BLOCK_BATCH at a time, up to FETCH_AHEAD batches fetched ahead on FETCH_CONNECTIONS connections
         while the caller reads (the node's work and the transfer overlap Quill's). Closing the
         generator drops what was fetched ahead."""
@@ -527,12 +559,15 @@ class Follower:
             empty._hash = block_hash
             return empty
         block = scan_block(raw, hint.scripts, hint.outpoints)
-        self.book.learn(block_hash, block.txs, hint.scripts)
+        new = self.book.learn(block_hash, block.txs, hint.scripts)
+        if new:
+            self.ask_utxos(new)         # before the fetching threads look at the next blocks
         return block
 
     def _holds_nothing(self, block_hash: bytes, raw: bytes, spent: bytes | None, hint: ScanHint) -> bool:
         """True when the searches of quill.chain.prescan prove that no transaction of the block pays
-        the hint's scripts or spends its outpoints (False: the block is to be walked)."""
+        the hint's scripts or spends its outpoints (False: the block is to be walked). `spent`: the
+        block's spent outputs when they were fetched ahead (None: not fetched, or not served)."""
         patterns = self.patterns(hint)
         if not patterns.usable:
             return False
@@ -540,12 +575,39 @@ class Follower:
             with self.service.lock:
                 index = self.state.index
                 self.book.confirm(lambda h: (e := index.get(h)) is not None and index.contains(e))
-        risky = self.book.risky(hint.outpoints, hint.scripts, hint.version, block_hash, spent is not None)
-        if risky is None or patterns.found_in(raw):
+        survey = self._survey(block_hash, hint)
+        if survey.unasked:
+            self.ask_utxos(survey.unasked)
+            survey = self._survey(block_hash, hint)
+        fetch = spent is None and survey.needs_spent and self.has_rest()    # not fetched ahead: now
+        if survey.risky(survey.needs_spent and (spent is not None or fetch)) is None or patterns.found_in(raw):
             return False
-        if spent is not None and hint.outpoints and patterns.found_in(spent):
+        if fetch:
+            spent = self._spent_outputs(self.rpc, hash_to_hex(block_hash))
+        searched = survey.needs_spent and spent is not None       # else the open coins are searched for in the block
+        risky = survey.risky(searched)
+        if risky is None:
+            return False
+        if spent is not None and searched and patterns.found_in(spent):
             return False
         return all(raw.find(key) < 0 for key in risky)
+
+    def _survey(self, block_hash: bytes, hint: ScanHint, guess: bool = False) -> Survey:
+        """OutpointBook.survey for the block, with the tips whose UTXO answers hold for it."""
+        entry = self.state.index.get(block_hash)
+        tips = () if entry is None else tuple(t for t in self.book.tips() if self.tip_chains.holds(t, entry))
+        return self.book.survey(hint.outpoints, hint.scripts, hint.version, block_hash, tips, guess)
+
+    def ask_utxos(self, outpoints: list[bytes]) -> None:
+        """Ask the node's UTXO set about `outpoints` (36-byte keys): `gettxout <txid> <n> false`, whose
+        answer names the tip it holds at (`bestblock`), or null for a coin spent there or never created."""
+        for i in range(0, len(outpoints), UTXO_BATCH):
+            part = outpoints[i:i + UTXO_BATCH]
+            answers = self.rpc.batch_outcomes([("gettxout", hash_to_hex(k[:32]), int.from_bytes(k[32:], "little"),
+                                                False) for k in part])
+            self.book.record({k: hex_to_hash(a["bestblock"]) if isinstance(a, dict) else None
+                              for k, a in zip(part, answers, strict=True)})
+        self.tip_chains.forget(self.book.tips())
 
     def patterns(self, hint: ScanHint) -> ScriptPatterns:
         """The searches for the hint's scripts, kept for the last two script sets (a rescan's wallet

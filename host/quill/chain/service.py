@@ -585,7 +585,7 @@ class ChainService:
                 yield k, self.block(x)
             return
         follower = self.follower
-        raws = follower.raw_in_order([x for _, x in hashes], spent=hint().outpoints is not None)
+        raws = follower.raw_in_order([x for _, x in hashes], spent=follower.spent_wanted(hint))
         try:
             for (k, x), data in zip(hashes, raws, strict=True):
                 yield k, follower.read_block(x, data, hint())
