@@ -147,8 +147,9 @@ def test_double_spend_missing_inputs_and_already_in_pool(chain):
     entry = chain.send_transaction(tx)
     assert entry.fee == 1000 and chain.mempool_txs() == [tx]
     with pytest.raises(Invalid) as e:
-        chain.send_transaction(spend(cb, 0, 50 * COIN, fee=2000))
-    assert str(e.value) == "txn-mempool-conflict"
+        chain.send_transaction(spend(cb, 0, 50 * COIN, fee=1005))   # 5 sat more: not its own relay fee
+    assert str(e.value) == (f"insufficient fee, rejecting replacement {spend(cb, 0, 50 * COIN, fee=1005).txid_hex()}, "
+                            "not enough additional fees to relay; 0.00000005 < 0.0000001")
     with pytest.raises(Invalid) as e:
         chain.send_transaction(tx)
     assert str(e.value) == "txn-already-in-mempool"
