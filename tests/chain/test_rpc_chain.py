@@ -110,7 +110,7 @@ def test_sendrawtransaction_errors_as_core(node):
     double = spend(cb, 0, 50 * COIN, fee=1000, script=OTHER_SCRIPT)   # no more fee: no replacement
     assert fail(node, "sendrawtransaction", double.hex()) == \
         (-26, f"insufficient fee, rejecting replacement {double.txid_hex()}, not enough additional fees to relay; "
-              "0.00 < 0.0000001")
+              "0.00 < 0.00000009")
     assert fail(node, "sendrawtransaction", spend(b"\x33" * 32, 0, COIN).hex()) == \
         (-25, "bad-txns-inputs-missingorspent")
     young = node.rpc("getblock", node.rpc("getbestblockhash"))["tx"][0]
