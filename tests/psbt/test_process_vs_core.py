@@ -312,7 +312,7 @@ def test_psbtbumpfee_as_core(scenario: Any) -> None:
     for params in (["00" * 32], ["zz"], [signed["hex"][:64]]):
         assert answer(q, "psbtbumpfee", *params) == answer(c, "psbtbumpfee", *params)
     assert answer(q, "bumpfee", txid) == answer(c, "bumpfee", txid)
-    # A payment from a coin still unconfirmed: Core bumps its ancestor too, Quill says it cannot.
+    # A payment from a coin still unconfirmed: the bump also pays what its parent lacks, as Core's.
     address = c.rpc("getnewaddress", "", "bech32")
     assert q.rpc("getnewaddress", "", "bech32") == address
     parent = _send(s["keys"], address, "0.3")
@@ -324,9 +324,11 @@ def test_psbtbumpfee_as_core(scenario: Any) -> None:
     child = core.rpc("sendrawtransaction", core.rpc("descriptorprocesspsbt", funded["psbt"],
                                                     _ranged([s["private"]["bech32"]]))["hex"])
     sync(core, s["quill"])
-    assert answer(c, "psbtbumpfee", child, {"fee_rate": 5})[0] == "ok"
-    assert answer(q, "psbtbumpfee", child, {"fee_rate": 5}) == (
-        "error", -4, "Quill cannot bump a transaction that spends unconfirmed outputs yet")
+    tip = core.rpc("getblockcount")
+    for options in ({"fee_rate": 5}, {"fee_rate": 40}, {"fee_rate": "2.1"}, None):
+        params = [child] if options is None else [child, options]
+        theirs, ours = answer(c, "psbtbumpfee", *params), answer(q, "psbtbumpfee", *params)
+        assert theirs[0] == "ok" and _normalized_bump(core, ours, tip) == _normalized_bump(core, theirs, tip), options
     # Once mined, its coin is spent: Core says so first.
     core.rpc("generatetoaddress", 1, s["miner"])
     sync(core, s["quill"])

@@ -48,6 +48,8 @@ def bumpfee(ctx: Any, args: list[Any]) -> Any:
     if tx is None:
         raise RPCError(RPC_WALLET_ERROR, "Transaction incomplete. Try psbtbumpfee instead.")
     commit(ctx, tx)
+    with _Locked(ctx) as wallet:
+        wallet.mark_replaced(bump.original, tx.txid())
     return {"txid": tx.txid_hex(), "origfee": Amount(bump.old_fee), "fee": Amount(bump.new_fee), "errors": []}
 
 
@@ -128,6 +130,7 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
         request.new_change = new_change
         # Core's m_min_depth = 1 for the inputs a bump may add
         request.available = lambda tx: _available_coins(ctx, wallet, tx, 1, coins.MAX_DEPTH, False)
+        request.ancestry = _mempool_ancestry(chain)
         height, tip_hash = wallet.tip()
         header = None if tip_hash is None else chain.header_info(tip_hash)
         tip_time = None if header is None else header.time
@@ -147,9 +150,19 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
     return psbt, bump
 
 
+def _mempool_ancestry(chain: Any) -> Any:
+    def ancestry(txid: bytes) -> dict[bytes, tuple[int, int]]:
+        pool = chain.mempool()
+        if txid not in pool:
+            return {}
+        return {t: (pool.get(t).vsize, pool.get(t).fee) for t in [txid, *pool.ancestors(txid)]}
+    return ancestry
+
+
 def _mempool_children(chain: Any) -> Any:
     def children(txid: bytes) -> list[bytes]:
-        return list(chain.mempool().children(txid))
+        pool = chain.mempool()
+        return list(pool.children(txid)) if txid in pool else []
     return children
 
 

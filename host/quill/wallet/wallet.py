@@ -15,6 +15,7 @@ import time
 from quill.chain.scan import outpoint_key
 from quill.consensus import COINBASE_MATURITY
 from quill.tx.address import encode_destination
+from quill.tx.hashes import hash_to_hex
 from quill.wallet import store as st
 from quill.wallet.coins import LockedCoins
 from quill.wallet.descriptors import DerivationError, parse
@@ -546,6 +547,16 @@ class Wallet:
             return True
 
         self._walk_descendants(txid, visit)
+
+    def mark_replaced(self, original, replacement) -> None:
+        """Core's feebumper::CommitTransaction and MarkReplaced: the replacement keeps the
+        original's values and names it in replaces_txid; the original names it in replaced_by_txid."""
+        with self.store.batch():
+            for key, value in self.store.tx_values(original):
+                if key != "replaced_by_txid":
+                    self.store.set_tx_value(replacement, key, value)
+            self.store.set_tx_value(replacement, "replaces_txid", hash_to_hex(original))
+            self.store.set_tx_value(original, "replaced_by_txid", hash_to_hex(replacement))
 
     # -- load-time repair (core-wallet.md §4.1) ------------------------------------
 
