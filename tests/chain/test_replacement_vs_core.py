@@ -13,11 +13,15 @@ from typing import Any
 import pytest
 
 from quill.tx.descriptor import add_checksum
+from quill.tx.psbt import decode_base64_psbt
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from tests.chain.chain_testkit import OTHER_SCRIPT
 from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT, ANYONE_WITNESS
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
+from tests.kit.bumps import normalized_bump
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.wallet_e2e.e2ekit import Coin as E2ECoin
+from tests.wallet_e2e.e2ekit import Keys, build_tx
 
 COIN = 100_000_000
 SIGNALS = 0xFFFFFFFD
@@ -85,18 +89,18 @@ class Twins:
         assert ours == theirs
         return ours
 
-    def same_wallet_view(self, txs: list[Transaction]) -> None:
+    def same_wallet_view(self, txs: list[Transaction], wallet: str = WALLET) -> None:
         self.core.rpc("syncwithvalidationinterfacequeue")
         for tx in txs:
             views = []
             for node in (self.quill, self.core):
-                found = answer(node, "gettransaction", tx.txid_hex(), wallet=WALLET)
+                found = answer(node, "gettransaction", tx.txid_hex(), wallet=wallet)
                 if found[0] == "ok":
                     for key in IGNORED:
                         found[1].pop(key, None)
                 views.append(found)
             assert views[0] == views[1], f"{tx.txid_hex()}\nquill {views[0]}\ncore  {views[1]}"
-        ours, theirs = (answer(node, "getbalances", wallet=WALLET) for node in (self.quill, self.core))
+        ours, theirs = (answer(node, "getbalances", wallet=wallet) for node in (self.quill, self.core))
         # Core 31.99 adds "nonmempool" (bitcoin/bitcoin#33671), which Quill does not report yet
         theirs[1]["mine"].pop("nonmempool")
         assert ours == theirs
@@ -104,7 +108,8 @@ class Twins:
 
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twins]:
-    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+    # Core without -fallbackfee, its default (and Quill's): no fee estimate means none.
+    with BitcoinD(tmp_path_factory.mktemp("core"), "-fallbackfee=0") as core:
         quill = QuillDaemon(tmp_path_factory.mktemp("quill")).start()
         try:
             pair = Twins(core, quill)
@@ -240,3 +245,54 @@ def test_too_many_conflicting_clusters(twins: Twins) -> None:
     assert twins.submit(build(outs(split)[:100], 200_000))[0] == "ok"
     assert len(twins.same_mempool()) == 2
     twins.mine()
+
+
+def test_psbtbumpfee_of_a_child_of_an_unconfirmed_parent(twins: Twins) -> None:
+    """The same watch-only wallet (keys held here, tests/wallet_e2e/e2ekit.py) on both: a payment
+    spends the change of one still unconfirmed; psbtbumpfee also pays what the parent lacks, as
+    Core's; the replacement, signed here, replaces the payment on both, and the wallets agree."""
+    keys = Keys(b"rbf12 psbtbumpfee")
+    for node in (twins.core, twins.quill):
+        node.rpc("createwallet", "keys", True, True)
+    twins.both("importdescriptors", keys.import_requests(), wallet="keys")
+    receive = [twins.both("getnewaddress", "", "bech32", wallet="keys")[1] for _ in range(2)]
+    change = [twins.both("getrawchangeaddress", "bech32", wallet="keys")[1] for _ in range(2)]
+    script = {a: bytes.fromhex(twins.quill.rpc("getaddressinfo", a, path="/wallet/keys")["scriptPubKey"])
+              for a in receive + change}
+    txid, n, value = twins.coin()
+    funding = build_tx([E2ECoin(txid, n, value, ANYONE_SCRIPT)], [(script[receive[0]], COIN),
+                                                                  (ANYONE_SCRIPT, value - COIN - 2_000)])
+    twins.submit(funding)
+    twins.mine()
+    # the parent pays 1 sat/vB, its child 2 sat/vB
+    coin = E2ECoin(funding.txid(), 0, COIN, script[receive[0]])
+    parent = build_tx([coin], [(OTHER_SCRIPT, 30_000_000), (script[change[0]], COIN - 30_000_000 - 141)], keys,
+                      SIGNALS)
+    child_coin = E2ECoin(parent.txid(), 1, parent.vout[1].value, script[change[0]])
+    child = build_tx([child_coin], [(OTHER_SCRIPT, 10_000_000), (script[change[1]], child_coin.value - 10_000_000 - 282)],
+                     keys, SIGNALS)
+    for tx in (parent, child):
+        assert twins.submit(tx)[0] == "ok"
+    twins.core.rpc("syncwithvalidationinterfacequeue")
+    tip = twins.core.rpc("getblockcount")
+    for params in ([child.txid_hex(), {"fee_rate": 5}], [child.txid_hex(), {"fee_rate": 25}], [child.txid_hex()],
+                   [child.txid_hex(), {"fee_rate": "1.01"}], [parent.txid_hex(), {"fee_rate": 5}]):
+        ours, theirs = (answer(node, "psbtbumpfee", *params, wallet="keys") for node in (twins.quill, twins.core))
+        a, b = normalized_bump(twins.core, ours, tip), normalized_bump(twins.core, theirs, tip)
+        assert a == b, f"{params}\nquill {a}\ncore  {b}"
+    assert answer(twins.quill, "psbtbumpfee", parent.txid_hex(), wallet="keys")[2] == \
+        "Transaction has descendants in the wallet"
+    twins.both("bumpfee", child.txid_hex(), wallet="keys")
+    # the replacement at 25 sat/vB, signed here: it replaces the child on both nodes
+    bumped = answer(twins.quill, "psbtbumpfee", child.txid_hex(), {"fee_rate": 25, "psbt_version": 0},
+                    wallet="keys")[1]
+    unsigned = decode_base64_psbt(bumped["psbt"]).unsigned_tx()
+    assert unsigned is not None
+    assert [i.prevout for i in unsigned.vin] == [OutPoint(parent.txid(), 1)]
+    replacement = build_tx([child_coin], [(o.script_pubkey, o.value) for o in unsigned.vout], keys,
+                           unsigned.vin[0].sequence, unsigned.locktime)
+    assert twins.submit(replacement)[0] == "ok"
+    assert twins.same_mempool() == sorted([parent.txid_hex(), replacement.txid_hex()])
+    twins.same_wallet_view([parent, child, replacement], wallet="keys")
+    twins.mine()
+    twins.same_wallet_view([parent, child, replacement], wallet="keys")
