@@ -200,31 +200,28 @@ def case_cluster_limit(t: Twins) -> list[Transaction]:
     return [*chain, build(outs(chain[0]), 70_000, script=OTHER_SCRIPT)]
 
 
-CASES: dict[str, Callable[[Twins], list[Transaction]]] = {
-    name[len("case_"):]: f for name, f in dict(globals()).items() if name.startswith("case_")}
-
-
-# What Core answers to each case's transactions in turn (so the corpus keeps every reason).
-EXPECTED = {
-    "more_fee": ["ok", "ok"],
-    "neither_signals": ["ok", "ok"],
-    "less_fees": ["ok", "insufficient fee"],
-    "not_enough_additional": ["ok", "insufficient fee", "replacement-failed"],
-    "descendants": ["ok", "ok", "ok", "ok", "insufficient fee", "ok"],
-    "diagram_worse": ["ok", "replacement-failed", "replacement-failed"],
-    "pays_for_child": ["ok", "ok", "insufficient fee", "ok"],
-    "spends_conflicting": ["ok", "insufficient fee", "bad-txns-spends-conflicting-tx"],
-    "two_conflicts": ["ok", "ok", "ok", "ok"],
-    "new_unconfirmed_input": ["ok", "ok", "replacement-failed", "ok"],
-    "cluster_limit": ["ok"] * 64 + ["too-large-cluster", "ok"],
+# Each case, and what Core answers to its transactions in turn (so the corpus keeps every reason).
+CASES: dict[str, tuple[Callable[[Twins], list[Transaction]], list[str]]] = {
+    "more_fee": (case_more_fee, ["ok", "ok"]),
+    "neither_signals": (case_neither_signals, ["ok", "ok"]),
+    "less_fees": (case_less_fees, ["ok", "insufficient fee"]),
+    "not_enough_additional": (case_not_enough_additional, ["ok", "insufficient fee", "replacement-failed"]),
+    "descendants": (case_descendants, ["ok", "ok", "ok", "ok", "insufficient fee", "ok"]),
+    "diagram_worse": (case_diagram_worse, ["ok", "replacement-failed", "replacement-failed"]),
+    "pays_for_child": (case_pays_for_child, ["ok", "ok", "insufficient fee", "ok"]),
+    "spends_conflicting": (case_spends_conflicting, ["ok", "insufficient fee", "bad-txns-spends-conflicting-tx"]),
+    "two_conflicts": (case_two_conflicts, ["ok", "ok", "ok", "ok"]),
+    "new_unconfirmed_input": (case_new_unconfirmed_input, ["ok", "ok", "replacement-failed", "ok"]),
+    "cluster_limit": (case_cluster_limit, ["ok"] * 64 + ["too-large-cluster", "ok"]),
 }
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_replacement_case(twins: Twins, name: str) -> None:
-    txs = CASES[name](twins)
+    build_case, expected = CASES[name]
+    txs = build_case(twins)
     answers = [twins.submit(tx) for tx in txs]
-    assert [a[0] if a[0] == "ok" else a[2].split(",")[0] for a in answers] == EXPECTED[name]
+    assert [a[0] if a[0] == "ok" else a[2].split(",")[0] for a in answers] == expected
     pool = twins.same_mempool()
     twins.same_wallet_view(txs)
     twins.mine()
@@ -269,8 +266,8 @@ def test_psbtbumpfee_of_a_child_of_an_unconfirmed_parent(twins: Twins) -> None:
     parent = build_tx([coin], [(OTHER_SCRIPT, 30_000_000), (script[change[0]], COIN - 30_000_000 - 141)], keys,
                       SIGNALS)
     child_coin = E2ECoin(parent.txid(), 1, parent.vout[1].value, script[change[0]])
-    child = build_tx([child_coin], [(OTHER_SCRIPT, 10_000_000), (script[change[1]], child_coin.value - 10_000_000 - 282)],
-                     keys, SIGNALS)
+    rest = child_coin.value - 10_000_000 - 282
+    child = build_tx([child_coin], [(OTHER_SCRIPT, 10_000_000), (script[change[1]], rest)], keys, SIGNALS)
     for tx in (parent, child):
         assert twins.submit(tx)[0] == "ok"
     twins.core.rpc("syncwithvalidationinterfacequeue")

@@ -269,6 +269,43 @@ def test_restart_resumes_chain_and_mempool(tmp_path):
         again.close()
 
 
+def test_replacement_events_store_and_refusals_leave_nothing(tmp_path):
+    d = str(tmp_path / "regtest")
+    chain = ChainService("regtest", d).start()
+    mature(chain)
+    cb = coinbase_txid(chain, 1)
+    parent = spend(cb, 0, 50 * COIN, outputs=2)
+    child = spend(parent.txid(), 0, 25 * COIN - 500, fee=5000)
+    for tx in (parent, child):
+        chain.send_transaction(tx)
+    rec = Recorder()
+    chain.subscribe(rec)
+    sequence = chain.mempool().sequence
+    rows = chain.store.mempool_rows()
+    # Refused (rule 3: less than the 6000 sat of parent and child): no event, pool and store unchanged.
+    with pytest.raises(Invalid, match="less fees than conflicting txs; 0.00005 < 0.00006"):
+        chain.send_transaction(spend(cb, 0, 50 * COIN, fee=5000, script=OTHER_SCRIPT))
+    with pytest.raises(Invalid, match="less fees"):
+        chain.test_accept(spend(cb, 0, 50 * COIN, fee=5000, script=OTHER_SCRIPT))
+    assert rec.take() == [] and chain.mempool().sequence == sequence and chain.store.mempool_rows() == rows
+    assert chain.mempool_txs() == [parent, child]
+    # testmempoolaccept of a good replacement keeps nothing either.
+    replacement = spend(cb, 0, 50 * COIN, fee=9000, script=OTHER_SCRIPT)
+    assert chain.test_accept(replacement).fee == 9000
+    assert rec.take() == [] and chain.mempool_txs() == [parent, child]
+    # Accepted: the child, then the parent leave with reason "replaced", then the replacement enters.
+    chain.send_transaction(replacement)
+    assert rec.take() == [("removed", child.txid(), "replaced"), ("removed", parent.txid(), "replaced"),
+                          ("added", replacement.txid())]
+    assert chain.mempool_txs() == [replacement] and chain.mempool().sequence == sequence + 3
+    chain.close()
+    again = ChainService("regtest", d).start()
+    try:
+        assert again.mempool_txs() == [replacement]
+    finally:
+        again.close()
+
+
 def test_schema_migration_from_version_1(tmp_path):
     path = tmp_path / store.FILENAME
     db = sqlite3.connect(path)

@@ -128,7 +128,8 @@ def test_quilld_sends_and_sweeps_through_the_device(nodes: Nodes) -> None:
     assert bumped["fee"] > bumped["origfee"] and f"Send 0.50000000 BTC to {to}" in approver.prompts[-1]
     assert quilld.rpc("getrawmempool") == [bumped["txid"]]
     old, new = (quilld.rpc("gettransaction", t, wallet="hw") for t in (sent["txid"], bumped["txid"]))
-    assert (old["trusted"], old["walletconflicts"], old["mempoolconflicts"]) == (False, [bumped["txid"]], [bumped["txid"]])
+    assert (old["trusted"], old["walletconflicts"], old["mempoolconflicts"]) == \
+        (False, [bumped["txid"]], [bumped["txid"]])
     assert (new["trusted"], new["walletconflicts"], new["mempoolconflicts"]) == (True, [sent["txid"]], [])
     # Core's mapValue entries come after the other fields of WalletTxToJSON
     assert list(old)[list(old).index("timereceived"):][:3] == ["timereceived", "bip125-replaceable",
