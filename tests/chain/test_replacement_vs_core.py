@@ -263,8 +263,8 @@ def test_psbtbumpfee_of_a_child_of_an_unconfirmed_parent(twins: Twins) -> None:
     twins.mine()
     # the parent pays 1 sat/vB, its child 2 sat/vB
     coin = E2ECoin(funding.txid(), 0, COIN, script[receive[0]])
-    parent = build_tx([coin], [(OTHER_SCRIPT, 30_000_000), (script[change[0]], COIN - 30_000_000 - 141)], keys,
-                      SIGNALS)
+    parent = build_tx([coin], [(OTHER_SCRIPT, 30_000_000), (script[change[0]], COIN - 50_000_000 - 172),
+                               (script[receive[1]], 20_000_000)], keys, SIGNALS)
     child_coin = E2ECoin(parent.txid(), 1, parent.vout[1].value, script[change[0]])
     rest = child_coin.value - 10_000_000 - 282
     child = build_tx([child_coin], [(OTHER_SCRIPT, 10_000_000), (script[change[1]], rest)], keys, SIGNALS)
@@ -272,11 +272,24 @@ def test_psbtbumpfee_of_a_child_of_an_unconfirmed_parent(twins: Twins) -> None:
         assert twins.submit(tx)[0] == "ok"
     twins.core.rpc("syncwithvalidationinterfacequeue")
     tip = twins.core.rpc("getblockcount")
-    for params in ([child.txid_hex(), {"fee_rate": 5}], [child.txid_hex(), {"fee_rate": 25}], [child.txid_hex()],
-                   [child.txid_hex(), {"fee_rate": "1.01"}], [parent.txid_hex(), {"fee_rate": 5}]):
+    bumps = ([child.txid_hex(), {"fee_rate": 5}], [child.txid_hex(), {"fee_rate": 25}], [child.txid_hex()],
+             [child.txid_hex(), {"fee_rate": "1.01"}], [parent.txid_hex(), {"fee_rate": 5}])
+    fees = []
+    for params in bumps:
         ours, theirs = (answer(node, "psbtbumpfee", *params, wallet="keys") for node in (twins.quill, twins.core))
         a, b = normalized_bump(twins.core, ours, tip), normalized_bump(twins.core, theirs, tip)
         assert a == b, f"{params}\nquill {a}\ncore  {b}"
+        fees.append(a[1] if a[0] == "ok" else None)
+    # Another child of the parent pays for it (CPFP): Core's mini miner takes both into its mock
+    # block, so the bump no longer pays for the parent.
+    rich = build_tx([E2ECoin(parent.txid(), 2, 20_000_000, script[receive[1]])], [(OTHER_SCRIPT, 19_980_000)], keys)
+    assert twins.submit(rich)[0] == "ok"
+    twins.core.rpc("syncwithvalidationinterfacequeue")
+    for params, before in zip(bumps, fees, strict=True):
+        ours, theirs = (answer(node, "psbtbumpfee", *params, wallet="keys") for node in (twins.quill, twins.core))
+        a, b = normalized_bump(twins.core, ours, tip), normalized_bump(twins.core, theirs, tip)
+        assert a == b, f"{params}\nquill {a}\ncore  {b}"
+        assert before is None or a[1] < before, params
     assert answer(twins.quill, "psbtbumpfee", parent.txid_hex(), wallet="keys")[2] == \
         "Transaction has descendants in the wallet"
     twins.both("bumpfee", child.txid_hex(), wallet="keys")
@@ -289,7 +302,7 @@ def test_psbtbumpfee_of_a_child_of_an_unconfirmed_parent(twins: Twins) -> None:
     replacement = build_tx([child_coin], [(o.script_pubkey, o.value) for o in unsigned.vout], keys,
                            unsigned.vin[0].sequence, unsigned.locktime)
     assert twins.submit(replacement)[0] == "ok"
-    assert twins.same_mempool() == sorted([parent.txid_hex(), replacement.txid_hex()])
-    twins.same_wallet_view([parent, child, replacement], wallet="keys")
+    assert twins.same_mempool() == sorted([parent.txid_hex(), rich.txid_hex(), replacement.txid_hex()])
+    twins.same_wallet_view([parent, rich, child, replacement], wallet="keys")
     twins.mine()
-    twins.same_wallet_view([parent, child, replacement], wallet="keys")
+    twins.same_wallet_view([parent, rich, child, replacement], wallet="keys")

@@ -11,9 +11,9 @@ CreateTransactionInternal with the inputs preset).
 When the original inputs do not pay the new fee, more of the wallet's confirmed coins are chosen
 as Core's coin selection chooses them (quill.wallet.coinselection). An input whose coin is still
 unconfirmed also pays what its unconfirmed ancestors lack at the new fee rate, as Core's bump
-fees (funding.shortfall: Core's MiniMiner, which also credits ancestors that other, richer
-descendants already pay for). Quill differs where Core would need what it does not have: inputs
-that are not the wallet's are refused with a clear message. Where Core picks at random (the
+fees (the caller's `bump_fees`: Core's MiniMiner over the mempool, quill.chain.mini_miner).
+Quill differs where Core would need what it does not have: inputs that are not the wallet's
+are refused with a clear message. Where Core picks at random (the
 change position, a locktime up to 100 blocks back one time in ten), Quill takes Core's most
 likely choice: the change last, the locktime at the tip.
 """
@@ -58,8 +58,9 @@ class BumpRequest:
     incremental_relay_fee: int     # sat/kvB, the node's
     new_change: Any                # (recipients) -> (script or b"", spend vsize, why none): the next change address
     available: Any = None          # (tx) -> the wallet's confirmed coins not spent by tx: new inputs if needed
-    # (txid) -> {txid: (vsize, fee)}: that mempool transaction and its unconfirmed ancestors ({} if confirmed)
-    ancestry: Any = None
+    # (outpoints, rate) -> ({(txid, n): bump fee}, combined bump fee): Core's calculateIndividualBumpFees
+    # and calculateCombinedBumpFee for the original's inputs at the new rate (None: all confirmed)
+    bump_fees: Any = None
 
 
 @dataclass
@@ -77,8 +78,7 @@ def _money(sats: int) -> str:
     return text + "0" * max(0, 2 - len(text.split(".")[1]))
 
 
-def _spent_coins(wallet: Any, tx: Transaction, find_coin: Any, ancestry: Any) -> list[funding.Coin]:
-    """The original's coins, each with its unconfirmed ancestry (what a bump must also pay for)."""
+def _spent_coins(wallet: Any, tx: Transaction, find_coin: Any) -> list[funding.Coin]:
     coins = []
     for txin in tx.vin:
         coin = find_coin(txin.prevout)
@@ -87,17 +87,18 @@ def _spent_coins(wallet: Any, tx: Transaction, find_coin: Any, ancestry: Any) ->
         owners = wallet.scripts.get(coin.script_pubkey, [])
         if not owners:
             raise BumpError(WALLET_ERROR, "Quill can only bump a transaction whose inputs are all the wallet's")
-        family = {} if ancestry is None else ancestry(txin.prevout.hash)
-        coins.append(funding.Coin(coin, wallet.descs[owners[0][0]].desc.node, txin.prevout, ancestry=family))
+        coins.append(funding.Coin(coin, wallet.descs[owners[0][0]].desc.node, txin.prevout))
     return coins
 
 
-def _combined_bump_fee(coins: list[funding.Coin], rate: int) -> int:
-    """Core's calculateCombinedBumpFee of the original's inputs: their ancestors' shortfall, together."""
-    together: dict[bytes, tuple[int, int]] = {}
+def _bump_fees(request: BumpRequest, coins: list[funding.Coin], rate: int) -> int:
+    """Set each coin's bump fee at `rate` (what its unconfirmed ancestors lack); the combined one."""
+    if request.bump_fees is None:
+        return 0
+    individual, combined = request.bump_fees([c.outpoint for c in coins], rate)
     for coin in coins:
-        together.update(coin.ancestry)
-    return funding.shortfall(together, rate)
+        coin.bump_fee = individual.get((coin.outpoint.hash, coin.outpoint.n), 0)
+    return int(combined)
 
 
 def _preconditions(wallet: Any, row: Any, mempool_children: list[bytes]) -> None:
@@ -160,7 +161,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     original = row.tx
     if request.original_change_index is not None and request.original_change_index >= len(original.vout):
         raise BumpError(INVALID_PARAMETER, "Change position is out of range")
-    coins = _spent_coins(wallet, original, find_coin, request.ancestry)
+    coins = _spent_coins(wallet, original, find_coin)
     _preconditions(wallet, row, mempool_children(request.txid))
     old_fee = sum(c.txout.value for c in coins) - sum(o.value for o in original.vout)
 
@@ -188,9 +189,10 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     max_vsize = signed_vsize(template, coins)
     if request.fee_rate is not None:
         rate = request.fee_rate
-        _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee, _combined_bump_fee(coins, rate))
+        _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee, _bump_fees(request, coins, rate))
     else:
         rate = _estimated_fee_rate(original, old_fee, request.incremental_relay_fee)
+        _bump_fees(request, coins, rate)
 
     reason = ""
     if change is not None:
@@ -203,6 +205,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     # ones only: BIP125 rule 2) and the change last (Core: a random place).
     rules = funding.FundingRules(rate, subtract, change_script, change_spend, len(template.vout), reason,
                                  allow_other_inputs=True, new_input_sequence=sequence,
+                                 combined_bump_fee=_bump_fees(request, coins, rate),
                                  available=[] if request.available is None else request.available(template))
     try:
         funded = funding.fund(template, coins, rules)

@@ -152,6 +152,7 @@ class Coin:
     # An unconfirmed coin's transaction and its unconfirmed ancestors: txid -> (vsize, fee).
     ancestry: dict[bytes, tuple[int, int]] = field(default_factory=dict)
     weight: int | None = None   # the caller's weight of the signed input (Core's input_weights)
+    bump_fee: int | None = None  # what its ancestors lack at the call's fee rate, when the caller knows
 
     def input_bytes(self) -> int:
         if self.weight is not None:
@@ -186,6 +187,7 @@ class FundingRules:
     include_unsafe: bool = False
     max_tx_weight: int | None = None
     new_input_sequence: int = MAX_BIP125_RBF_SEQUENCE
+    combined_bump_fee: int | None = None  # the pre-selected coins' combined bump fee, when known
     rng: random.Random = field(default_factory=random.Random)
 
 
@@ -223,7 +225,8 @@ def _outputs(coins: list[Coin], params: cs.SelectionParams) -> list[cs.CoinOutpu
     return [cs.make_output(c.outpoint, c.txout, c.depth, c.input_bytes(), c.from_me,
                            "unknown" if c.node is None else output_type_of(c.node),
                            params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants,
-                           shortfall(c.ancestry, params.effective_feerate) if c.depth == 0 else 0)
+                           c.bump_fee if c.bump_fee is not None
+                           else shortfall(c.ancestry, params.effective_feerate) if c.depth == 0 else 0)
             for c in coins]
 
 
@@ -260,6 +263,8 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     ancestry_of = {id(o): c.ancestry for o, c in zip(available + preset_outputs, candidates + preset, strict=True)}
 
     def combined(coins: list[cs.CoinOutput]) -> int:
+        if rules.combined_bump_fee is not None:
+            return rules.combined_bump_fee
         together: dict[bytes, tuple[int, int]] = {}
         for coin in coins:
             together.update(ancestry_of[id(coin)])
