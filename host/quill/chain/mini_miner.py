@@ -31,6 +31,22 @@ class _Entry:
     descendants: list[bytes]      # itself included
 
 
+class BumpFees:
+    """The wallet's view of the node's bump fees (Core's chain interface): each call a new MiniMiner
+    over `pool`. Use it while holding the chain's lock."""
+
+    def __init__(self, pool: Mempool) -> None:
+        self.pool = pool
+
+    def individual(self, outpoints: list[OutPoint], rate: int) -> dict[tuple[bytes, int], int]:
+        """Core's calculateIndividualBumpFees."""
+        return MiniMiner(self.pool, outpoints).individual_bump_fees(rate)
+
+    def combined(self, outpoints: list[OutPoint], rate: int) -> int:
+        """Core's calculateCombinedBumpFee."""
+        return MiniMiner(self.pool, outpoints).combined_bump_fee(rate)
+
+
 class MiniMiner:
     """Core's MiniMiner over the mempool `pool` for `outpoints`; one calculation per instance."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from quill.amount import Amount
-from quill.chain.mini_miner import MiniMiner
+from quill.chain.mini_miner import BumpFees
 from quill.handlers.blockchain import chain_of
 from quill.handlers.external_signer import commit, sign_and_extract
 from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
@@ -131,7 +131,7 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
         request.new_change = new_change
         # Core's m_min_depth = 1 for the inputs a bump may add
         request.available = lambda tx: _available_coins(ctx, wallet, tx, 1, coins.MAX_DEPTH, False)
-        request.bump_fees = _bump_fees(chain)
+        request.bump_fees = BumpFees(chain.mempool())
         height, tip_hash = wallet.tip()
         header = None if tip_hash is None else chain.header_info(tip_hash)
         tip_time = None if header is None else header.time
@@ -149,15 +149,6 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
         psbt = psbt_from_tx(bump.tx, psbt_version)
         fill_psbt(wallet, psbt, None, True, True)
     return psbt, bump
-
-
-def _bump_fees(chain: Any) -> Any:
-    """Core's calculateIndividualBumpFees and calculateCombinedBumpFee over the mempool."""
-    def bump_fees(outpoints: list[Any], rate: int) -> tuple[dict[tuple[bytes, int], int], int]:
-        pool = chain.mempool()
-        return (MiniMiner(pool, outpoints).individual_bump_fees(rate),
-                MiniMiner(pool, outpoints).combined_bump_fee(rate))
-    return bump_fees
 
 
 def _mempool_children(chain: Any) -> Any:

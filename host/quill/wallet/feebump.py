@@ -58,9 +58,7 @@ class BumpRequest:
     incremental_relay_fee: int     # sat/kvB, the node's
     new_change: Any                # (recipients) -> (script or b"", spend vsize, why none): the next change address
     available: Any = None          # (tx) -> the wallet's confirmed coins not spent by tx: new inputs if needed
-    # (outpoints, rate) -> ({(txid, n): bump fee}, combined bump fee): Core's calculateIndividualBumpFees
-    # and calculateCombinedBumpFee for the original's inputs at the new rate (None: all confirmed)
-    bump_fees: Any = None
+    bump_fees: Any = None          # the node's bump fees (funding.FundingRules.bump_fees)
 
 
 @dataclass
@@ -91,14 +89,9 @@ def _spent_coins(wallet: Any, tx: Transaction, find_coin: Any) -> list[funding.C
     return coins
 
 
-def _bump_fees(request: BumpRequest, coins: list[funding.Coin], rate: int) -> int:
-    """Set each coin's bump fee at `rate` (what its unconfirmed ancestors lack); the combined one."""
-    if request.bump_fees is None:
-        return 0
-    individual, combined = request.bump_fees([c.outpoint for c in coins], rate)
-    for coin in coins:
-        coin.bump_fee = individual.get((coin.outpoint.hash, coin.outpoint.n), 0)
-    return int(combined)
+def _combined_bump_fee(request: BumpRequest, coins: list[funding.Coin], rate: int) -> int:
+    """What the original's inputs' unconfirmed ancestors lack at `rate`, together."""
+    return 0 if request.bump_fees is None else int(request.bump_fees.combined([c.outpoint for c in coins], rate))
 
 
 def _preconditions(wallet: Any, row: Any, mempool_children: list[bytes]) -> None:
@@ -189,10 +182,10 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     max_vsize = signed_vsize(template, coins)
     if request.fee_rate is not None:
         rate = request.fee_rate
-        _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee, _bump_fees(request, coins, rate))
+        _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee,
+                        _combined_bump_fee(request, coins, rate))
     else:
         rate = _estimated_fee_rate(original, old_fee, request.incremental_relay_fee)
-        _bump_fees(request, coins, rate)
 
     reason = ""
     if change is not None:
@@ -205,7 +198,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     # ones only: BIP125 rule 2) and the change last (Core: a random place).
     rules = funding.FundingRules(rate, subtract, change_script, change_spend, len(template.vout), reason,
                                  allow_other_inputs=True, new_input_sequence=sequence,
-                                 combined_bump_fee=_bump_fees(request, coins, rate),
+                                 bump_fees=request.bump_fees,
                                  available=[] if request.available is None else request.available(template))
     try:
         funded = funding.fund(template, coins, rules)
