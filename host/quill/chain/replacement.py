@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from quill.consensus import WITNESS_SCALE_FACTOR
 from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import Transaction
 
@@ -34,7 +35,6 @@ MAX_REPLACEMENT_CANDIDATES = 100      # distinct clusters a replacement may conf
 INCREMENTAL_RELAY_FEE = 100           # sat/kvB (Core's DEFAULT_INCREMENTAL_RELAY_FEE since v30)
 CLUSTER_COUNT_LIMIT = 64              # Core's DEFAULT_CLUSTER_LIMIT (-limitclustercount)
 CLUSTER_SIZE_LIMIT_KVB = 101          # Core's DEFAULT_CLUSTER_SIZE_LIMIT_KVB (-limitclustersize)
-WITNESS_SCALE_FACTOR = 4
 
 
 @dataclass
