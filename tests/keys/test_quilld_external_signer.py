@@ -140,6 +140,19 @@ def test_quilld_sends_and_sweeps_through_the_device(nodes: Nodes) -> None:
     quilld.rpc("generatetoaddress", 1, to)
     assert quilld.rpc("gettransaction", bumped["txid"], wallet="hw")["confirmations"] == 1
     assert quilld.rpc("gettransaction", sent["txid"], wallet="hw")["confirmations"] == -1
+    # a payment from the change of one still unconfirmed: its bump also pays what the parent lacks
+    parent = quilld.rpc("send", {to: Decimal("0.1")}, None, None, 2, wallet="hw")["txid"]
+    change = [u for u in quilld.rpc("listunspent", 0, 0, wallet="hw") if u["txid"] == parent][0]
+    child = quilld.rpc("send", {to: Decimal("0.2")}, None, None, 2,
+                       {"inputs": [{"txid": parent, "vout": change["vout"]}], "add_inputs": False},
+                       wallet="hw")["txid"]
+    bumped = quilld.rpc("bumpfee", child, {"fee_rate": 10}, wallet="hw")
+    entries = {t: quilld.rpc("getmempoolentry", t) for t in (parent, bumped["txid"])}
+    lacking = 10 * entries[parent]["vsize"] - entries[parent]["fees"]["base"] * 100_000_000
+    own = bumped["fee"] * 100_000_000 - lacking      # at 10 sat/vB of the size estimated before signing
+    assert lacking > 0 and 10 * entries[bumped["txid"]]["vsize"] <= own <= 10 * (entries[bumped["txid"]]["vsize"] + 1)
+    assert sorted(quilld.rpc("getrawmempool")) == sorted([parent, bumped["txid"]])
+    quilld.rpc("generatetoaddress", 1, to)
     before = quilld.rpc("getbalances", wallet="hw")["mine"]["trusted"]
     swept = quilld.rpc("sendall", [to], None, None, 2, wallet="hw")
     assert list(swept) == ["txid", "complete"] and swept["complete"] is True
