@@ -13,9 +13,9 @@ as Core's coin selection chooses them (quill.wallet.coinselection). An input who
 unconfirmed also pays what its unconfirmed ancestors lack at the new fee rate, as Core's bump
 fees (the caller's `bump_fees`: Core's MiniMiner over the mempool, quill.chain.mini_miner).
 Quill differs where Core would need what it does not have: inputs that are not the wallet's
-are refused with a clear message. Where Core picks at random (the
-change position, a locktime up to 100 blocks back one time in ten), Quill takes Core's most
-likely choice: the change last, the locktime at the tip.
+are refused with a clear message. Where Core picks at random (the change position, a locktime
+up to 100 blocks back one time in ten), Quill takes Core's most likely choice: the change last,
+the locktime at the tip.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from typing import Any
 
 from quill.chain.policy import MIN_RELAY_FEE
 from quill.consensus import WITNESS_SCALE_FACTOR
+from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import Transaction, TxIn, TxOut
 from quill.wallet import funding
 from quill.wallet.funding import _signed_vsize as signed_vsize  # Core's CalculateMaximumSignedTxSize
@@ -104,7 +105,7 @@ def _preconditions(wallet: Any, row: Any, mempool_children: list[bytes]) -> None
         raise BumpError(WALLET_ERROR, "Transaction has been mined, or is conflicted with a mined transaction")
     replaced_by = dict(wallet.store.tx_values(row.txid)).get("replaced_by_txid")
     if replaced_by is not None:
-        raise BumpError(WALLET_ERROR, f"Cannot bump transaction {row.txid[::-1].hex()} which was already bumped by "
+        raise BumpError(WALLET_ERROR, f"Cannot bump transaction {hash_to_hex(row.txid)} which was already bumped by "
                                       f"transaction {replaced_by}")
 
 
@@ -195,7 +196,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     template.vout = recipients
     template.locktime = _locktime(*tip)
     # Core's CreateTransaction with the original inputs preset, other inputs allowed (confirmed
-    # ones only: BIP125 rule 2) and the change last (Core: a random place).
+    # ones only: Core's m_min_depth = 1) and the change last (Core: a random place).
     rules = funding.FundingRules(rate, subtract, change_script, change_spend, len(template.vout), reason,
                                  allow_other_inputs=True, new_input_sequence=sequence,
                                  bump_fees=request.bump_fees,
