@@ -103,7 +103,7 @@ def _preconditions(wallet: Any, row: Any, mempool_children: list[bytes]) -> None
         raise BumpError(INVALID_PARAMETER, "Transaction has descendants in the mempool")
     if wallet.depth(row) != 0:
         raise BumpError(WALLET_ERROR, "Transaction has been mined, or is conflicted with a mined transaction")
-    replaced_by = dict(wallet.store.tx_values(row.txid)).get("replaced_by_txid")
+    replaced_by = wallet.tx_values.get(row.txid, {}).get("replaced_by_txid")
     if replaced_by is not None:
         raise BumpError(WALLET_ERROR, f"Cannot bump transaction {hash_to_hex(row.txid)} which was already bumped by "
                                       f"transaction {replaced_by}")

@@ -82,7 +82,7 @@ def wallet_tx_json(view, row, depth, entry):
     entry["time"] = row.time_smart or row.time_received
     entry["timereceived"] = row.time_received
     entry["bip125-replaceable"] = bip125(view, row, depth)
-    for key, value in w.store.tx_values(row.txid):   # Core's mapValue, last
+    for key, value in w.values_of(row.txid):   # Core's mapValue, last
         entry[key] = value
 
 

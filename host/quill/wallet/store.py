@@ -255,10 +255,8 @@ class Store:
         return [TxRow(r, self.decoded) for r in self.db.execute(
             f"SELECT {TX_COLUMNS} FROM txs WHERE state IN ({marks})", tuple(states))]
 
-    def tx_values(self, txid):
-        """Core's mapValue of a wallet tx: [(key, value)] in std::map's order (bytewise keys)."""
-        rows = self.db.execute("SELECT key, value FROM tx_values WHERE txid=?", (txid,)).fetchall()
-        return sorted(rows, key=lambda r: r[0].encode())
+    def all_tx_values(self):
+        return self.db.execute("SELECT txid, key, value FROM tx_values").fetchall()
 
     def set_tx_value(self, txid, key, value):
         self.db.execute("INSERT OR REPLACE INTO tx_values(txid, key, value) VALUES(?,?,?)", (txid, key, value))
