@@ -78,7 +78,7 @@ class Wallet:
         # what quill.chain.scan looks for in a raw block.
         self.outpoints = {outpoint_key(t, n) for t, n in self.txouts} | {outpoint_key(t, n) for t, n in self.spends}
         # Core's mapValue (replaced_by_txid, replaces_txid): few, read for every listed transaction.
-        self.tx_values: dict = {}
+        self.tx_values = {}
         for txid, key, value in self.store.all_tx_values():
             self.tx_values.setdefault(bytes(txid), {})[key] = value
 
