@@ -107,8 +107,10 @@ def test_sendrawtransaction_errors_as_core(node):
     tx = spend(cb, 0, 50 * COIN)
     assert node.rpc("sendrawtransaction", tx.hex()) == tx.txid_hex()
     assert node.rpc("sendrawtransaction", tx.hex()) == tx.txid_hex()       # already in the pool: success
-    double = spend(cb, 0, 50 * COIN, fee=3000, script=OTHER_SCRIPT)
-    assert fail(node, "sendrawtransaction", double.hex()) == (-26, "txn-mempool-conflict")
+    double = spend(cb, 0, 50 * COIN, fee=1000, script=OTHER_SCRIPT)   # no more fee: no replacement
+    assert fail(node, "sendrawtransaction", double.hex()) == \
+        (-26, f"insufficient fee, rejecting replacement {double.txid_hex()}, not enough additional fees to relay; "
+              "0.00 < 0.00000009")
     assert fail(node, "sendrawtransaction", spend(b"\x33" * 32, 0, COIN).hex()) == \
         (-25, "bad-txns-inputs-missingorspent")
     young = node.rpc("getblock", node.rpc("getbestblockhash"))["tx"][0]

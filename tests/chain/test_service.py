@@ -147,8 +147,9 @@ def test_double_spend_missing_inputs_and_already_in_pool(chain):
     entry = chain.send_transaction(tx)
     assert entry.fee == 1000 and chain.mempool_txs() == [tx]
     with pytest.raises(Invalid) as e:
-        chain.send_transaction(spend(cb, 0, 50 * COIN, fee=2000))
-    assert str(e.value) == "txn-mempool-conflict"
+        chain.send_transaction(spend(cb, 0, 50 * COIN, fee=1005))   # 5 sat more: not its own relay fee
+    assert str(e.value) == (f"insufficient fee, rejecting replacement {spend(cb, 0, 50 * COIN, fee=1005).txid_hex()}, "
+                            "not enough additional fees to relay; 0.00000005 < 0.0000001")
     with pytest.raises(Invalid) as e:
         chain.send_transaction(tx)
     assert str(e.value) == "txn-already-in-mempool"
@@ -264,6 +265,43 @@ def test_restart_resumes_chain_and_mempool(tmp_path):
         assert again.tip() == tip
         assert again.mempool_txs() == [tx]
         assert again.check_consistency() == []
+    finally:
+        again.close()
+
+
+def test_replacement_events_store_and_refusals_leave_nothing(tmp_path):
+    d = str(tmp_path / "regtest")
+    chain = ChainService("regtest", d).start()
+    mature(chain)
+    cb = coinbase_txid(chain, 1)
+    parent = spend(cb, 0, 50 * COIN, outputs=2)
+    child = spend(parent.txid(), 0, 25 * COIN - 500, fee=5000)
+    for tx in (parent, child):
+        chain.send_transaction(tx)
+    rec = Recorder()
+    chain.subscribe(rec)
+    sequence = chain.mempool().sequence
+    rows = chain.store.mempool_rows()
+    # Refused (rule 3: less than the 6000 sat of parent and child): no event, pool and store unchanged.
+    with pytest.raises(Invalid, match="less fees than conflicting txs; 0.00005 < 0.00006"):
+        chain.send_transaction(spend(cb, 0, 50 * COIN, fee=5000, script=OTHER_SCRIPT))
+    with pytest.raises(Invalid, match="less fees"):
+        chain.test_accept(spend(cb, 0, 50 * COIN, fee=5000, script=OTHER_SCRIPT))
+    assert rec.take() == [] and chain.mempool().sequence == sequence and chain.store.mempool_rows() == rows
+    assert chain.mempool_txs() == [parent, child]
+    # testmempoolaccept of a good replacement keeps nothing either.
+    replacement = spend(cb, 0, 50 * COIN, fee=9000, script=OTHER_SCRIPT)
+    assert chain.test_accept(replacement).fee == 9000
+    assert rec.take() == [] and chain.mempool_txs() == [parent, child]
+    # Accepted: the child, then the parent leave with reason "replaced", then the replacement enters.
+    chain.send_transaction(replacement)
+    assert rec.take() == [("removed", child.txid(), "replaced"), ("removed", parent.txid(), "replaced"),
+                          ("added", replacement.txid())]
+    assert chain.mempool_txs() == [replacement] and chain.mempool().sequence == sequence + 3
+    chain.close()
+    again = ChainService("regtest", d).start()
+    try:
+        assert again.mempool_txs() == [replacement]
     finally:
         again.close()
 

@@ -9,8 +9,8 @@ broadcasts, and the transactions confirm.
 
 The same calls go to the real Bitcoin Core running the same signer: answers, errors and
 the signed transaction of one PSBT are compared, by a quilld that follows that Core
-(`-chainsource`) so that both wallets see the same coins; that quilld also bumps a send's fee
-(the built-in chain's mempool takes no replacement)."""
+(`-chainsource`) so that both wallets see the same coins; quilld bumps a send's fee on its
+built-in chain and, following Core, into Core's mempool."""
 from __future__ import annotations
 
 import json
@@ -122,10 +122,37 @@ def test_quilld_sends_and_sweeps_through_the_device(nodes: Nodes) -> None:
     assert list(sent) == ["txid", "complete"] and sent["complete"] is True
     assert f"Send 0.50000000 BTC to {to}" in approver.prompts[-1]
     assert quilld.rpc("getrawmempool") == [sent["txid"]]
-    # the built-in chain's mempool takes no replacement: bumpfee is shown following Core (below)
-    assert answer(quilld, "bumpfee", sent["txid"], {"fee_rate": 5}, wallet="hw") == (-26, "txn-mempool-conflict")
+    # bumpfee: the device signs the replacement, the built-in mempool takes it in place of the send
+    bumped = quilld.rpc("bumpfee", sent["txid"], {"fee_rate": 5}, wallet="hw")
+    assert list(bumped) == ["txid", "origfee", "fee", "errors"] and bumped["errors"] == []
+    assert bumped["fee"] > bumped["origfee"] and f"Send 0.50000000 BTC to {to}" in approver.prompts[-1]
+    assert quilld.rpc("getrawmempool") == [bumped["txid"]]
+    old, new = (quilld.rpc("gettransaction", t, wallet="hw") for t in (sent["txid"], bumped["txid"]))
+    assert (old["trusted"], old["walletconflicts"], old["mempoolconflicts"]) == \
+        (False, [bumped["txid"]], [bumped["txid"]])
+    assert (new["trusted"], new["walletconflicts"], new["mempoolconflicts"]) == (True, [sent["txid"]], [])
+    # Core's mapValue entries come after the other fields of WalletTxToJSON
+    assert list(old)[list(old).index("timereceived"):][:3] == ["timereceived", "bip125-replaceable",
+                                                               "replaced_by_txid"]
+    assert old["replaced_by_txid"] == bumped["txid"] and new["replaces_txid"] == sent["txid"]
+    assert answer(quilld, "bumpfee", sent["txid"], {"fee_rate": 7}, wallet="hw") == \
+        (-4, f"Cannot bump transaction {sent['txid']} which was already bumped by transaction {bumped['txid']}")
     quilld.rpc("generatetoaddress", 1, to)
-    assert quilld.rpc("gettransaction", sent["txid"], wallet="hw")["confirmations"] == 1
+    assert quilld.rpc("gettransaction", bumped["txid"], wallet="hw")["confirmations"] == 1
+    assert quilld.rpc("gettransaction", sent["txid"], wallet="hw")["confirmations"] == -1
+    # a payment from the change of one still unconfirmed: its bump also pays what the parent lacks
+    parent = quilld.rpc("send", {to: Decimal("0.1")}, None, None, 2, wallet="hw")["txid"]
+    change = [u for u in quilld.rpc("listunspent", 0, 0, wallet="hw") if u["txid"] == parent][0]
+    child = quilld.rpc("send", {to: Decimal("0.2")}, None, None, 2,
+                       {"inputs": [{"txid": parent, "vout": change["vout"]}], "add_inputs": False},
+                       wallet="hw")["txid"]
+    bumped = quilld.rpc("bumpfee", child, {"fee_rate": 10}, wallet="hw")
+    entries = {t: quilld.rpc("getmempoolentry", t) for t in (parent, bumped["txid"])}
+    lacking = 10 * entries[parent]["vsize"] - entries[parent]["fees"]["base"] * 100_000_000
+    own = bumped["fee"] * 100_000_000 - lacking      # at 10 sat/vB of the size estimated before signing
+    assert lacking > 0 and 10 * entries[bumped["txid"]]["vsize"] <= own <= 10 * (entries[bumped["txid"]]["vsize"] + 1)
+    assert sorted(quilld.rpc("getrawmempool")) == sorted([parent, bumped["txid"]])
+    quilld.rpc("generatetoaddress", 1, to)
     before = quilld.rpc("getbalances", wallet="hw")["mine"]["trusted"]
     swept = quilld.rpc("sendall", [to], None, None, 2, wallet="hw")
     assert list(swept) == ["txid", "complete"] and swept["complete"] is True

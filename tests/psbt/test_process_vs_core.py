@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD, follower, import_requests
+from tests.kit.bumps import normalized_bump
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync, watch_only_pair
 
 SINGLE = {"bech32": "wpkh(", "bech32m": "tr(", "p2sh-segwit": "sh(wpkh(", "legacy": "pkh("}
@@ -262,27 +263,6 @@ def test_descriptorprocesspsbt_taproot_signature_is_cores(scenario: Any) -> None
     assert s["core"].rpc("finalizepsbt", unfinalized["psbt"])["hex"] == ours["hex"]
 
 
-def _normalized_bump(core: Any, answer_: Any, tip: int) -> Any:
-    """A psbtbumpfee answer with what Core picks at random made canonical: the change position
-    (outputs sorted) and a locktime up to 100 blocks back (one time in ten)."""
-    if answer_[0] != "ok":
-        return answer_
-    decoded = core.rpc("decodepsbt", answer_[1]["psbt"])
-    holder, key = (decoded["tx"], "locktime") if "tx" in decoded else (decoded, "fallback_locktime")
-    assert tip - 99 <= holder[key] <= tip
-    holder[key] = tip
-    if "tx" in decoded:
-        for field in ("txid", "hash"):
-            decoded["tx"].pop(field)
-        pairs = sorted(zip(decoded["tx"]["vout"], decoded["outputs"], strict=True),
-                       key=lambda pair: pair[0]["scriptPubKey"]["hex"])
-        decoded["tx"]["vout"] = [dict(out, n=None) for out, _ in pairs]
-        decoded["outputs"] = [fields for _, fields in pairs]
-    else:
-        decoded["outputs"].sort(key=lambda o: o["script"]["hex"])
-    return answer_[1]["origfee"], answer_[1]["fee"], answer_[1]["errors"], decoded
-
-
 def test_psbtbumpfee_as_core(scenario: Any) -> None:
     s = scenario
     core = s["core"]
@@ -306,13 +286,13 @@ def test_psbtbumpfee_as_core(scenario: Any) -> None:
                     {"fee_rate": 5, "psbt_version": 1}, {"fee_rate": 5, "unknown": 1}, {"replaceable": 1}):
         params = [txid] if options is None else [txid, options]
         theirs, ours = answer(c, "psbtbumpfee", *params), answer(q, "psbtbumpfee", *params)
-        assert _normalized_bump(core, ours, tip) == _normalized_bump(core, theirs, tip), options
+        assert normalized_bump(core, ours, tip) == normalized_bump(core, theirs, tip), options
         outcomes.append(theirs[0])
     assert outcomes[:8] == ["ok"] * 8 and set(outcomes[8:]) == {"error"}
     for params in (["00" * 32], ["zz"], [signed["hex"][:64]]):
         assert answer(q, "psbtbumpfee", *params) == answer(c, "psbtbumpfee", *params)
     assert answer(q, "bumpfee", txid) == answer(c, "bumpfee", txid)
-    # A payment from a coin still unconfirmed: Core bumps its ancestor too, Quill says it cannot.
+    # A payment from a coin still unconfirmed: the bump also pays what its parent lacks, as Core's.
     address = c.rpc("getnewaddress", "", "bech32")
     assert q.rpc("getnewaddress", "", "bech32") == address
     parent = _send(s["keys"], address, "0.3")
@@ -324,9 +304,11 @@ def test_psbtbumpfee_as_core(scenario: Any) -> None:
     child = core.rpc("sendrawtransaction", core.rpc("descriptorprocesspsbt", funded["psbt"],
                                                     _ranged([s["private"]["bech32"]]))["hex"])
     sync(core, s["quill"])
-    assert answer(c, "psbtbumpfee", child, {"fee_rate": 5})[0] == "ok"
-    assert answer(q, "psbtbumpfee", child, {"fee_rate": 5}) == (
-        "error", -4, "Quill cannot bump a transaction that spends unconfirmed outputs yet")
+    tip = core.rpc("getblockcount")
+    for options in ({"fee_rate": 5}, {"fee_rate": 40}, {"fee_rate": "2.1"}, None):
+        params = [child] if options is None else [child, options]
+        theirs, ours = answer(c, "psbtbumpfee", *params), answer(q, "psbtbumpfee", *params)
+        assert theirs[0] == "ok" and normalized_bump(core, ours, tip) == normalized_bump(core, theirs, tip), options
     # Once mined, its coin is spent: Core says so first.
     core.rpc("generatetoaddress", 1, s["miner"])
     sync(core, s["quill"])

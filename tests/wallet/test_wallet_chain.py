@@ -219,3 +219,27 @@ def test_rescan_leaves_a_block_reorganised_away_while_it_ran(kit, monkeypatch):
     assert confirmed[hash_to_hex(t1.txid())] == (2, hash_to_hex(a.hash()))
     assert confirmed[hash_to_hex(t3.txid())] == (1, hash_to_hex(replaced[0].hash()))
     assert confirmed[hash_to_hex(t2.txid())][0] < 0           # conflicted by t3, never in b
+
+
+def test_replacement_marks_and_their_reload(kit):
+    """A replacement in the built-in mempool: the original is inactive, conflicts with it, is not
+    trusted; bumpfee's marks (Core's mapValue) come last and survive unloading the wallet."""
+    w = make_wallet(kit)
+    (coin,) = kit.coinbase_coins(1)
+    addr = kit.rpc("getnewaddress", wallet=w)
+    funding = kit.spend([coin], [(script_of(kit, addr), 100_000_000), (FOREIGN, coin[1] - 100_010_000)])
+    kit.chain.send_transaction(funding)
+    replacement = kit.spend([coin], [(script_of(kit, addr), 100_000_000), (FOREIGN, coin[1] - 100_020_000)])
+    kit.chain.send_transaction(replacement)
+    old, new = (kit.rpc("gettransaction", hash_to_hex(t.txid()), wallet=w) for t in (funding, replacement))
+    assert (old["confirmations"], old["trusted"], old["walletconflicts"], old["mempoolconflicts"]) == \
+        (0, False, [hash_to_hex(replacement.txid())], [hash_to_hex(replacement.txid())])
+    assert (new["trusted"], new["walletconflicts"], new["mempoolconflicts"]) == \
+        (True, [hash_to_hex(funding.txid())], [])
+    assert "replaced_by_txid" not in old and "replaces_txid" not in new   # only bumpfee marks them
+    kit.manager.resolve(w).mark_replaced(funding.txid(), replacement.txid())
+    kit.rpc("unloadwallet", w)
+    kit.rpc("loadwallet", w)
+    old, new = (kit.rpc("gettransaction", hash_to_hex(t.txid()), wallet=w) for t in (funding, replacement))
+    assert old["replaced_by_txid"] == hash_to_hex(replacement.txid()) and list(old)[-4] == "replaced_by_txid"
+    assert new["replaces_txid"] == hash_to_hex(funding.txid())

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.kit.bitcoind import BitcoinD, follower, import_requests
-from tests.psbt.test_process_vs_core import _normalized_bump
+from tests.kit.bumps import normalized_bump
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, answer, sync, watch_only_pair
 
 SINGLE = ("legacy", "p2sh-segwit", "bech32", "bech32m")
@@ -164,7 +164,7 @@ def test_psbtbumpfee_adds_a_confirmed_coin_as_core(scenario: Any) -> None:
                     {"fee_rate": 20, "outputs": [{s["dest"]: "2.5"}]}):
         params = [txid] if options is None else [txid, options]
         theirs, ours = answer(c, "psbtbumpfee", *params), answer(q, "psbtbumpfee", *params)
-        assert _normalized_bump(core, ours, tip) == _normalized_bump(core, theirs, tip), options
+        assert normalized_bump(core, ours, tip) == normalized_bump(core, theirs, tip), options
         outcomes.append(theirs)
     assert [len(core.rpc("decodepsbt", o[1]["psbt"])["inputs"]) for o in outcomes[:2]] == [2, 2]
     assert outcomes[2][0] == "ok"

@@ -23,11 +23,12 @@ Rules (rules.py, policy.py, script_check.py), with Core's reject reasons
     value in >= out, coinbase <= subsidy + fees (regtest halving every 150
     blocks), scripts under MANDATORY flags via quill.tx.verify.
     Mempool: CheckTransaction, not coinbase, standardness (version, size,
-    scriptSig push-only, output types, dust), finality, no conflict with the pool
-    (no replacement: "txn-mempool-conflict"), inputs exist, maturity, amounts,
-    min relay fee (100 sat/kvB), scripts under STANDARD flags.
-    Not implemented: BIP68 relative lock-times, P2SH/witness sigop cost,
-    replace-by-fee, package/cluster limits, difficulty retargeting (the follower
+    scriptSig push-only, output types, dust), finality, inputs exist, maturity,
+    amounts, min relay fee (100 sat/kvB), Core 31's replacement of conflicting
+    transactions and cluster limits (replacement.py, cluster.py), scripts under
+    STANDARD flags.
+    Not implemented: BIP68 relative lock-times, P2SH/witness sigop cost, TRUC
+    (v3) rules, package validation, difficulty retargeting (the follower
     trusts the upstream node's chain choice and checks each header's own PoW).
 
 Chain selection (validation.py, index.py)

@@ -114,6 +114,19 @@ class Mempool:
                 todo.extend(self.parents(t))
         return seen
 
+    def cluster(self, txid):
+        """Every pool transaction connected to `txid` through spends, either way (Core's cluster)."""
+        seen = [txid]
+        found = {txid}
+        i = 0
+        while i < len(seen):
+            for other in self.parents(seen[i]) + self.children(seen[i]):
+                if other not in found:
+                    found.add(other)
+                    seen.append(other)
+            i += 1
+        return seen
+
     def sorted(self, txids=None):
         """Txids in an order where every parent comes before its children (arrival order otherwise)."""
         pending = list(self.entries) if txids is None else list(txids)

@@ -8,7 +8,7 @@ Notifications: `service.subscribe(listener)`; a listener defines any of
     block_connected(block, height)
     block_disconnected(block, height)
     transaction_added_to_mempool(tx)
-    transaction_removed_from_mempool(tx, reason)   # reason: "block", "conflict", "reorg", "expiry"
+    transaction_removed_from_mempool(tx, reason)   # reason: "block", "conflict", "reorg", "expiry", "replaced"
 They are called in order, after the chain's own DB commit, on the thread that
 changed the chain, while it holds `service.lock`. A listener must not start
 another thread that waits for the lock. An exception in a listener is logged
@@ -481,16 +481,7 @@ class ChainService:
 
     def _test_accept(self, tx):
         """Every mempool check, keeping nothing."""
-        state = self.state
-        events, sequence = state.events, state.mempool.sequence
-        state.events = []
-        try:
-            with state.store.transaction():
-                entry = state.accept_to_mempool(tx)
-                state.remove_from_mempool(entry.txid, "expiry")
-            return entry
-        finally:
-            state.events, state.mempool.sequence = events, sequence
+        return self.state.accept_to_mempool(tx, test_only=True)
 
     def _accept(self, tx):
         state = self.state

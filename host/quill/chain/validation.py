@@ -11,10 +11,10 @@ import time as _time
 from quill.tx.hashes import hash_to_hex
 
 from . import index as ix
-from . import policy, rules
+from . import policy, replacement, rules
 from .block import Block
 from .coins import Coin, deserialize_undo, serialize_undo
-from .mempool import REASON_BLOCK, REASON_CONFLICT, REASON_REORG, Mempool, MempoolEntry
+from .mempool import REASON_BLOCK, REASON_CONFLICT, REASON_REORG, REASON_REPLACED, Mempool, MempoolEntry
 from .params import MAX_TIP_AGE, block_subsidy
 from .rules import Invalid
 from .script_check import script_failure
@@ -315,9 +315,13 @@ class ChainState:
 
     # -- mempool ---------------------------------------------------------------------
 
-    def accept_to_mempool(self, tx, now=None):
-        """Core's AcceptToMemoryPool (no replacement): returns the MempoolEntry or raises Invalid.
+    def accept_to_mempool(self, tx, now=None, test_only=False):
+        """Core's AcceptToMemoryPool, replacement included: returns the MempoolEntry or raises Invalid.
 
+        The transactions it replaces (quill.chain.replacement) leave the pool with reason
+        "replaced" before it enters, as Core's ChangeSet::Apply; every check runs before
+        anything changes, so a refused transaction leaves the pool and the store as they were.
+        `test_only` (testmempoolaccept) runs every check and changes nothing.
         `missing_inputs` is set on the Invalid for "bad-txns-inputs-missingorspent".
         """
         pool = self.mempool
@@ -334,9 +338,7 @@ class ChainState:
             if existing.tx.wtxid() == tx.wtxid():
                 raise Invalid("txn-already-in-mempool")
             raise Invalid("txn-same-nonwitness-data-in-mempool")
-        for txin in tx.vin:
-            if pool.spender(txin.prevout) is not None:
-                raise Invalid("txn-mempool-conflict")
+        conflicts = replacement.direct_conflicts(pool, tx)
         coins = []
         for txin in tx.vin:
             coin = pool.coin(txin.prevout) or self.chain_coin(txin.prevout)
@@ -347,11 +349,16 @@ class ChainState:
             coins.append(coin)
         fee = rules.check_tx_inputs(tx, coins, tip.height + 1)
         entry = MempoolEntry(tx, fee, int(self.clock() if now is None else now), tip.height, 0)
-        policy.check_min_relay_fee(fee, entry.vsize)
         policy.check_ephemeral_dust(tx, fee)
+        policy.check_min_relay_fee(fee, entry.vsize)
+        change = replacement.check(pool, entry, conflicts)
         failure = script_failure(tx, coins, standard=True)
         if failure is not None:
             raise Invalid(failure)
+        if test_only:
+            return entry
+        for conflict in change.conflicts:
+            self.remove_from_mempool(conflict, REASON_REPLACED)
         entry.sequence = pool.sequence
         pool.add(entry)
         self.store.mempool_add(txid, tx.serialize(), entry.time)

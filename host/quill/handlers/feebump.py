@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from quill.amount import Amount
+from quill.chain.mini_miner import BumpFees
 from quill.handlers.blockchain import chain_of
 from quill.handlers.external_signer import commit, sign_and_extract
 from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
@@ -48,6 +49,8 @@ def bumpfee(ctx: Any, args: list[Any]) -> Any:
     if tx is None:
         raise RPCError(RPC_WALLET_ERROR, "Transaction incomplete. Try psbtbumpfee instead.")
     commit(ctx, tx)
+    with _Locked(ctx) as wallet:
+        wallet.mark_replaced(bump.original, tx.txid())
     return {"txid": tx.txid_hex(), "origfee": Amount(bump.old_fee), "fee": Amount(bump.new_fee), "errors": []}
 
 
@@ -128,6 +131,7 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
         request.new_change = new_change
         # Core's m_min_depth = 1 for the inputs a bump may add
         request.available = lambda tx: _available_coins(ctx, wallet, tx, 1, coins.MAX_DEPTH, False)
+        request.bump_fees = BumpFees(chain.mempool())
         height, tip_hash = wallet.tip()
         header = None if tip_hash is None else chain.header_info(tip_hash)
         tip_time = None if header is None else header.time
@@ -149,7 +153,8 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
 
 def _mempool_children(chain: Any) -> Any:
     def children(txid: bytes) -> list[bytes]:
-        return list(chain.mempool().children(txid))
+        pool = chain.mempool()
+        return list(pool.children(txid)) if txid in pool else []
     return children
 
 

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from quill.amount import Amount
+from quill.chain.mini_miner import BumpFees
 from quill.handlers.core_help import core_help
 from quill.handlers.external_signer import finish_transaction
 from quill.handlers.psbt import _psbt_version, chain_lookups, construct_transaction
@@ -241,16 +242,13 @@ def _available_coins(ctx: Any, wallet: Any, tx: Transaction, min_depth: int, max
             row = wallet.store.get_tx(txid)
             from_me[txid] = row is not None and wallet.debit(row.tx) > 0
         ancestors = descendants = 0
-        ancestry: dict[bytes, tuple[int, int]] = {}
         if coin.depth == 0:
             pool = manager.chain.mempool() if pool is None else pool
             if txid in pool:
-                family = [txid, *pool.ancestors(txid)]
-                ancestors = len(family)
+                ancestors = len(pool.ancestors(txid)) + 1
                 descendants = len(pool.descendants(txid))
-                ancestry = {t: (pool.get(t).vsize, pool.get(t).fee) for t in family}
         out.append(funding.Coin(coin.txout, _solving_node(wallet, coin.txout.script_pubkey), coin.outpoint,
-                                coin.depth, from_me[txid], ancestors, descendants, ancestry))
+                                coin.depth, from_me[txid], ancestors, descendants))
     return out
 
 
@@ -292,7 +290,8 @@ def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_i
     rules = funding.FundingRules(
         rate, subtract, change_script, change_spend, change_pos, no_change, add_inputs, available,
         include_unsafe=include_unsafe, max_tx_weight=max_tx_weight,
-        new_input_sequence=funding.MAX_BIP125_RBF_SEQUENCE if replaceable else funding.SEQUENCE_NONFINAL)
+        new_input_sequence=funding.MAX_BIP125_RBF_SEQUENCE if replaceable else funding.SEQUENCE_NONFINAL,
+        bump_fees=BumpFees(_manager(ctx).chain.mempool()))
     try:
         funded = funding.fund(tx, preset, rules)
     except funding.FundingError as e:
@@ -458,9 +457,8 @@ def _prepared(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any]) -
 
 
 def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], rate: int,
-                  rbf: bool) -> tuple[list[Any], int, dict[bytes, tuple[int, int]]]:
-    """sendall's inputs (the given ones, else every available coin), their solving nodes, total
-    and unconfirmed ancestry."""
+                  rbf: bool) -> tuple[list[Any], int]:
+    """sendall's inputs (the given ones, else every available coin), their solving nodes and total."""
     send_max = options.get("send_max") is not None and get_bool(options["send_max"])
     if options.get("inputs") is not None:
         if options.get("send_max") is not None:
@@ -480,7 +478,7 @@ def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any
             txout = row.tx.vout[txin.prevout.n]
             nodes.append(_solving_node(wallet, txout.script_pubkey))
             total += txout.value
-        return nodes, total, {}
+        return nodes, total
     min_depth, max_depth = 0, coins.MAX_DEPTH
     if options.get("minconf") is not None:
         min_depth = get_int(options["minconf"])
@@ -490,7 +488,7 @@ def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any
         max_depth = get_int(options["maxconf"])
         if max_depth < min_depth:
             raise RPCError(RPC_INVALID_PARAMETER, f"maxconf can't be lower than minconf: {max_depth} < {min_depth}")
-    nodes, total, ancestry = [], 0, {}
+    nodes, total = [], 0
     sequence = funding.MAX_BIP125_RBF_SEQUENCE if rbf else funding.SEQUENCE_NONFINAL
     for coin in _available_coins(ctx, wallet, tx, min_depth, max_depth, False, min_amount=0):
         if send_max and funding.fee_for(rate, coin.input_bytes()) > coin.txout.value:
@@ -498,8 +496,7 @@ def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any
         tx.vin.append(TxIn(coin.outpoint, b"", sequence))
         nodes.append(coin.node)
         total += coin.txout.value
-        ancestry.update(coin.ancestry)
-    return nodes, total, ancestry
+    return nodes, total
 
 
 def sendall(ctx: Any, args: list[Any]) -> Any:
@@ -525,12 +522,13 @@ def sendall(ctx: Any, args: list[Any]) -> Any:
     targets = {decode_destination(a, chain) for a in without_amount}
     remainder_to = [n for n, out in enumerate(tx.vout) if out.script_pubkey in targets]
     with _Locked(ctx) as wallet:
-        nodes, total, ancestry = _sweep_inputs(ctx, wallet, tx, options, rate, rbf)
+        nodes, total = _sweep_inputs(ctx, wallet, tx, options, rate, rbf)
         if any(node is None for node in nodes):
             raise RPCError(RPC_WALLET_ERROR, "Unable to determine the size of the transaction, the wallet contains "
                                              "unsolvable descriptors")
         try:
-            funding.sweep(tx, nodes, total, remainder_to, rate, ancestry,
+            bump_fee = BumpFees(_manager(ctx).chain.mempool()).combined([i.prevout for i in tx.vin], rate)
+            funding.sweep(tx, nodes, total, remainder_to, rate, bump_fee,
                           options.get("send_max") is not None and get_bool(options["send_max"]))
         except funding.SweepError as e:
             code = {"funds": RPC_WALLET_INSUFFICIENT_FUNDS, "parameter": RPC_INVALID_PARAMETER}.get(e.kind,

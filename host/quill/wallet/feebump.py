@@ -9,11 +9,13 @@ script, or a new change address) what is left at the new fee rate (quill.wallet.
 CreateTransactionInternal with the inputs preset).
 
 When the original inputs do not pay the new fee, more of the wallet's confirmed coins are chosen
-as Core's coin selection chooses them (quill.wallet.coinselection). Quill differs where Core would
-need what it does not have: inputs that are not the wallet's, or whose coins are still unconfirmed
-(Core adds the cost of bumping their ancestors), are refused with a clear message. Where Core
-picks at random (the change position, a locktime up to 100 blocks back one time in ten), Quill
-takes Core's most likely choice: the change last, the locktime at the tip.
+as Core's coin selection chooses them (quill.wallet.coinselection). An input whose coin is still
+unconfirmed also pays what its unconfirmed ancestors lack at the new fee rate, as Core's bump
+fees (the caller's `bump_fees`: Core's MiniMiner over the mempool, quill.chain.mini_miner).
+Quill differs where Core would need what it does not have: inputs that are not the wallet's
+are refused with a clear message. Where Core picks at random (the change position, a locktime
+up to 100 blocks back one time in ten), Quill takes Core's most likely choice: the change last,
+the locktime at the tip.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Any
 
 from quill.chain.policy import MIN_RELAY_FEE
 from quill.consensus import WITNESS_SCALE_FACTOR
+from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import Transaction, TxIn, TxOut
 from quill.wallet import funding
 from quill.wallet.funding import _signed_vsize as signed_vsize  # Core's CalculateMaximumSignedTxSize
@@ -56,10 +59,12 @@ class BumpRequest:
     incremental_relay_fee: int     # sat/kvB, the node's
     new_change: Any                # (recipients) -> (script or b"", spend vsize, why none): the next change address
     available: Any = None          # (tx) -> the wallet's confirmed coins not spent by tx: new inputs if needed
+    bump_fees: Any = None          # the node's bump fees (funding.FundingRules.bump_fees)
 
 
 @dataclass
 class Bump:
+    original: bytes    # the txid replaced
     tx: Transaction
     old_fee: int
     new_fee: int
@@ -81,8 +86,13 @@ def _spent_coins(wallet: Any, tx: Transaction, find_coin: Any) -> list[funding.C
         owners = wallet.scripts.get(coin.script_pubkey, [])
         if not owners:
             raise BumpError(WALLET_ERROR, "Quill can only bump a transaction whose inputs are all the wallet's")
-        coins.append(funding.Coin(coin, wallet.descs[owners[0][0]].desc.node))
+        coins.append(funding.Coin(coin, wallet.descs[owners[0][0]].desc.node, txin.prevout))
     return coins
+
+
+def _combined_bump_fee(request: BumpRequest, coins: list[funding.Coin], rate: int) -> int:
+    """What the original's inputs' unconfirmed ancestors lack at `rate`, together."""
+    return 0 if request.bump_fees is None else int(request.bump_fees.combined([c.outpoint for c in coins], rate))
 
 
 def _preconditions(wallet: Any, row: Any, mempool_children: list[bytes]) -> None:
@@ -93,20 +103,16 @@ def _preconditions(wallet: Any, row: Any, mempool_children: list[bytes]) -> None
         raise BumpError(INVALID_PARAMETER, "Transaction has descendants in the mempool")
     if wallet.depth(row) != 0:
         raise BumpError(WALLET_ERROR, "Transaction has been mined, or is conflicted with a mined transaction")
+    replaced_by = wallet.tx_values.get(row.txid, {}).get("replaced_by_txid")
+    if replaced_by is not None:
+        raise BumpError(WALLET_ERROR, f"Cannot bump transaction {hash_to_hex(row.txid)} which was already bumped by "
+                                      f"transaction {replaced_by}")
 
 
-def _require_confirmed_inputs(wallet: Any, tx: Transaction) -> None:
-    """Core adds what it costs to bump unconfirmed ancestors (its MiniMiner); Quill cannot yet."""
-    for txin in tx.vin:
-        parent = wallet.store.get_tx(txin.prevout.hash)
-        if parent is None or wallet.depth(parent) <= 0:
-            raise BumpError(WALLET_ERROR, "Quill cannot bump a transaction that spends unconfirmed outputs yet")
-
-
-def _check_fee_rate(rate: int, max_vsize: int, old_fee: int, incremental: int) -> None:
-    """Core's CheckFeeRate (the mempool's minimum fee is 0 until it is full; the inputs are
-    confirmed, so there is no ancestor to bump)."""
-    new_total = funding.fee_for(rate, max_vsize)
+def _check_fee_rate(rate: int, max_vsize: int, old_fee: int, incremental: int, bump_fee: int) -> None:
+    """Core's CheckFeeRate (the mempool's minimum fee is 0 until it is full); `bump_fee` is what
+    the inputs' unconfirmed ancestors lack at `rate`."""
+    new_total = funding.fee_for(rate, max_vsize) + bump_fee
     increment = funding.fee_for(incremental, max_vsize)
     if new_total < old_fee + increment:
         raise BumpError(INVALID_PARAMETER, f"Insufficient total fee {_money(new_total)}, must be at least "
@@ -151,7 +157,6 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
         raise BumpError(INVALID_PARAMETER, "Change position is out of range")
     coins = _spent_coins(wallet, original, find_coin)
     _preconditions(wallet, row, mempool_children(request.txid))
-    _require_confirmed_inputs(wallet, original)
     old_fee = sum(c.txout.value for c in coins) - sum(o.value for o in original.vout)
 
     txouts = request.outputs or original.vout
@@ -178,7 +183,8 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     max_vsize = signed_vsize(template, coins)
     if request.fee_rate is not None:
         rate = request.fee_rate
-        _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee)
+        _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee,
+                        _combined_bump_fee(request, coins, rate))
     else:
         rate = _estimated_fee_rate(original, old_fee, request.incremental_relay_fee)
 
@@ -190,15 +196,16 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     template.vout = recipients
     template.locktime = _locktime(*tip)
     # Core's CreateTransaction with the original inputs preset, other inputs allowed (confirmed
-    # ones only: BIP125 rule 2) and the change last (Core: a random place).
+    # ones only: Core's m_min_depth = 1) and the change last (Core: a random place).
     rules = funding.FundingRules(rate, subtract, change_script, change_spend, len(template.vout), reason,
                                  allow_other_inputs=True, new_input_sequence=sequence,
+                                 bump_fees=request.bump_fees,
                                  available=[] if request.available is None else request.available(template))
     try:
         funded = funding.fund(template, coins, rules)
     except funding.FundingError as e:
         raise BumpError(WALLET_ERROR, f"Unable to create transaction. {e}") from None
-    return Bump(funded.tx, old_fee, funded.fee, change is None)
+    return Bump(request.txid, funded.tx, old_fee, funded.fee, change is None)
 
 
 def _spend_vsize(wallet: Any, script: bytes) -> int:

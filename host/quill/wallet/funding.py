@@ -149,8 +149,6 @@ class Coin:
     from_me: bool = False
     ancestors: int = 0
     descendants: int = 0
-    # An unconfirmed coin's transaction and its unconfirmed ancestors: txid -> (vsize, fee).
-    ancestry: dict[bytes, tuple[int, int]] = field(default_factory=dict)
     weight: int | None = None   # the caller's weight of the signed input (Core's input_weights)
 
     def input_bytes(self) -> int:
@@ -186,6 +184,9 @@ class FundingRules:
     include_unsafe: bool = False
     max_tx_weight: int | None = None
     new_input_sequence: int = MAX_BIP125_RBF_SEQUENCE
+    # What unconfirmed coins' ancestors lack at the rate: the node's calculateIndividualBumpFees and
+    # calculateCombinedBumpFee (quill.chain.mini_miner.BumpFees); None: no unconfirmed coins
+    bump_fees: Any = None
     rng: random.Random = field(default_factory=random.Random)
 
 
@@ -213,18 +214,20 @@ def _selection_params(tx: Transaction, rules: FundingRules) -> cs.SelectionParam
         include_unsafe_inputs=rules.include_unsafe, max_tx_weight=rules.max_tx_weight)
 
 
-def shortfall(ancestry: dict[bytes, tuple[int, int]], rate_per_kvb: int) -> int:
-    """What unconfirmed transactions lack to pay `rate` together (Core's bump fee, for ancestors
-    that no richer descendant already pays for)."""
-    return max(0, fee_for(rate_per_kvb, sum(v for v, _ in ancestry.values())) - sum(f for _, f in ancestry.values()))
-
-
-def _outputs(coins: list[Coin], params: cs.SelectionParams) -> list[cs.CoinOutput]:
+def _outputs(coins: list[Coin], params: cs.SelectionParams, bump_fees: dict[tuple[bytes, int], int]
+             ) -> list[cs.CoinOutput]:
     return [cs.make_output(c.outpoint, c.txout, c.depth, c.input_bytes(), c.from_me,
                            "unknown" if c.node is None else output_type_of(c.node),
                            params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants,
-                           shortfall(c.ancestry, params.effective_feerate) if c.depth == 0 else 0)
+                           bump_fees.get((c.outpoint.hash, c.outpoint.n), 0))
             for c in coins]
+
+
+def _individual_bump_fees(coins: list[Coin], rules: FundingRules) -> dict[tuple[bytes, int], int]:
+    unconfirmed = [c.outpoint for c in coins if c.depth == 0]
+    if rules.bump_fees is None or not unconfirmed:
+        return {}
+    return dict(rules.bump_fees.individual(unconfirmed, rules.rate_per_kvb))
 
 
 def outpoint_string(outpoint: OutPoint) -> str:
@@ -254,16 +257,14 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     for coin in preset:
         if coin.input_bytes() < 0:  # Core's FetchSelectedInputs: no size, no fee
             raise FundingError(f"Not solvable pre-selected input {outpoint_string(coin.outpoint)}")
-    preset_outputs = _outputs(preset, params)
+    # Core's FetchSelectedInputs and AvailableCoins each ask the node for their coins' bump fees.
+    preset_outputs = _outputs(preset, params, _individual_bump_fees(preset, rules))
     candidates = rules.available if rules.allow_other_inputs else []
-    available = _outputs(candidates, params)
-    ancestry_of = {id(o): c.ancestry for o, c in zip(available + preset_outputs, candidates + preset, strict=True)}
+    available = _outputs(candidates, params, _individual_bump_fees(candidates, rules))
 
     def combined(coins: list[cs.CoinOutput]) -> int:
-        together: dict[bytes, tuple[int, int]] = {}
-        for coin in coins:
-            together.update(ancestry_of[id(coin)])
-        return shortfall(together, rules.rate_per_kvb)
+        return 0 if rules.bump_fees is None else int(rules.bump_fees.combined([c.outpoint for c in coins],
+                                                                               rules.rate_per_kvb))
 
     params.combined_bump_fee = combined
     try:
@@ -390,13 +391,14 @@ class SweepError(FundingError):
 
 
 def sweep(tx: Transaction, nodes: list[Any], total_in: int, remainder_to: list[int], rate_per_kvb: int,
-          ancestry: dict[bytes, tuple[int, int]], send_max: bool) -> None:
+          bump_fee: int, send_max: bool) -> None:
     """Core's sendall after the inputs are chosen: the fee at the rate on the signed-size estimate
-    (plus what unconfirmed ancestors lack), then what is left shared among the outputs at
-    `remainder_to` (the first also takes the odd satoshis). Outputs are changed in place."""
+    (plus `bump_fee`, what unconfirmed ancestors lack: calculateCombinedBumpFee), then what is left
+    shared among the outputs at `remainder_to` (the first also takes the odd satoshis). Outputs are
+    changed in place."""
     weight = signed_weight(tx, nodes)
     fee_from_size = fee_for(rate_per_kvb, -(-weight // WITNESS_SCALE_FACTOR))
-    effective = total_in - fee_from_size - shortfall(ancestry, rate_per_kvb)
+    effective = total_in - fee_from_size - bump_fee
     if fee_from_size > DEFAULT_TRANSACTION_MAXFEE:
         raise SweepError("Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)", "wallet")
     if effective <= 0:

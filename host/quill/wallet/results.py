@@ -82,6 +82,8 @@ def wallet_tx_json(view, row, depth, entry):
     entry["time"] = row.time_smart or row.time_received
     entry["timereceived"] = row.time_received
     entry["bip125-replaceable"] = bip125(view, row, depth)
+    for key, value in w.values_of(row.txid):   # Core's mapValue, last
+        entry[key] = value
 
 
 def list_entries(view, row, min_depth, long_form, label_filter=None, include_change=False):  # noqa: C901 (Core's ListTransactions)

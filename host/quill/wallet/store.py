@@ -15,7 +15,7 @@ import contextlib
 import sqlite3
 import threading
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Wallet tx states (core-wallet.md §4.1). MEMPOOL is stored as such but reset to
 # INACTIVE on load, as Core saves mempool txs as inactive.
@@ -46,7 +46,13 @@ CREATE INDEX txs_unconfirmed ON txs(state) WHERE state IN (0, 2);
 CREATE INDEX spends_by_txid ON spends(txid);
 """
 
-MIGRATIONS = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
+# v3: Core's CWalletTx::mapValue, the strings a wallet keeps beside a transaction (replaced_by_txid,
+# replaces_txid). A value may be stored before its transaction reaches the wallet.
+_SCHEMA_V3 = """
+CREATE TABLE tx_values(txid BLOB NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(txid, key));
+"""
+
+MIGRATIONS = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
 
 TX_COLUMNS = ("txid, seq, raw, coinbase, state, abandoned, block_hash, block_height, block_index, "
               "block_time, time_received, time_smart")
@@ -248,6 +254,12 @@ class Store:
         marks = ",".join("?" * len(states))
         return [TxRow(r, self.decoded) for r in self.db.execute(
             f"SELECT {TX_COLUMNS} FROM txs WHERE state IN ({marks})", tuple(states))]
+
+    def all_tx_values(self):
+        return self.db.execute("SELECT txid, key, value FROM tx_values").fetchall()
+
+    def set_tx_value(self, txid, key, value):
+        self.db.execute("INSERT OR REPLACE INTO tx_values(txid, key, value) VALUES(?,?,?)", (txid, key, value))
 
     # -- outputs and spends --------------------------------------------------
 

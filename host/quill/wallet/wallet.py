@@ -15,6 +15,7 @@ import time
 from quill.chain.scan import outpoint_key
 from quill.consensus import COINBASE_MATURITY
 from quill.tx.address import encode_destination
+from quill.tx.hashes import hash_to_hex
 from quill.wallet import store as st
 from quill.wallet.coins import LockedCoins
 from quill.wallet.descriptors import DerivationError, parse
@@ -76,6 +77,10 @@ class Wallet:
         # The same outpoints (ours, or spent by a wallet tx) as they appear in a serialized input:
         # what quill.chain.scan looks for in a raw block.
         self.outpoints = {outpoint_key(t, n) for t, n in self.txouts} | {outpoint_key(t, n) for t, n in self.spends}
+        # Core's mapValue (replaced_by_txid, replaces_txid): few, read for every listed transaction.
+        self.tx_values = {}
+        for txid, key, value in self.store.all_tx_values():
+            self.tx_values.setdefault(bytes(txid), {})[key] = value
 
     @property
     def disable_private_keys(self) -> bool:
@@ -546,6 +551,22 @@ class Wallet:
             return True
 
         self._walk_descendants(txid, visit)
+
+    def mark_replaced(self, original, replacement) -> None:
+        """Core's feebumper::CommitTransaction and MarkReplaced: the replacement keeps the
+        original's values and names it in replaces_txid; the original names it in replaced_by_txid."""
+        values = dict(self.tx_values.get(original, {}), replaces_txid=hash_to_hex(original))
+        values.pop("replaced_by_txid", None)
+        with self.store.batch():
+            for key, value in values.items():
+                self.store.set_tx_value(replacement, key, value)
+            self.store.set_tx_value(original, "replaced_by_txid", hash_to_hex(replacement))
+        self.tx_values[replacement] = values
+        self.tx_values.setdefault(original, {})["replaced_by_txid"] = hash_to_hex(replacement)
+
+    def values_of(self, txid):
+        """Core's mapValue of a wallet tx, [(key, value)] in std::map's order (bytewise keys)."""
+        return sorted(self.tx_values.get(txid, {}).items(), key=lambda kv: kv[0].encode())
 
     # -- load-time repair (core-wallet.md §4.1) ------------------------------------
 
