@@ -29,7 +29,7 @@ from tests.kit.bitcoind import BitcoinD
 # runs out of memory in some input orders, and at 120K it did about one run in three once
 # issue 11's buffers (allocated at boot) landed beside it (the unix port also keeps every
 # loaded module's names on the heap; a board keeps them in flash).
-PSBT_HEAP = "144K"
+PSBT_HEAP = "97K"
 ADDRESS_TYPES = ("bech32", "bech32m", "p2sh-segwit", "legacy")
 
 
