@@ -67,10 +67,13 @@ def _check_passphrase(passphrase):
 
 class Keys:
     def __init__(self, store, pin_rounds=DEFAULT_PIN_ROUNDS, max_attempts=DEFAULT_MAX_PIN_ATTEMPTS,
-                 held=None):
+                 held=None, on_wipe=None):
         """held: [seed or None, master fingerprint or None], kept by the caller
-        across Keys objects (quillfw.keys.methods drops this code between requests)."""
+        across Keys objects (quillfw.keys.methods drops this code between requests);
+        on_wipe: called once the seed is wiped (wipe, or the last wrong PIN), to
+        erase what belongs to the seed beside it (its multisig registrations)."""
         self.store = store
+        self._on_wipe = on_wipe
         self.pin_rounds = pin_rounds
         self.max_attempts = max_attempts
         self._held = held if held is not None else [None, None]
@@ -206,6 +209,7 @@ class Keys:
         except WrongPin as e:
             self.lock()
             if e.attempts_left == 0:
+                self._wiped()
                 raise DeviceError(LOCKED, "Wrong PIN: too many attempts, the seed was wiped",
                                   "wiped") from None
             raise DeviceError(LOCKED, "Wrong PIN, %d attempts left" % e.attempts_left,
@@ -217,6 +221,11 @@ class Keys:
     def wipe(self, ctx, params):
         self.lock()
         self.store.wipe()
+        self._wiped()
+
+    def _wiped(self):
+        if self._on_wipe is not None:
+            self._on_wipe()
 
     def get_xpub(self, ctx, params):
         from quillfw.keys.bip32 import TPUB, XPUB, parse_path
@@ -248,7 +257,15 @@ def _keys(boot):
         store = SeedStore(None, boot[3])
     else:
         store = SeedStore(boot[0])
-    return Keys(store, boot[1] or DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS, boot[2])
+    return Keys(store, boot[1] or DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS, boot[2],
+                lambda: _erase_registrations(boot))
+
+
+def _erase_registrations(boot):
+    """A wiped device keeps no multisig wallet: restoring the same seed must not
+    bring back registrations its user may not remember confirming (SPEC §12)."""
+    from quillfw.multisig.store import erase
+    erase(boot)
 
 
 def release(loaded):
