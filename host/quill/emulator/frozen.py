@@ -28,7 +28,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quill.emulator.qemu import FIRMWARE_DIR, Unavailable, _digest_file, _locked, cache_root, source_dir, source_location
+from quill.emulator.qemu import (
+    FIRMWARE_DIR,
+    Unavailable,
+    _digest_file,
+    _locked,
+    cache_root,
+    source_dir,
+    source_location,
+)
 
 # Beside the quillfw package: the emulator's entry, approver and key registration.
 EMULATOR_MODULES = ("main_emulator.py", "emulator_approval.py", "emulator_keys.py")
