@@ -27,8 +27,8 @@ from quillfw.wire.dispatcher import ARRAY, BOOL, TEXT, UINT, Method
 REFUSED = "Registration refused on the device"
 SCRIPT_TYPES = ("p2sh", "p2wsh", "p2sh-p2wsh")
 # P2SH's 520-byte redeem script would hold 15 keys; 10 is what registers and signs a 10-input
-# PSBT beside other registered wallets at the emulator's PSBT heap, 144K, where 12 ran out of
-# memory (tests/bench/bench_psbt_multisig.py)
+# PSBT beside five other registered wallets at the smallest board's heap, 97K (quill-emu
+# --frozen; tests/bench/bench_psbt_multisig.py)
 MAX_COSIGNERS = 10
 MAX_WALLETS = 8
 
