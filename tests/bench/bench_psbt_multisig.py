@@ -3,7 +3,8 @@
 test mnemonic, which registers 2-of-3 wallets (wsh(sortedmulti), sh(wsh(multi)), sh(multi)) and
 wallets of 7 and 10 cosigners (10: the device's limit), then signs PSBTs whose inputs are those
 wallets' receive outputs /0/i, each with its previous transaction, and a P2WPKH PSBT of the same
-size. The firmware is frozen as the smallest board runs it (tests/keys/emulated.py). Prints per-input time and the bytes sent to the device per input, per heap, and the time a
+size. The firmware is frozen as the smallest board runs it (tests/keys/emulated.py). Prints
+per-input time and the bytes sent to the device per input, per heap, and the time a
 registration takes (it derives the device's own key at the cosigner's origin and the first
 address: a point multiplication per cosigner per step).
 
