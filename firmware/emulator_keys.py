@@ -15,5 +15,7 @@ SEED_FILE = "seed.bin"
 
 
 def register_keys(dispatcher, datadir):
-    """The key methods, and the PSBT signing with those keys (quillfw.psbt)."""
-    psbt_methods.register(dispatcher, methods.register(dispatcher, datadir + "/" + SEED_FILE))
+    """The key methods, and the PSBT signing with those keys (quillfw.psbt); datadir
+    None (a qemu target, without a filesystem): the seed is kept in RAM."""
+    seed_path = None if datadir is None else datadir + "/" + SEED_FILE
+    psbt_methods.register(dispatcher, methods.register(dispatcher, seed_path))

@@ -109,6 +109,9 @@ def parse_args(argv):
         parser.error("--approve=channel needs --datadir (the channel's files are there)")
     if args.frozen and args.target != "unix":
         parser.error("--frozen is for the unix target (qemu-m4's firmware is always frozen)")
+    if args.test_mnemonic is not None and args.target != "unix":
+        parser.error("--test-mnemonic needs the unix target (a qemu board has no filesystem to "
+                     "provision: its seed is kept in RAM, restore it with seed_restore)")
     if args.test_mnemonic is not None and not _valid_mnemonic(args.test_mnemonic):
         parser.error("--test-mnemonic is not a valid BIP39 English mnemonic")
     return args
