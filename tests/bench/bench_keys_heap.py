@@ -4,9 +4,11 @@
 as where a board loads .mpy files into RAM) beside the firmware frozen into the port
 (quill-emu --frozen: as the pyboard, the smallest board, runs it from flash). After
 each step: the free heap after a collection and the largest block that can still be
-allocated (debug_heap), or the step's error.
+allocated (debug_heap), or the step's error. With --qemu-m4, the same steps on the
+Cortex-M4 target too (the pyboard's heap, 32-bit, firmware frozen; its seed in RAM, restored
+over the link first; minutes: pure-Python SHA-512 for BIP39, ~0.6 s per input).
 
-    .venv/bin/python -m tests.bench.bench_keys_heap [--heap 97K] [--inputs 500]
+    .venv/bin/python -m tests.bench.bench_keys_heap [--heap 97K] [--inputs 500] [--qemu-m4]
 """
 from __future__ import annotations
 
@@ -41,13 +43,18 @@ def steps(client: DeviceClient, inputs: int) -> list[tuple[str, Callable[[], Any
     ]
 
 
-def run(heap: str, frozen_port: bool, inputs: int) -> list[tuple[str, int, int, str, float]]:
+def run(heap: str | None, firmware: str, inputs: int) -> list[tuple[str, int, int, str, float]]:
+    """firmware: "romfs" or "frozen" (the unix port at heap), or "qemu-m4" (its board's heap)."""
     rows = []
+    target = "qemu-m4" if firmware == "qemu-m4" else "unix"
     with tempfile.TemporaryDirectory() as datadir:
-        write_test_seed(datadir, TEST_MNEMONIC)
+        if target == "unix":
+            write_test_seed(datadir, TEST_MNEMONIC)
         options = [*confirmation_options("auto", Path(datadir)), "--keys"]
-        with Emulator(heapsize=heap, confirmation=options, crypto="python", frozen=frozen_port) as emu, \
-                DeviceClient(emu.port, short_timeout=60) as client:
+        with Emulator(heapsize=heap, confirmation=options, crypto="python", frozen=firmware == "frozen",
+                      target=target) as emu, DeviceClient(emu.port, short_timeout=120) as client:
+            if target != "unix":        # no filesystem to provision: the seed is restored over the link
+                client.call("seed_restore", {"mnemonic": TEST_MNEMONIC, "pin": "1234"}, timeout=900)
             for name, action in steps(client, inputs):
                 started = time.monotonic()
                 try:
@@ -65,22 +72,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heap", default="97K")
     parser.add_argument("--inputs", type=int, default=500)
+    parser.add_argument("--qemu-m4", action="store_true", help="also on the Cortex-M4 target")
     args = parser.parse_args(argv)
     ok = True
-    for firmware, frozen_port in (("ROMFS image (.mpy)", False), ("frozen (quill-emu --frozen)", True)):
+    runs = [("romfs", "unix port, ROMFS image (.mpy)"), ("frozen", "unix port, frozen (quill-emu --frozen)")]
+    if args.qemu_m4:
+        runs.append(("qemu-m4", "qemu-m4, frozen, the pyboard's heap"))
+    for firmware, title in runs:
+        heap = None if firmware == "qemu-m4" else args.heap
         try:
-            rows = run(args.heap, frozen_port, args.inputs)
+            rows = run(heap, firmware, args.inputs)
         except qemu.Unavailable as e:
-            print(f"{firmware}: skipped ({e})")
+            print(f"{title}: skipped ({e})")
             ok = False
             continue
-        print(f"\nKey and PSBT methods at {args.heap}, firmware {firmware} "
+        print(f"\nKey and PSBT methods, {title}, heap {heap or 'of its board'} "
               f"(free and largest block after a collection, bytes)")
         print("| after | free | largest | s | outcome |")
         print("|---|---:|---:|---:|---|")
         for name, free, largest, outcome, seconds in rows:
             print(f"| {name} | {free} | {largest} | {seconds:.1f} | {outcome} |")
-        ok = ok and (not frozen_port or all(r[3] == "ok" for r in rows))
+        ok = ok and (firmware == "romfs" or all(r[3] == "ok" for r in rows))
     print(f"\n(frozen build cached in {frozen.cache_dir()})")
     return 0 if ok else 1
 

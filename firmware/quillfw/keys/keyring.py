@@ -67,11 +67,12 @@ def _check_passphrase(passphrase):
 
 class Keys:
     def __init__(self, store, pin_rounds=DEFAULT_PIN_ROUNDS, max_attempts=DEFAULT_MAX_PIN_ATTEMPTS,
-                 held=None, on_wipe=None):
+                 held=None, on_wipe=()):
         """held: [seed or None, master fingerprint or None], kept by the caller
         across Keys objects (quillfw.keys.methods drops this code between requests);
-        on_wipe: called once the seed is wiped (wipe, or the last wrong PIN), to
-        erase what belongs to the seed beside it (its multisig registrations)."""
+        on_wipe: functions called once the seed is wiped (wipe, or the last wrong
+        PIN), which erase what the rooms above keep beside the seed (quillfw.multisig's
+        registrations)."""
         self.store = store
         self._on_wipe = on_wipe
         self.pin_rounds = pin_rounds
@@ -224,8 +225,8 @@ class Keys:
         self._wiped()
 
     def _wiped(self):
-        if self._on_wipe is not None:
-            self._on_wipe()
+        for erase in self._on_wipe:
+            erase()
 
     def get_xpub(self, ctx, params):
         from quillfw.keys.bip32 import TPUB, XPUB, parse_path
@@ -257,15 +258,7 @@ def _keys(boot):
         store = SeedStore(None, boot[3])
     else:
         store = SeedStore(boot[0])
-    return Keys(store, boot[1] or DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS, boot[2],
-                lambda: _erase_registrations(boot))
-
-
-def _erase_registrations(boot):
-    """A wiped device keeps no multisig wallet: restoring the same seed must not
-    bring back registrations its user may not remember confirming (SPEC §12)."""
-    from quillfw.multisig.store import erase
-    erase(boot)
+    return Keys(store, boot[1] or DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS, boot[2], boot[4])
 
 
 def release(loaded):

@@ -59,9 +59,17 @@ def info():
                          "max_cosigners": MAX_COSIGNERS}}
 
 
+def _erase_registrations(boot):
+    """A wiped device keeps no multisig wallet: restoring the same seed must not bring
+    back registrations its user never confirmed for that set-up (SPEC §12)."""
+    from quillfw.multisig.store import erase
+    erase(boot)
+
+
 def register(dispatcher, boot, psbt):
     """psbt: what the PSBT room above lends (quillfw.psbt.methods):
     (require_unlocked(boot), address(script_pubkey, network))."""
+    boot[4].append(lambda: _erase_registrations(boot))     # the keys' wipe calls it
     c = dispatcher.confirmation
     dispatcher.register([
         Method("multisig_register", _handler(c, boot, psbt, "multisig_register"), {

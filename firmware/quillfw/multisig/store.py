@@ -27,9 +27,9 @@ _TAG = 32
 
 def ram_slots(boot):
     """The RAM slots of a device without a seed file, kept in the keys' state."""
-    if len(boot) < 5:
+    if len(boot) < 6:
         boot.append([None] * MAX_WALLETS)
-    return boot[4]
+    return boot[5]
 
 
 def _slot_path(folder, slot):
