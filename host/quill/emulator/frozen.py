@@ -17,7 +17,8 @@ It is built from MicroPython's source (the one the qemu targets use, quill.emula
 with the host's C compiler, the unix port's standard variant without the modules that
 need libraries outside the source (ffi, btree, ssl). The port's object files are kept
 per source in ~/.cache/quill/unix-frozen/, so a firmware change recompiles only the
-frozen modules (seconds); each binary is cached by a digest of the firmware's sources.
+frozen modules (seconds; all of them, whatever their dates); each binary is cached by a
+digest of the firmware's sources.
 """
 from __future__ import annotations
 
@@ -91,6 +92,10 @@ def build() -> Path:
         manifest = work / "manifest.py"
         work.mkdir(parents=True, exist_ok=True)
         manifest.write_text(_manifest(modules))
+        # makemanifest recompiles a module only when its source is newer than its .mpy: a
+        # firmware from another worktree or an older edit would be frozen stale otherwise
+        shutil.rmtree(work / "build" / "frozen_mpy", ignore_errors=True)
+        (work / "build" / "frozen_content.c").unlink(missing_ok=True)
         jobs = f"-j{os.cpu_count() or 2}"
         for folder, variables in ((src / "mpy-cross", ()),
                                   (src / "ports" / "unix", (*VARIANT, f"BUILD={work / 'build'}",
