@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     runs = [("romfs", "unix port, ROMFS image (.mpy)"), ("frozen", "unix port, frozen (quill-emu --frozen)")]
     if args.qemu_m4:
-        runs.append(("qemu-m4", "qemu-m4, frozen, the pyboard's heap"))
+        runs.append(("qemu-m4", "qemu-m4, frozen"))
     for firmware, title in runs:
         heap = None if firmware == "qemu-m4" else args.heap
         try:
