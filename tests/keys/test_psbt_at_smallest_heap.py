@@ -31,7 +31,7 @@ def _cores_signatures(core: BitcoinD, psbt: PSBT) -> list[dict[bytes, bytes]]:
 def test_a_500_input_p2wpkh_psbt_signs_at_the_smallest_heap_as_core_signs_it(tmp_path: Path) -> None:
     assert KEYS_HEAP == "97K"
     with EmulatedDevice(tmp_path / "emu", f"--test-mnemonic={TEST_MNEMONIC}") as device, \
-            DeviceClient(device.port) as client:
+            DeviceClient(device.port, short_timeout=60) as client:   # a loaded machine (the suite)
         info = client.get_info()
         signed, heaps = {}, []
         for version in (0, 2):
