@@ -121,7 +121,8 @@ def main(argv):
     dispatcher.register(DEBUG_METHODS)
     if "--keys" in argv and datadir is not None:
         from emulator_keys import register_keys
-        register_keys(dispatcher, datadir)
+        # a qemu board has no filesystem: its seed and registrations are kept in RAM
+        register_keys(dispatcher, datadir if target == "unix" else None)
     if target == "unix":
         _log("serving, idle timeout %d ms, confirmation by %s" % (idle_ms, kind))
     # on a qemu target stderr is the same UART as the link: no log lines there

@@ -3,11 +3,12 @@
 test mnemonic, which registers 2-of-3 wallets (wsh(sortedmulti), sh(wsh(multi)), sh(multi)) and
 wallets of 7 and 10 cosigners (10: the device's limit), then signs PSBTs whose inputs are those
 wallets' receive outputs /0/i, each with its previous transaction, and a P2WPKH PSBT of the same
-size. Prints per-input time and the bytes sent to the device per input, per heap, and the time a
+size. The firmware is frozen as the smallest board runs it (tests/keys/emulated.py). Prints
+per-input time and the bytes sent to the device per input, per heap, and the time a
 registration takes (it derives the device's own key at the cosigner's origin and the first
 address: a point multiplication per cosigner per step).
 
-    .venv/bin/python -m tests.bench.bench_psbt_multisig [--heap 144K] [--inputs 10]
+    .venv/bin/python -m tests.bench.bench_psbt_multisig [--heap 97K] [--inputs 10]
 """
 from __future__ import annotations
 
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
           "free heap after |")
     print("|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
-        for heap in args.heap or ["144K", "120K", "97K"]:
+        for heap in args.heap or ["97K"]:
             for row in run(heap, args.inputs, Path(tmp)):
                 print("| " + " | ".join(row) + " |", flush=True)
 

@@ -47,7 +47,7 @@ def _prev_tx(script_pubkey, amount, vout=1):
 
 
 def _boot(locked=False):
-    return [None, None, [None if locked else bytearray(SEED), None], None]
+    return [None, None, [None if locked else bytearray(SEED), None], None, []]   # quillfw.keys.methods.register's state
 
 
 def _session(spk, amount=AMOUNT, prev=True, prev_amount=None, txid=None, locked=False):

@@ -3,6 +3,7 @@ the real quill-emu and the protocol: --test-mnemonic, set-up with a PIN,
 wrong PINs that wipe the seed, lock, and what never leaves the device."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError
 from quillfw.wire.errors import INVALID_PARAMS, LOCKED
-from tests.keys.emulated import TEST_MNEMONIC, EmulatedDevice, process_command_lines
+from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice, process_command_lines
 
 FINGERPRINT = bytes.fromhex("73c5da0a")
 TPUB_84_1_0 = ("tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4LAxys"
@@ -40,6 +41,15 @@ def test_a_bad_test_mnemonic_is_refused_without_quoting_it(tmp_path: Path) -> No
     with pytest.raises(RuntimeError, match="not a valid BIP39") as e:
         device.start()
     assert "abandon" not in str(e.value)
+
+
+def test_options_a_qemu_target_cannot_honour_are_refused() -> None:
+    for option, message in ((f"--test-mnemonic={TEST_MNEMONIC}", "--test-mnemonic needs the unix target"),
+                            ("--frozen", "--frozen is for the unix target")):
+        proc = subprocess.run([str(VENV_BIN / "quill-emu"), "--target=qemu-m4", option],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert "abandon" not in proc.stderr
 
 
 def test_restore_lock_restart_wrong_pins_wipe_generate(tmp_path: Path) -> None:

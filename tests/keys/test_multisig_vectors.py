@@ -161,3 +161,26 @@ def test_a_locked_device_answers_locked() -> None:
                            ("multisig_remove", {"name": "vault"})):
         reply = call(dispatcher, method, params)
         assert reply["error"]["code"] == LOCKED and reply["error"]["data"] == "locked", method
+
+
+@pytest.mark.parametrize("on_flash", [True, False], ids=["flash", "ram"])
+def test_wipe_erases_the_registrations_even_for_the_same_seed(tmp_path: Any, on_flash: bool) -> None:
+    dispatcher, _ = _device(seed_path=str(tmp_path / "seed.bin") if on_flash else None)
+    _restored(dispatcher)
+    for name in ("a", "b"):
+        assert "result" in call(dispatcher, "multisig_register", dict(VAULT, name=name))
+    assert len(call(dispatcher, "multisig_list")["result"]) == 2
+    assert "result" in call(dispatcher, "wipe")
+    assert list(tmp_path.glob("quill_ms*")) == []
+    _restored(dispatcher)        # the very seed that registered them
+    assert call(dispatcher, "multisig_list")["result"] == []
+    # the last wrong PIN wipes the seed, and the registrations with it
+    assert "result" in call(dispatcher, "multisig_register", VAULT)
+    assert "result" in call(dispatcher, "lock")
+    attempts = call(dispatcher, "get_info")["result"]["keys"]["pin_attempts_left"]
+    for _ in range(attempts):
+        reply = call(dispatcher, "unlock", {"pin": "0000"})
+    assert reply["error"]["data"] == "wiped"
+    assert list(tmp_path.glob("quill_ms*")) == []
+    _restored(dispatcher)
+    assert call(dispatcher, "multisig_list")["result"] == []

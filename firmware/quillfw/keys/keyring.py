@@ -67,10 +67,14 @@ def _check_passphrase(passphrase):
 
 class Keys:
     def __init__(self, store, pin_rounds=DEFAULT_PIN_ROUNDS, max_attempts=DEFAULT_MAX_PIN_ATTEMPTS,
-                 held=None):
+                 held=None, on_wipe=()):
         """held: [seed or None, master fingerprint or None], kept by the caller
-        across Keys objects (quillfw.keys.methods drops this code between requests)."""
+        across Keys objects (quillfw.keys.methods drops this code between requests);
+        on_wipe: functions called once the seed is wiped (wipe, or the last wrong
+        PIN), which erase what the rooms above keep beside the seed (quillfw.multisig's
+        registrations)."""
         self.store = store
+        self._on_wipe = on_wipe
         self.pin_rounds = pin_rounds
         self.max_attempts = max_attempts
         self._held = held if held is not None else [None, None]
@@ -206,6 +210,7 @@ class Keys:
         except WrongPin as e:
             self.lock()
             if e.attempts_left == 0:
+                self._wiped()
                 raise DeviceError(LOCKED, "Wrong PIN: too many attempts, the seed was wiped",
                                   "wiped") from None
             raise DeviceError(LOCKED, "Wrong PIN, %d attempts left" % e.attempts_left,
@@ -217,6 +222,11 @@ class Keys:
     def wipe(self, ctx, params):
         self.lock()
         self.store.wipe()
+        self._wiped()
+
+    def _wiped(self):
+        for erase in self._on_wipe:
+            erase()
 
     def get_xpub(self, ctx, params):
         from quillfw.keys.bip32 import TPUB, XPUB, parse_path
@@ -248,7 +258,7 @@ def _keys(boot):
         store = SeedStore(None, boot[3])
     else:
         store = SeedStore(boot[0])
-    return Keys(store, boot[1] or DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS, boot[2])
+    return Keys(store, boot[1] or DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS, boot[2], boot[4])
 
 
 def release(loaded):

@@ -20,7 +20,8 @@ unlocked by the first key operation.
 
 state (kept by register's handlers between requests): [seed_path (None: the seed in
 RAM), pin_rounds (None: the default), [seed, fingerprint] while unlocked,
-[the seed record] when it is kept in RAM].
+[the seed record] when it is kept in RAM, [functions that the rooms above add, called
+when the seed is wiped (quillfw.multisig: erase the registrations)]].
 """
 UNINITIALIZED = "uninitialized"
 LOCKED_STATE = "locked"
@@ -66,7 +67,7 @@ def register(dispatcher, seed_path=None, pin_rounds=None):
     measured per board (None: DEFAULT_PIN_ROUNDS). Returns the keys' state, which
     quillfw.psbt.methods.register takes."""
     from quillfw.wire.dispatcher import ANY, Method
-    state = [seed_path, pin_rounds, [None, None], None]
+    state = [seed_path, pin_rounds, [None, None], None, []]
     # any of these names passes the dispatcher; the keyring checks each method's own
     names = {}
     for key in ("words", "pin", "entropy", "passphrase", "mnemonic", "path", "network"):

@@ -47,6 +47,7 @@ class Registered:
         for slot in self.slots:
             if self._last is not None and slot == self._last[0]:
                 continue
+            wallet = None               # one decoded wallet at a time, also while decoding
             wallet = self._store.wallet(slot, types)
             if wallet is None or wallet.own(self._fingerprint, path) < 0:
                 continue

@@ -27,8 +27,8 @@ from quillfw.wire.dispatcher import ARRAY, BOOL, TEXT, UINT, Method
 REFUSED = "Registration refused on the device"
 SCRIPT_TYPES = ("p2sh", "p2wsh", "p2sh-p2wsh")
 # P2SH's 520-byte redeem script would hold 15 keys; 10 is what registers and signs a 10-input
-# PSBT beside other registered wallets at the emulator's PSBT heap, 144K, where 12 ran out of
-# memory (tests/bench/bench_psbt_multisig.py)
+# PSBT beside five other registered wallets at the smallest board's heap, 97K (quill-emu
+# --frozen; tests/bench/bench_psbt_multisig.py)
 MAX_COSIGNERS = 10
 MAX_WALLETS = 8
 
@@ -59,9 +59,17 @@ def info():
                          "max_cosigners": MAX_COSIGNERS}}
 
 
+def _erase_registrations(boot):
+    """A wiped device keeps no multisig wallet: restoring the same seed must not bring
+    back registrations its user never confirmed for that set-up (SPEC §12)."""
+    from quillfw.multisig.store import erase
+    erase(boot)
+
+
 def register(dispatcher, boot, psbt):
     """psbt: what the PSBT room above lends (quillfw.psbt.methods):
     (require_unlocked(boot), address(script_pubkey, network))."""
+    boot[4].append(lambda: _erase_registrations(boot))     # the keys' wipe calls it
     c = dispatcher.confirmation
     dispatcher.register([
         Method("multisig_register", _handler(c, boot, psbt, "multisig_register"), {

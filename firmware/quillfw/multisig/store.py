@@ -13,6 +13,7 @@ wallets this seed's user confirmed are ever matched.
     store.wallets() -> [(slot, Wallet), ...]      store.names() -> [(slot, name), ...]
     store.wallet(slot) -> Wallet or None
     store.add(wallet) -> slot        store.remove(name) -> bool
+    erase(boot)                      every slot emptied, without the seed (wipe)
 """
 import os
 
@@ -26,20 +27,43 @@ _TAG = 32
 
 def ram_slots(boot):
     """The RAM slots of a device without a seed file, kept in the keys' state."""
-    if len(boot) < 5:
+    if len(boot) < 6:
         boot.append([None] * MAX_WALLETS)
-    return boot[4]
+    return boot[5]
+
+
+def _slot_path(folder, slot):
+    return "%squill_ms%d.bin" % (folder, slot)
+
+
+def _folder(seed_path):
+    return seed_path[:seed_path.rfind("/") + 1]
+
+
+def erase(boot):
+    """Empty every slot, whatever seed wrote it (quillfw.keys' wipe: the seed is
+    gone, so the tags cannot be checked and need not be)."""
+    if boot[0] is None:
+        slots = ram_slots(boot)
+        for slot in range(MAX_WALLETS):
+            slots[slot] = None
+        return
+    for slot in range(MAX_WALLETS):
+        try:
+            os.remove(_slot_path(_folder(boot[0]), slot))
+        except OSError:
+            pass
 
 
 class MultisigStore:
     def __init__(self, boot):
         seed_path = boot[0]
-        self._dir = None if seed_path is None else seed_path[:seed_path.rfind("/") + 1]
+        self._dir = None if seed_path is None else _folder(seed_path)
         self._ram = ram_slots(boot) if seed_path is None else None
         self._key = hmac_sha256(boot[2][0], b"quill multisig")
 
     def _path(self, slot):
-        return "%squill_ms%d.bin" % (self._dir, slot)
+        return _slot_path(self._dir, slot)
 
     def _read(self, slot):
         if self._ram is not None:

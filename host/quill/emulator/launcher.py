@@ -202,12 +202,14 @@ def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
 
 
 def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                     micropython=None, romfs=True, confirmation=(), crypto="auto", target="unix"):
+                     micropython=None, romfs=True, confirmation=(), crypto="auto", target="unix",
+                     frozen=False):
     """confirmation: confirmation_options(...); crypto: see native_module (the native
     module is put on the firmware's path; without the ROMFS image the firmware runs
     from its .py files, always on "python"); target: one of TARGETS (heapsize None:
     the target's board's heap; a qemu target gets its board's module as
-    qemu.native_module chooses)."""
+    qemu.native_module chooses); frozen (unix): the firmware frozen into a unix port
+    built from source (quill.emulator.frozen), as the smallest board runs it."""
     options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
     if target != "unix":
         from quill.emulator import qemu
@@ -223,20 +225,28 @@ def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="
                 *module, "--", *options]
     heapsize = heapsize or DEFAULT_HEAPSIZE
     native = native_module(crypto, heapsize)
+    if frozen:
+        from quill.emulator import frozen as frozen_port
+        binary = frozen_port.build()     # before the device's clock starts
+        return [str(binary), "-X", f"heapsize={heapsize}", "-c", _native_first(native) + frozen_port.BOOT,
+                *options]
     image = romfs_image() if romfs else None
     if image is None:
         return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
                 *options]
     heap = heap_bytes(heapsize) + image_heap_bytes(image.stat().st_size)
-    boot = _ROMFS_BOOT
-    if native is not None:
-        # Loaded first, from its folder: its code goes to executable memory outside
-        # the heap (as a board runs it from flash), and the loader's temporary
-        # buffers come and go in an empty heap instead of fragmenting the board's.
-        boot = (f"import sys\nsys.path.append({str(native.parent)!r})\nimport quill_secp256k1\n"
-                + boot)
-    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c", boot,
-            str(image), *options]
+    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c",
+            _native_first(native) + _ROMFS_BOOT, str(image), *options]
+
+
+def _native_first(native):
+    """Boot code that loads the native module first, from its folder: its code goes to
+    executable memory outside the heap (as a board runs it from flash), and the
+    loader's temporary buffers come and go in an empty heap instead of fragmenting
+    the board's. The module stays importable by name (sys.modules)."""
+    if native is None:
+        return ""
+    return f"import sys\nsys.path.append({str(native.parent)!r})\nimport quill_secp256k1\n"
 
 
 def _die_with_parent():
@@ -261,13 +271,14 @@ class Emulator:
 
     def __init__(self, heapsize=None, idle_ms=DEFAULT_IDLE_MS, board="emulator",
                  restart=True, stderr=None, micropython=None, confirmation=(), crypto="auto",
-                 target="unix"):
+                 target="unix", frozen=False):
         self.target = target
         if target != "unix":
             from quill.emulator import qemu
             qemu.build(target, heap_bytes(heapsize) if heapsize else None)   # before the clock starts
         self.command = firmware_command(heapsize, idle_ms, board, micropython,
-                                        confirmation=confirmation, crypto=crypto, target=target)
+                                        confirmation=confirmation, crypto=crypto, target=target,
+                                        frozen=frozen)
         self.restart = restart
         self.stderr = stderr
         self.port = None

@@ -4,7 +4,7 @@
               [--board NAME] [--no-restart]
               [--stdio] [--port-file PATH]
               [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
-              [--crypto auto|native|python]
+              [--crypto auto|native|python] [--frozen]
               [--keys] [--test-mnemonic "WORDS"]
 
 Prints the pty path to open (e.g. with pyserial, or quilld -device=PATH) on
@@ -29,6 +29,12 @@ On a qemu target the module is built for that core and put in its ROMFS: auto
 deploys it where the board's own deploy does (boards/<board>/board.json "natmod":
 the Pico, where it signs faster than the inline-assembler arithmetic; not the
 pyboard, whose heap cannot spare it), native always.
+
+--frozen (unix target) runs the firmware frozen into a unix-port MicroPython
+built from MicroPython's source and cached (quill.emulator.frozen), as the
+smallest board (the pyboard) runs it from flash: its bytecode and names then take
+no heap, where the default ROMFS image (the Pico's way) interns every loaded
+module's names on the heap. At 97K the key and PSBT methods fit only so.
 
 --keys makes the firmware answer the seed and key methods (protocol/SPEC.md
 §9; left out by default on the emulator, see firmware/emulator_keys.py).
@@ -90,6 +96,9 @@ def parse_args(argv):
     parser.add_argument("--crypto", choices=CRYPTO, default="auto",
                         help="signing arithmetic: native (deploy the libsecp256k1 module), python, "
                              "or auto (the default: the firmware uses the module when deployed)")
+    parser.add_argument("--frozen", action="store_true",
+                        help="unix target: run the firmware frozen into a MicroPython built from "
+                             "source (cached), as the smallest board runs it")
     parser.add_argument("--keys", action="store_true",
                         help="answer the seed and key methods (implied by --test-mnemonic)")
     parser.add_argument("--test-mnemonic", metavar="WORDS",
@@ -98,6 +107,11 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.approve == "channel" and not args.datadir:
         parser.error("--approve=channel needs --datadir (the channel's files are there)")
+    if args.frozen and args.target != "unix":
+        parser.error("--frozen is for the unix target (qemu-m4's firmware is always frozen)")
+    if args.test_mnemonic is not None and args.target != "unix":
+        parser.error("--test-mnemonic needs the unix target (a qemu board has no filesystem to "
+                     "provision: its seed is kept in RAM, restore it with seed_restore)")
     if args.test_mnemonic is not None and not _valid_mnemonic(args.test_mnemonic):
         parser.error("--test-mnemonic is not a valid BIP39 English mnemonic")
     return args
@@ -149,20 +163,24 @@ def main(argv=None):
         try:
             command = firmware_command(args.heapsize, args.idle_ms, args.board,
                                        confirmation=confirmation, crypto=args.crypto,
-                                       target=args.target)
+                                       target=args.target, frozen=args.frozen)
         except NatmodUnavailable as e:
             print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
+            return 2
+        except RuntimeError as e:     # a frozen port that cannot be built here
+            print(f"quill-emu: {e}", file=sys.stderr)
             return 2
         os.execve(command[0], command, firmware_env())
     try:
         emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
-                            confirmation=confirmation, crypto=args.crypto, target=args.target)
+                            confirmation=confirmation, crypto=args.crypto, target=args.target,
+                            frozen=args.frozen)
     except NatmodUnavailable as e:
         if asker is not None:
             asker.stop()
         print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
         return 2
-    except RuntimeError as e:     # a qemu target that cannot be built here
+    except RuntimeError as e:     # a qemu target or frozen port that cannot be built here
         if asker is not None:
             asker.stop()
         print(f"quill-emu: {e}", file=sys.stderr)

@@ -1,0 +1,49 @@
+"""A 500-input P2WPKH PSBT signs on the emulated device at the smallest board's heap
+(97K, the firmware frozen as that board runs it: tests/keys/emulated.py), driven as
+`quill-signer signtx` drives it, and every signature is the one Bitcoin Core makes for
+the same PSBT with the mnemonic's tprv (`descriptorprocesspsbt`). The same PSBT as
+BIP370 version 2 gets the same signatures. The second session leaves the device's
+heap as the first left it (debug_heap): only the buffers made once at the first
+session (SPEC §10) stay between sessions."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from quill.device.client import DeviceClient
+from quill.signing.psbt_own_keys import sign_psbt_with_device
+from quill.tx.psbt import PSBT, decode_base64_psbt, encode_base64_psbt
+from tests.keys.emulated import KEYS_HEAP, TEST_MNEMONIC, EmulatedDevice
+from tests.keys.p2wpkh_psbt import FINGERPRINT, p2wpkh_psbt
+from tests.keys.test_core_external_signer import master_tprv
+from tests.kit.bitcoind import BitcoinD
+
+INPUTS = 500
+
+
+def _cores_signatures(core: BitcoinD, psbt: PSBT) -> list[dict[bytes, bytes]]:
+    desc = f"wpkh({master_tprv(TEST_MNEMONIC)}/84h/1h/0h/0/*)"
+    desc += "#" + core.rpc("getdescriptorinfo", desc)["checksum"]
+    signed = core.rpc("descriptorprocesspsbt", encode_base64_psbt(psbt),
+                      [{"desc": desc, "range": [0, INPUTS - 1]}], "ALL", True, False)
+    return [txin.partial_sigs for txin in decode_base64_psbt(signed["psbt"]).inputs]
+
+
+def test_a_500_input_p2wpkh_psbt_signs_at_the_smallest_heap_as_core_signs_it(tmp_path: Path) -> None:
+    assert KEYS_HEAP == "97K"
+    with EmulatedDevice(tmp_path / "emu", f"--test-mnemonic={TEST_MNEMONIC}") as device, \
+            DeviceClient(device.port, short_timeout=60) as client:   # a loaded machine (the suite)
+        info = client.get_info()
+        signed, heaps = {}, []
+        for version in (0, 2):
+            psbt = p2wpkh_psbt(INPUTS, version)
+            assert sign_psbt_with_device(client, info, psbt, FINGERPRINT, "regtest") == INPUTS
+            heaps.append(client.call("debug_heap"))
+            signed[version] = psbt
+    assert heaps[1][0] >= heaps[0][0] - 256, heaps
+    theirs = p2wpkh_psbt(INPUTS)
+    with BitcoinD(tmp_path / "core") as core:
+        expected = _cores_signatures(core, theirs)
+    assert all(len(sigs) == 1 for sigs in expected)
+    assert [txin.partial_sigs for txin in signed[0].inputs] == expected
+    assert [txin.partial_sigs for txin in signed[2].inputs] == expected
+    assert signed[2].psbt_version == 2
