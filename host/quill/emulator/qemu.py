@@ -412,11 +412,13 @@ def favour_io_thread(pid: int) -> bool:
     so every byte to the firmware waits for that thread to wake once, while the
     firmware spins on the UART's status on the vCPU thread: on a busy machine those
     wake-ups, not the emulated CPU, set the link's speed (measured under load ~10 on
-    2 cores: ~10 KB/s, twice that favoured). The thread sleeps between bytes, so
-    this costs other work little; the vCPU thread, which spins, keeps its priority,
-    and nothing the firmware runs or has changes. Call it after the board is up (the
-    vCPU thread is made at start-up and must not inherit this). False when not
-    allowed (a nice value below 0 needs root or CAP_SYS_NICE)."""
+    2 cores: ~10 KB/s, twice that favoured). That thread does work for every byte
+    (under the Cortex-M0+ soak it used 80-95 % of a core), so on a loaded machine
+    favouring it moves CPU from other work to the link. The vCPU thread, which spins
+    on the UART, keeps its priority, and nothing the firmware runs or has changes.
+    Call it after the board is up (the vCPU thread is made at start-up and must not
+    inherit this). False when not allowed (a nice value below 0 needs root or
+    CAP_SYS_NICE)."""
     try:
         os.setpriority(os.PRIO_PROCESS, pid, IO_THREAD_NICE)   # pid: the main thread only
         return True
