@@ -5,7 +5,8 @@ with its script interpreter before it says so), with no out-of-memory error.
 
     .venv/bin/python -m tests.signing.mixed_soak --count 1000 [--target qemu-m0plus] [--heap 97K]
 
-prints the figures (transactions, inputs, signatures, failures by message, time).
+prints the figures (transactions, inputs, signatures, failures by message, time);
+--each logs every transaction's shape and seconds (where a slow target's time goes).
 """
 import argparse
 import math
@@ -15,6 +16,8 @@ import tempfile
 import time
 from collections import Counter
 
+from quill.tx.decode import decode_hex_tx
+from quill.tx.script import is_valid_signature_encoding, iter_ops
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 from tests.signing.signkit import keys, multisig, p2pk, p2pkh, p2sh, p2tr, p2wpkh, p2wsh, prevtx, unsigned_tx
 
@@ -62,6 +65,20 @@ def transaction(rng, max_inputs=200):
     return tx, entries, sighash, n_legacy
 
 
+def signatures_in(signed_hex):
+    """The signatures a signed transaction carries: strict-DER ECDSA signatures pushed in
+    its scriptSigs and witnesses, and key-path Schnorr signatures (a witness of one 64- or
+    65-byte item). quilld verified each script before it said complete."""
+    count = 0
+    for txin in decode_hex_tx(signed_hex).vin:
+        if len(txin.witness) == 1 and len(txin.witness[0]) in (64, 65):
+            count += 1
+            continue
+        items = [data for _, data in iter_ops(txin.script_sig) if data] + list(txin.witness)
+        count += sum(1 for item in items if is_valid_signature_encoding(item))
+    return count
+
+
 def budget(target, n_inputs, n_legacy):
     """Seconds one signrawtransactionwithkey of this shape may take on target."""
     per_input = SECONDS_PER_INPUT.get(target, SECONDS_PER_INPUT["qemu-m0plus"])
@@ -69,8 +86,9 @@ def budget(target, n_inputs, n_legacy):
     return 60 + per_input * n_inputs + restream * n_inputs * n_legacy
 
 
-def soak(node, count, seed=2026, max_inputs=200, log=None, target="unix", stop=None):
-    """stop(): True to end before the next transaction (the figures so far are returned)."""
+def soak(node, count, seed=2026, max_inputs=200, log=None, target="unix", stop=None, each=False):
+    """stop(): True to end before the next transaction (the figures so far are returned);
+    each: log every transaction (inputs, legacy inputs, sighash, seconds)."""
     rng = random.Random(seed)
     figures = Counter()
     failures = Counter()
@@ -82,22 +100,28 @@ def soak(node, count, seed=2026, max_inputs=200, log=None, target="unix", stop=N
         figures["transactions"] += 1
         figures["inputs"] += len(tx.vin)
         failure = None
+        began = time.monotonic()
         try:
             result = node.rpc("signrawtransactionwithkey", tx.hex(), WIFS, entries, sighash,
                               timeout=budget(target, len(tx.vin), n_legacy))
             if result.get("complete") is not True:
                 failure = "incomplete: " + str(result.get("errors", [{}])[0].get("error"))
+            else:
+                figures["signatures"] += signatures_in(result["hex"])
         except RPCFailure as e:
             failure = f"{e.code} {e.message}"
         except OSError:    # the HTTP answer did not come within the budget
             failure = "no answer within the budget"
+        if each and log:
+            log(f"transaction {n + 1}: {len(tx.vin)} inputs, {n_legacy} legacy, {sighash}, "
+                f"{time.monotonic() - began:.1f} s")
         if failure is not None:
             failures[failure] += 1
             if log:
                 log(f"transaction {n + 1} ({len(tx.vin)} inputs, {sighash}): {failure}")
         if log and ((n + 1) % 50 == 0 or (target != "unix" and (n + 1) % 10 == 0)):
-            log(f"{n + 1} transactions, {figures['inputs']} inputs, {sum(failures.values())} failures, "
-                f"{time.monotonic() - started:.0f} s")
+            log(f"{n + 1} transactions, {figures['inputs']} inputs, {figures['signatures']} signatures, "
+                f"{sum(failures.values())} failures, {time.monotonic() - started:.0f} s")
     figures["seconds"] = round(time.monotonic() - started)
     return figures, failures
 
@@ -110,6 +134,7 @@ def main(argv):
     parser.add_argument("--max-inputs", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop starting transactions after this long and print the figures")
+    parser.add_argument("--each", action="store_true", help="log every transaction's shape and time")
     args = parser.parse_args(argv)
     deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
     options = ["-device=emulator", f"-emutarget={args.target}"]
@@ -122,7 +147,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp, *options) as node:
         figures, failures = soak(node, args.count, max_inputs=args.max_inputs,
                                  log=lambda s: print(s, flush=True), target=args.target,
-                                 stop=deadline and (lambda: time.monotonic() > deadline))
+                                 stop=deadline and (lambda: time.monotonic() > deadline), each=args.each)
     print(dict(figures), dict(failures) or "no failures")
     return 1 if failures else 0
 

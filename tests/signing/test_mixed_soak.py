@@ -18,4 +18,5 @@ def test_mixed_transactions_all_sign(tmp_path, target):
     with QuillDaemon(tmp_path, *options) as node:
         figures, failures = soak(node, 12, seed=7, max_inputs=40, target=target)
     assert figures["transactions"] == 12 and figures["inputs"] > 12
+    assert figures["signatures"] == figures["inputs"]
     assert not failures, dict(failures)
