@@ -6,6 +6,7 @@ the descriptor parser.
 
 import time
 
+from quill.amount import Amount
 from quill.extsigner.signer import get_external_signer
 from quill.handlers.errors import to_rpc_error
 from quill.rpc import univalue
@@ -23,6 +24,7 @@ from quill.rpc.registry import ARR, BOOL, NUM, RANGE, STR, STR_HEX, Method, Para
 from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.wallet import results
+from quill.wallet.balance import get_balance
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
 from quill.wallet.external_signer import signer_descriptors
 from quill.wallet.names import InvalidWalletName, check_wallet_name
@@ -452,7 +454,11 @@ def abandontransaction(ctx, args):
 
 def getbalances(ctx, args):
     with _Locked(ctx) as wallet:
-        return results.getbalances(_view(_manager(ctx), wallet))
+        view = _view(_manager(ctx), wallet)
+        bal = get_balance(view)
+        return {"mine": {"trusted": Amount(bal.trusted), "untrusted_pending": Amount(bal.untrusted_pending),
+                         "immature": Amount(bal.immature), "nonmempool": Amount(bal.nonmempool)},
+                "lastprocessedblock": view.lastprocessedblock()}
 
 
 def rescanblockchain(ctx, args):

@@ -39,6 +39,7 @@ from quill.tx.address import AddressError, decode_destination, encode_destinatio
 from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import OutPoint
 from quill.wallet import coins
+from quill.wallet.balance import get_balance, is_spent
 from quill.wallet.coins import CoinFilter
 from quill.wallet.descriptors import parse as parse_descriptor
 
@@ -287,7 +288,7 @@ def lockunspent(ctx: Any, args: list[Any]) -> Any:
                 raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, unknown transaction")
             if n >= len(row.tx.vout):
                 raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout index out of bounds")
-            if coins._is_spent(view, txid, n):
+            if is_spent(view, txid, n):
                 raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, expected unspent output")
             locked = outpoint in locks
             if unlock and not locked:
@@ -324,7 +325,7 @@ def getbalance(ctx: Any, args: list[Any]) -> Any:
     min_depth = 0 if minconf is None else get_int(minconf)
     _avoid_reuse(avoid_reuse)
     with _Locked(ctx) as wallet:
-        return Amount(coins.trusted_balance(_view(_manager(ctx), wallet), min_depth))
+        return Amount(get_balance(_view(_manager(ctx), wallet), min_depth).available)
 
 
 def _received(ctx: Any, args: list[Any], by_label: bool) -> Any:
