@@ -70,7 +70,8 @@ def compare(c: Wallet, q: Wallet, txids: dict[str, str]) -> dict[str, Decimal]:
     assert ours["lastprocessedblock"] == theirs["lastprocessedblock"]
     for params in ([], ["*", 0], ["*", 1], ["*", 2], ["*", 101]):
         assert q.rpc("getbalance", *params) == c.rpc("getbalance", *params), params
-    for params in ([], [0], [0, 9_999_999, None, True, {"include_immature_coinbase": True}]):
+    listings: list[list[Any]] = [[], [0], [0, 9_999_999, None, True, {"include_immature_coinbase": True}]]
+    for params in listings:
         assert _sorted(q.rpc("listunspent", *params)) == _sorted(c.rpc("listunspent", *params)), params
     for name, txid in txids.items():
         assert _no_times(q.rpc("gettransaction", txid)) == _no_times(c.rpc("gettransaction", txid)), name
