@@ -21,9 +21,9 @@ from quill.rpc.errors import (
     RPCError,
 )
 from quill.rpc.registry import ARR, BOOL, NUM, RANGE, STR, STR_HEX, Method, Param
-from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.wallet import results
+from quill.wallet.address_info import address_info
 from quill.wallet.balance import get_balance
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
 from quill.wallet.external_signer import signer_descriptors
@@ -355,46 +355,8 @@ def setlabel(ctx, args):
 
 
 def getaddressinfo(ctx, args):
-    address = args[0]
     with _Locked(ctx) as wallet:
-        script = _decode_address(ctx, address)
-        owners = wallet.scripts.get(script, [])
-        info = wallet.descs[owners[0][0]] if owners else None
-        index = owners[0][1] if owners else 0
-        solvable = info is not None and info.desc.is_solvable()
-        out = {"address": encode_destination(script, wallet.chain_name), "scriptPubKey": script.hex(),
-               "ismine": bool(owners), "solvable": solvable}
-        if solvable:
-            out["desc"] = info.desc.inferred_string(index)
-        if info is not None:
-            out["parent_desc"] = info.text
-        out["iswatchonly"] = False
-        kind, sol = S.solver(script)
-        out["isscript"] = kind in (S.SCRIPTHASH, S.WITNESS_V0_SCRIPTHASH)
-        wp = S.witness_program(script)
-        out["iswitness"] = wp is not None
-        if wp is not None:
-            out["witness_version"] = wp[0]
-            out["witness_program"] = wp[1].hex()
-        if info is not None and info.desc.node.kind in ("pkh", "wpkh", "tr") or (
-                info is not None and info.desc.node.kind == "sh" and info.desc.node.sub.kind == "wpkh"):
-            key = info.desc.node.keys[0] if info.desc.node.kind != "sh" else info.desc.node.sub.keys[0]
-            if info.desc.node.kind != "tr":
-                pub = key.pubkey(index)
-                out["pubkey"] = pub.hex()
-                out["iscompressed"] = len(pub) == 33
-        out["ischange"] = wallet.is_change(script) if owners else False
-        if info is not None:
-            out["timestamp"] = info.timestamp
-            keys = list(info.desc.node.all_keys())
-            if len(keys) == 1 and keys[0].origin_at(index) is not None:
-                fp, path = keys[0].origin_at(index)
-                out["hdkeypath"] = "m" + "".join("/%d%s" % (p & 0x7FFFFFFF, "h" if p & 0x80000000 else "")
-                                                 for p in path)
-                out["hdmasterfingerprint"] = fp.hex()
-        label = wallet.label_of(out["address"]) if out["address"] else None
-        out["labels"] = [] if label is None else [label]
-        return out
+        return address_info(wallet, _decode_address(ctx, args[0]))
 
 
 # -- transactions ----------------------------------------------------------------------------
