@@ -159,6 +159,21 @@ def test_balances_and_receipts(wallets: Any) -> None:
         same(c, q, "listreceivedbylabel", *params)
 
 
+def test_listtransactions_label_filter(wallets: Any) -> None:
+    _, _, s = wallets
+    c, q = s["c"], s["q"]
+    for params in (["*", 100], ["savings", 100], ["legacy one", 100], ["nobody"], [""], ["", -1], [None, 100],
+                   ["savings", -1], ["savings", 1, -1]):
+        theirs, ours = answer(c, "listtransactions", *params), answer(q, "listtransactions", *params)
+        if theirs[0] == "ok":   # one poll may bring Quill several transactions Core saw one by one
+            theirs, ours = ("ok", _sorted(_untimed(theirs[1]))), ("ok", _sorted(_untimed(ours[1])))
+        assert ours == theirs, params
+
+
+def _untimed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k not in ("time", "timereceived", "bip125-replaceable")} for e in entries]
+
+
 def test_labels(wallets: Any) -> None:
     _, _, s = wallets
     c, q = s["c"], s["q"]

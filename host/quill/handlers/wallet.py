@@ -394,6 +394,8 @@ def listtransactions(ctx, args):
         label = "*"
         if label_value is not None and label_value != "*":
             label = label_from_value(label_value)
+            if not label:
+                raise RPCError(RPC_INVALID_PARAMETER, 'Label argument must be a valid label name or "*".')
         count = 10 if count_value is None else get_int(count_value)
         skip = 0 if skip_value is None else get_int(skip_value)
         if count < 0:
