@@ -15,7 +15,7 @@ COIN = 100_000_000
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    with QuillDaemon(tmp_path_factory.mktemp("chain")) as d:
+    with QuillDaemon(tmp_path_factory.mktemp("chain"), "-deprecatedrpc=bip125") as d:   # to see the RBF signal
         d.rpc("generatetoaddress", 110, ANYONE_ADDRESS)
         d.spent = set()
         yield d
@@ -163,7 +163,7 @@ def test_getrawmempool_and_entry(node):
     entry = verbose[child.txid_hex()]
     assert list(entry) == ["vsize", "weight", "time", "height", "descendantcount", "descendantsize",
                            "ancestorcount", "ancestorsize", "wtxid", "fees", "depends", "spentby",
-                           "bip125-replaceable", "unbroadcast"]
+                           "unbroadcast", "bip125-replaceable"]
     assert entry["depends"] == [parent.txid_hex()] and entry["ancestorcount"] == 2
     assert entry["fees"] == {"base": Decimal("0.00003000"), "modified": Decimal("0.00003000"),
                              "ancestor": Decimal("0.00005000"), "descendant": Decimal("0.00003000")}

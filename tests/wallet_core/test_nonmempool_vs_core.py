@@ -23,7 +23,7 @@ import pytest
 from tests.kit.bitcoind import BitcoinD, follower, import_requests
 from tests.wallet_core.test_wallet_coins_vs_core import Wallet, _sorted, sync, watch_only_pair
 
-TIME_FIELDS = ("time", "timereceived", "bip125-replaceable")
+TIME_FIELDS = ("time", "timereceived")
 MEMPOOL_EXPIRY_HOURS = 1
 
 

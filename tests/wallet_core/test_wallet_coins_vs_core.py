@@ -171,7 +171,7 @@ def test_listtransactions_label_filter(wallets: Any) -> None:
 
 
 def _untimed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in e.items() if k not in ("time", "timereceived", "bip125-replaceable")} for e in entries]
+    return [{k: v for k, v in e.items() if k not in ("time", "timereceived")} for e in entries]
 
 
 def test_labels(wallets: Any) -> None:

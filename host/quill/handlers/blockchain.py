@@ -198,12 +198,12 @@ def _signals_rbf(pool, txid) -> bool:
     return False
 
 
-def mempool_entry_json(pool, entry) -> dict:
-    """Core's entryToJSON."""
+def mempool_entry_json(pool, entry, bip125=False) -> dict:
+    """Core's entryToJSON; `bip125-replaceable` last and only under -deprecatedrpc=bip125 (Core 31)."""
     txid = entry.txid
     ancestors = [pool.get(t) for t in pool.ancestors(txid)]
     descendants = [pool.get(t) for t in pool.descendants(txid)]  # includes the tx itself
-    return {
+    out = {
         "vsize": entry.vsize,
         "weight": entry.weight,
         "time": entry.time,
@@ -221,9 +221,11 @@ def mempool_entry_json(pool, entry) -> dict:
         },
         "depends": sorted(hash_to_hex(t) for t in pool.parents(txid)),
         "spentby": sorted(hash_to_hex(t) for t in pool.children(txid)),
-        "bip125-replaceable": _signals_rbf(pool, txid),
         "unbroadcast": entry.unbroadcast,
     }
+    if bip125:
+        out["bip125-replaceable"] = _signals_rbf(pool, txid)
+    return out
 
 
 def getrawmempool(ctx, args):
@@ -236,7 +238,8 @@ def getrawmempool(ctx, args):
         pool = chain.mempool()
         order = pool.sorted()
         if verbose:
-            return {hash_to_hex(t): mempool_entry_json(pool, pool.get(t)) for t in order}
+            bip125 = "bip125" in ctx.node.deprecated_rpc
+            return {hash_to_hex(t): mempool_entry_json(pool, pool.get(t), bip125) for t in order}
         txids = [hash_to_hex(t) for t in order]
         if with_sequence:
             return {"txids": txids, "mempool_sequence": pool.sequence}
@@ -251,7 +254,7 @@ def getmempoolentry(ctx, args):
         entry = pool.get(txid)
         if entry is None:
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool")
-        return mempool_entry_json(pool, entry)
+        return mempool_entry_json(pool, entry, "bip125" in ctx.node.deprecated_rpc)
 
 
 _HASH = Param("blockhash", STR_HEX, True)

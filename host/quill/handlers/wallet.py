@@ -65,6 +65,12 @@ def _view(manager, wallet):
     return results.View(wallet, manager.chain)
 
 
+def _tx_view(ctx, wallet):
+    """The view of the calls that list wallet transactions: bip125-replaceable only under
+    -deprecatedrpc=bip125, as in Core 31."""
+    return results.View(wallet, _manager(ctx).chain, bip125="bip125" in ctx.node.deprecated_rpc)
+
+
 # -- wallet lifecycle ------------------------------------------------------------------
 
 
@@ -369,13 +375,13 @@ def gettransaction(ctx, args):
         row = wallet.store.get_tx(txid)
         if row is None:
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
-        return results.gettransaction(_view(_manager(ctx), wallet), row, bool(verbose))
+        return results.gettransaction(_tx_view(ctx, wallet), row, bool(verbose))
 
 
 def listsinceblock(ctx, args):
     blockhash, target, include_watchonly, include_removed, include_change, label_value = args
     with _Locked(ctx) as wallet:
-        view = _view(_manager(ctx), wallet)
+        view = _tx_view(ctx, wallet)
         since = results.since_block(view, parse_hash_v(blockhash, "blockhash")) if blockhash else None
         target_confirmations = 1
         if target is not None:
@@ -402,7 +408,7 @@ def listtransactions(ctx, args):
             raise RPCError(RPC_INVALID_PARAMETER, "Negative count")
         if skip < 0:
             raise RPCError(RPC_INVALID_PARAMETER, "Negative from")
-        return results.listtransactions(_view(_manager(ctx), wallet), label, count, skip)
+        return results.listtransactions(_tx_view(ctx, wallet), label, count, skip)
 
 
 def abandontransaction(ctx, args):

@@ -2,7 +2,8 @@
 field for field in Core's order (core-wallet.md §1-§3).
 
 `View` is what one RPC call sees: the wallet, its tip, and the node's mempool
-(fetched once per call, for `bip125-replaceable`).
+(fetched once per call, for `bip125-replaceable`, which Core 31 shows only under
+-deprecatedrpc=bip125: `bip125`).
 """
 
 from quill.amount import Amount
@@ -16,9 +17,10 @@ MAX_BIP125_RBF_SEQUENCE = 0xFFFFFFFD
 
 
 class View:
-    def __init__(self, wallet, chain):
+    def __init__(self, wallet, chain, bip125=False):
         self.wallet = wallet
         self.chain = chain
+        self.bip125 = bip125
         self.tip_height, self.tip_hash = wallet.tip()
         self._mempool = None
         self.trust_memo = {}
@@ -81,7 +83,8 @@ def wallet_tx_json(view, row, depth, entry):
     entry["mempoolconflicts"] = [hash_to_hex(t) for t in sorted(w.mempool_conflicts.get(row.txid, ()))]
     entry["time"] = row.time_smart or row.time_received
     entry["timereceived"] = row.time_received
-    entry["bip125-replaceable"] = bip125(view, row, depth)
+    if view.bip125:
+        entry["bip125-replaceable"] = bip125(view, row, depth)
     for key, value in w.values_of(row.txid):   # Core's mapValue, last
         entry[key] = value
 
