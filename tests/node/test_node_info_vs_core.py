@@ -116,6 +116,8 @@ def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> N
         assert time.monotonic() < deadline, "Core's coinstatsindex did not catch up"
         time.sleep(0.1)
     block_2 = core.rpc("getblockhash", 2)
+    for verbosity in (1, 2):   # a block the follower holds no transactions of: nTx from the block itself
+        assert answer(follower, "getblock", block_2, verbosity) == answer(core, "getblock", block_2, verbosity)
     for params in (["muhash", 2], ["none", block_2, True], ["muhash", 1, False], ["hash_serialized_3", 2],
                    ["muhash", 99], ["muhash"]):
         assert answer(follower, "gettxoutsetinfo", *params) == answer(core, "gettxoutsetinfo", *params), params

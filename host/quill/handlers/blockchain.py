@@ -75,12 +75,24 @@ def tx_with_undo_to_json(tx, chain_name, spent, include_prevout: bool) -> dict:
     return entry
 
 
+def coinbase_tx_json(coinbase) -> dict:
+    """Core 31's `coinbase_tx` of getblock: the coinbase's version, locktime and only input."""
+    txin = coinbase.vin[0]
+    out = {"version": coinbase.version, "locktime": coinbase.locktime, "sequence": txin.sequence,
+           "coinbase": txin.script_sig.hex()}
+    if txin.witness:
+        out["witness"] = txin.witness[0].hex()
+    return out
+
+
 def block_to_json(chain, block, info, verbosity: int, chain_name) -> dict:
     """Core's blockToJSON for verbosity 1 (txids), 2 (decoded, fee) and 3 (with prevouts)."""
     out = header_to_json(info)
+    out["nTx"] = len(block.txs)   # a follower's header index may not count them; the block does
     out["strippedsize"] = block.stripped_size()
     out["size"] = block.size()
     out["weight"] = block.weight()
+    out["coinbase_tx"] = coinbase_tx_json(block.txs[0])
     if verbosity == 1:
         out["tx"] = [tx.txid_hex() for tx in block.txs]
         return out
