@@ -84,7 +84,6 @@ def test_constant_keys_origin_in_listunspent_and_psbts(nodes: Any) -> None:
     assert len(paid) == 4
     k1.rpc("sendmany", "", {address: 1 for address in paid})
     core.rpc("generatetoaddress", 1, k1.rpc("getnewaddress"))
-    core.rpc("syncwithvalidationinterfacequeue")
     sync(core, quill)
     coins = c.rpc("listunspent", 1, 9_999_999, paid)
     assert _sorted(q.rpc("listunspent", 1, 9_999_999, paid)) == _sorted(coins) and len(coins) == 4

@@ -58,8 +58,6 @@ class Scenario:
         return str(txid)
 
     def settle(self) -> None:
-        """Quill has Core's tip and mempool, and Core's wallets have seen all of it."""
-        self.core.rpc("syncwithvalidationinterfacequeue")
         sync(self.core, self.quill)
 
 

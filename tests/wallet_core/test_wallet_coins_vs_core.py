@@ -71,6 +71,9 @@ def same(core: Wallet, quill: Wallet, method: str, *params: Any, unordered: bool
 
 
 def sync(core: Any, quill: Any) -> None:
+    """Quill has Core's tip and mempool, and Core's wallets have seen them (they learn of blocks and
+    mempool transactions after the call that made them)."""
+    core.rpc("syncwithvalidationinterfacequeue")
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -235,3 +238,21 @@ def test_wallet_info_and_directory(wallets: Any) -> None:
         assert ours[key] == theirs[key], key
     assert quill.rpc("listwalletdir") == {"wallets": [{"name": "wo", "warnings": []}]}
     assert {"name": "wo", "warnings": []} in core.rpc("listwalletdir")["wallets"]
+
+
+def test_wallet_lifecycle_answers(wallets: Any) -> None:
+    """Last: it makes wallets (listwalletdir above lists only "wo")."""
+    core, quill, s = wallets
+    c, q = s["c"], s["q"]
+    same(c, q, "listdescriptors", True)
+    same(c, q, "unloadwallet", "another")
+    for params in (["plain", True, False, ""], ["other", True], ["startup", True, True, "", False, True, True]):
+        theirs, ours = node_answer(core, "createwallet", *params), node_answer(quill, "createwallet", *params)
+        assert ours == theirs, params
+
+
+def node_answer(node: Any, method: str, *params: Any) -> Any:
+    try:
+        return ("ok", node.rpc(method, *params))
+    except (CoreRPCError, RPCFailure) as e:
+        return ("error", e.code, e.message)

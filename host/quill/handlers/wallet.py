@@ -109,6 +109,8 @@ def createwallet(ctx, args):
         signer = get_external_signer(ctx.node.signer, ctx.node.chain_name)
         descriptors_from_signer = signer_descriptors(signer.get_descriptors(0), ctx.node.chain_name)
     wallet = manager.create(name, bool(blank), load_on_startup, descriptors_from_signer)
+    if passphrase is not None:   # "": Core creates the wallet unencrypted and says so
+        return {"name": wallet.name, "warnings": ["Empty string given as passphrase, wallet will not be encrypted."]}
     return {"name": wallet.name}
 
 
@@ -125,7 +127,7 @@ def unloadwallet(ctx, args):
     if ctx.wallet_name is not None:
         if name is not None and name != ctx.wallet_name:
             raise RPCError(RPC_INVALID_PARAMETER,
-                           "RPC endpoint wallet and wallet_name parameter specify different wallets")
+                           "The RPC endpoint wallet and the wallet name parameter specify different wallets")
         name = ctx.wallet_name
     elif name is None:
         raise RPCError(RPC_INVALID_PARAMETER, "Either the RPC endpoint wallet or the wallet name parameter must "
@@ -290,7 +292,7 @@ def _import_descriptors(ctx, requests):
 def listdescriptors(ctx, args):
     private = args[0]
     if private:
-        raise RPCError(RPC_WALLET_ERROR, "Can't get descriptor string.")
+        raise RPCError(RPC_WALLET_ERROR, "Can't get private descriptor string for watch-only wallets")
     with _Locked(ctx) as wallet:
         out = []
         for info in sorted(wallet.descs.values(), key=lambda i: i.text):
