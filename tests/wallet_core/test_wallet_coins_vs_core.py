@@ -17,8 +17,8 @@ from tests.kit.bitcoind import BitcoinD, CoreRPCError, follower, import_requests
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getwalletinfo", "listwalletdir", "listlabels", "getaddressesbylabel", "listunspent", "lockunspent",
-           "listlockunspent", "getbalance", "getreceivedbyaddress", "getreceivedbylabel", "listreceivedbyaddress",
-           "listreceivedbylabel"]
+           "listlockunspent", "keypoolrefill", "getbalance", "getreceivedbyaddress", "getreceivedbylabel",
+           "listreceivedbyaddress", "listreceivedbylabel"]
 
 
 class Wallet:
@@ -225,6 +225,25 @@ def test_locks(wallets: Any) -> None:
         same(c, q, "getbalance")
     same(c, q, "lockunspent", True)
     assert c.rpc("listlockunspent") == q.rpc("listlockunspent") == []
+
+
+def test_keypoolrefill_tops_up_as_core(wallets: Any) -> None:
+    _, _, s = wallets
+    c, q = s["c"], s["q"]
+    for w in (c, q):
+        w.rpc("getrawchangeaddress", "legacy")
+        w.rpc("getnewaddress", "", "bech32m")
+
+    def pools(w: Wallet) -> Any:
+        info = w.rpc("getwalletinfo")
+        listed = w.rpc("listdescriptors")["descriptors"]
+        ranges = sorted((d["desc"], d.get("range"), d.get("next_index")) for d in listed)
+        return info["keypoolsize"], info["keypoolsize_hd_internal"], ranges
+
+    assert pools(q) == pools(c)
+    for params in ([], [0], [3], [1200], [-1], ["x"], [2 ** 31], [1000]):
+        same(c, q, "keypoolrefill", *params)
+        assert pools(q) == pools(c), params
 
 
 def test_wallet_info_and_directory(wallets: Any) -> None:

@@ -1,6 +1,6 @@
 """Wallet RPCs about coins, balances, receipts and labels (Core's wallet/rpc/coins.cpp,
 addresses.cpp, transactions.cpp, wallet.cpp): getwalletinfo, listwalletdir, listlabels,
-getaddressesbylabel, listunspent, lockunspent, listlockunspent, getbalance,
+getaddressesbylabel, listunspent, lockunspent, listlockunspent, keypoolrefill, getbalance,
 getreceivedbyaddress, getreceivedbylabel, listreceivedbyaddress, listreceivedbylabel.
 
 The computations are quill.wallet.coins; this module parses Core's parameters and lays
@@ -406,6 +406,17 @@ def listreceivedbylabel(ctx: Any, args: list[Any]) -> Any:
     return _list_received(ctx, minconf, include_empty, None, include_immature, by_label=True)
 
 
+def keypoolrefill(ctx: Any, args: list[Any]) -> Any:
+    size = 0 if args[0] is None else get_int(args[0])
+    if size < 0:
+        raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, expected valid size.")
+    with _Locked(ctx) as wallet:
+        wallet.top_up(size)
+        if wallet.keypool_size() < size:
+            raise RPCError(RPC_WALLET_ERROR, "Error refreshing keypool.")
+    return None
+
+
 def _m(name: str, handler: Any, params: list[Param], category: str = WALLET, wallet: bool = True) -> Method:
     return Method(name, category, handler, params, wallet=wallet)
 
@@ -420,6 +431,7 @@ METHODS = [
     _m("lockunspent", lockunspent, [Param("unlock", BOOL, required=True), Param("transactions", ARR),
                                     Param("persistent", BOOL)]),
     _m("listlockunspent", listlockunspent, []),
+    _m("keypoolrefill", keypoolrefill, [Param("newsize", NUM)]),
     _m("getbalance", getbalance, [Param("dummy", STR), Param("minconf", NUM), Param("include_watchonly", BOOL),
                                   Param("avoid_reuse", BOOL)]),
     _m("getreceivedbyaddress", getreceivedbyaddress, [Param("address", STR, required=True), Param("minconf", NUM),
