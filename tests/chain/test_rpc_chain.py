@@ -84,7 +84,8 @@ def test_getblock_verbosities_and_fees(node):
     assert block.hash()[::-1].hex() == block_hash and [t.txid() for t in block.txs][1] == tx.txid()
     one = node.rpc("getblock", block_hash)
     assert one["tx"] == [t.txid_hex() for t in block.txs] and one["nTx"] == 2
-    assert list(one)[-4:] == ["strippedsize", "size", "weight", "tx"]
+    assert list(one)[-5:] == ["strippedsize", "size", "weight", "coinbase_tx", "tx"]     # Core 31's layout
+    assert one["coinbase_tx"]["coinbase"] == block.txs[0].vin[0].script_sig.hex()
     assert (one["size"], one["strippedsize"], one["weight"]) == (block.size(), block.stripped_size(), block.weight())
     two = node.rpc("getblock", block_hash, 2)
     cb, spent = two["tx"]
