@@ -27,7 +27,7 @@ COIN = 100_000_000
 SIGNALS = 0xFFFFFFFD
 FINAL = 0xFFFFFFFF
 WALLET = "anyone"
-# Times differ by nature; Core 31.99 no longer reports bip125-replaceable, which Quill still does.
+# Times differ by nature.
 IGNORED = ("time", "timereceived", "bip125-replaceable", "hex")
 
 Coin = tuple[bytes, int, int]          # txid, n, value
@@ -101,8 +101,6 @@ class Twins:
                 views.append(found)
             assert views[0] == views[1], f"{tx.txid_hex()}\nquill {views[0]}\ncore  {views[1]}"
         ours, theirs = (answer(node, "getbalances", wallet=wallet) for node in (self.quill, self.core))
-        # Core 31.99 adds "nonmempool" (bitcoin/bitcoin#33671), which Quill does not report yet
-        theirs[1]["mine"].pop("nonmempool")
         assert ours == theirs
 
 

@@ -15,7 +15,7 @@ COIN = 100_000_000
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    with QuillDaemon(tmp_path_factory.mktemp("chain")) as d:
+    with QuillDaemon(tmp_path_factory.mktemp("chain"), "-deprecatedrpc=bip125") as d:   # to see the RBF signal
         d.rpc("generatetoaddress", 110, ANYONE_ADDRESS)
         d.spent = set()
         yield d
@@ -84,7 +84,8 @@ def test_getblock_verbosities_and_fees(node):
     assert block.hash()[::-1].hex() == block_hash and [t.txid() for t in block.txs][1] == tx.txid()
     one = node.rpc("getblock", block_hash)
     assert one["tx"] == [t.txid_hex() for t in block.txs] and one["nTx"] == 2
-    assert list(one)[-4:] == ["strippedsize", "size", "weight", "tx"]
+    assert list(one)[-5:] == ["strippedsize", "size", "weight", "coinbase_tx", "tx"]     # Core 31's layout
+    assert one["coinbase_tx"]["coinbase"] == block.txs[0].vin[0].script_sig.hex()
     assert (one["size"], one["strippedsize"], one["weight"]) == (block.size(), block.stripped_size(), block.weight())
     two = node.rpc("getblock", block_hash, 2)
     cb, spent = two["tx"]
@@ -163,7 +164,7 @@ def test_getrawmempool_and_entry(node):
     entry = verbose[child.txid_hex()]
     assert list(entry) == ["vsize", "weight", "time", "height", "descendantcount", "descendantsize",
                            "ancestorcount", "ancestorsize", "wtxid", "fees", "depends", "spentby",
-                           "bip125-replaceable", "unbroadcast"]
+                           "unbroadcast", "bip125-replaceable"]
     assert entry["depends"] == [parent.txid_hex()] and entry["ancestorcount"] == 2
     assert entry["fees"] == {"base": Decimal("0.00003000"), "modified": Decimal("0.00003000"),
                              "ancestor": Decimal("0.00005000"), "descendant": Decimal("0.00003000")}

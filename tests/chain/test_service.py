@@ -360,3 +360,21 @@ def test_restart_activates_a_stored_chain_with_more_work(tmp_path):
         assert again.check_consistency() == []
     finally:
         again.close()
+
+
+def test_generate_remaking_an_invalidated_block_is_not_accepted(tmp_path):
+    """With the clock standing still, the block mined after invalidateblock is the very block it
+    dropped: Core's ProcessNewBlock refuses it (duplicate-invalid, generate's "ProcessNewBlock,
+    block not accepted"), nothing changes; a different block is mined as usual."""
+    chain = ChainService("regtest", str(tmp_path / "regtest"), clock=lambda: 1_700_000_000).start()
+    try:
+        mature(chain, 3)
+        tip_height, tip = chain.tip()
+        assert chain.invalidate(tip)
+        with pytest.raises(Invalid, match="duplicate-invalid"):
+            chain.generate(ANYONE_SCRIPT, 1, 10**6)
+        assert chain.tip()[0] == tip_height - 1 and chain.check_consistency() == []
+        (other,) = chain.generate(OTHER_SCRIPT, 1, 10**6)
+        assert chain.tip() == (tip_height, other)
+    finally:
+        chain.close()

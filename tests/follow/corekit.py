@@ -115,8 +115,8 @@ class CoreChain:
         return out
 
 
-# Times differ by nature; Core 31.99 no longer reports bip125-replaceable, which Quill still does.
-IGNORED = ("time", "timereceived", "bip125-replaceable")
+# Times differ by nature.
+IGNORED = ("time", "timereceived")
 
 
 def wait_for(predicate, timeout: float = 60.0, what: str = "condition") -> None:

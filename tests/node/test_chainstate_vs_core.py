@@ -202,3 +202,16 @@ def test_getblockstats(twins: Any) -> None:
                    [tip, []], [tip, ["bogus"]], [tip, [1]],
                    [-1], [tip + 1], ["00" * 32], ["zz"], [1.5], [True]):
         same(core, quill, "getblockstats", *params)
+
+
+def test_getblock_and_getblockheader(twins: Any) -> None:
+    """After the block with the mempool's spends: Core 31's coinbase_tx, nTx, every verbosity."""
+    core, quill = twins
+    tip = quill.rpc("getblockcount")
+    for height in (0, 1, tip):
+        block_hash = quill.rpc("getblockhash", height)
+        for params in ([], [0], [1], [2], [3]):
+            same(core, quill, "getblock", block_hash, *params)
+        for params in ([], [False]):
+            same(core, quill, "getblockheader", block_hash, *params)
+    assert "witness" in core.rpc("getblock", quill.rpc("getblockhash", tip))["coinbase_tx"]

@@ -29,7 +29,7 @@ def answer(node: Any, method: str, *params: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def nodes(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with BitcoinD(tmp_path_factory.mktemp("core")) as core:
+    with BitcoinD(tmp_path_factory.mktemp("core"), "-coinstatsindex=1") as core:
         builtin = QuillDaemon(tmp_path_factory.mktemp("builtin")).start()
         follower = QuillDaemon(tmp_path_factory.mktemp("follower"), f"-chainsource={core.url_for_follower}",
                                "-chainpollinterval=100").start()
@@ -112,6 +112,15 @@ def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> N
     psbt = core.rpc("createpsbt", [{"txid": coinbase, "vout": 0}], [{"data": "00"}])
     for params in ([psbt], [psbt, []], ["junk"]):
         assert answer(follower, "utxoupdatepsbt", *params) == answer(core, "utxoupdatepsbt", *params)
+    while not core.rpc("getindexinfo", "coinstatsindex")["coinstatsindex"]["synced"]:
+        assert time.monotonic() < deadline, "Core's coinstatsindex did not catch up"
+        time.sleep(0.1)
+    block_2 = core.rpc("getblockhash", 2)
+    for verbosity in (1, 2):   # a block the follower holds no transactions of: nTx from the block itself
+        assert answer(follower, "getblock", block_2, verbosity) == answer(core, "getblock", block_2, verbosity)
+    for params in (["muhash", 2], ["none", block_2, True], ["muhash", 1, False], ["hash_serialized_3", 2],
+                   ["muhash", 99], ["muhash"]):
+        assert answer(follower, "gettxoutsetinfo", *params) == answer(core, "gettxoutsetinfo", *params), params
     scan = ["start", ["addr(bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080)"]]
     assert answer(follower, "scantxoutset", *scan) == answer(core, "scantxoutset", *scan)
     assert len(core.rpc("scantxoutset", *scan)["unspents"]) == 3

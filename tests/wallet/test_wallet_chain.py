@@ -131,7 +131,7 @@ def test_coinbase_maturity_orphan_and_abandon(kit):
     kit.chain.invalidate(blk)
     g = kit.rpc("gettransaction", cb, wallet=w)
     assert g["details"][0]["category"] == "orphan" and g["details"][0]["abandoned"] is True
-    assert g["bip125-replaceable"] == "unknown" and g["trusted"] is False
+    assert "bip125-replaceable" not in g and g["trusted"] is False   # Core 31: -deprecatedrpc=bip125 only
     kit.chain.reconsider(blk)
     g = kit.rpc("gettransaction", cb, wallet=w)
     assert g["details"][0]["abandoned"] is False and g["confirmations"] == 101

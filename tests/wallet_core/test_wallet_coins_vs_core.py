@@ -17,8 +17,8 @@ from tests.kit.bitcoind import BitcoinD, CoreRPCError, follower, import_requests
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
 METHODS = ["getwalletinfo", "listwalletdir", "listlabels", "getaddressesbylabel", "listunspent", "lockunspent",
-           "listlockunspent", "getbalance", "getreceivedbyaddress", "getreceivedbylabel", "listreceivedbyaddress",
-           "listreceivedbylabel"]
+           "listlockunspent", "keypoolrefill", "getbalance", "getreceivedbyaddress", "getreceivedbylabel",
+           "listreceivedbyaddress", "listreceivedbylabel"]
 
 
 class Wallet:
@@ -71,6 +71,9 @@ def same(core: Wallet, quill: Wallet, method: str, *params: Any, unordered: bool
 
 
 def sync(core: Any, quill: Any) -> None:
+    """Quill has Core's tip and mempool, and Core's wallets have seen them (they learn of blocks and
+    mempool transactions after the call that made them)."""
+    core.rpc("syncwithvalidationinterfacequeue")
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -159,6 +162,21 @@ def test_balances_and_receipts(wallets: Any) -> None:
         same(c, q, "listreceivedbylabel", *params)
 
 
+def test_listtransactions_label_filter(wallets: Any) -> None:
+    _, _, s = wallets
+    c, q = s["c"], s["q"]
+    for params in (["*", 100], ["savings", 100], ["legacy one", 100], ["nobody"], [""], ["", -1], [None, 100],
+                   ["savings", -1], ["savings", 1, -1]):
+        theirs, ours = answer(c, "listtransactions", *params), answer(q, "listtransactions", *params)
+        if theirs[0] == "ok":   # one poll may bring Quill several transactions Core saw one by one
+            theirs, ours = ("ok", _sorted(_untimed(theirs[1]))), ("ok", _sorted(_untimed(ours[1])))
+        assert ours == theirs, params
+
+
+def _untimed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k not in ("time", "timereceived")} for e in entries]
+
+
 def test_labels(wallets: Any) -> None:
     _, _, s = wallets
     c, q = s["c"], s["q"]
@@ -209,6 +227,25 @@ def test_locks(wallets: Any) -> None:
     assert c.rpc("listlockunspent") == q.rpc("listlockunspent") == []
 
 
+def test_keypoolrefill_tops_up_as_core(wallets: Any) -> None:
+    _, _, s = wallets
+    c, q = s["c"], s["q"]
+    for w in (c, q):
+        w.rpc("getrawchangeaddress", "legacy")
+        w.rpc("getnewaddress", "", "bech32m")
+
+    def pools(w: Wallet) -> Any:
+        info = w.rpc("getwalletinfo")
+        listed = w.rpc("listdescriptors")["descriptors"]
+        ranges = sorted((d["desc"], d.get("range"), d.get("next_index")) for d in listed)
+        return info["keypoolsize"], info["keypoolsize_hd_internal"], ranges
+
+    assert pools(q) == pools(c)
+    for params in ([], [0], [3], [1200], [-1], ["x"], [2 ** 31], [1000]):
+        same(c, q, "keypoolrefill", *params)
+        assert pools(q) == pools(c), params
+
+
 def test_wallet_info_and_directory(wallets: Any) -> None:
     core, quill, s = wallets
     c, q = s["c"], s["q"]
@@ -220,3 +257,21 @@ def test_wallet_info_and_directory(wallets: Any) -> None:
         assert ours[key] == theirs[key], key
     assert quill.rpc("listwalletdir") == {"wallets": [{"name": "wo", "warnings": []}]}
     assert {"name": "wo", "warnings": []} in core.rpc("listwalletdir")["wallets"]
+
+
+def test_wallet_lifecycle_answers(wallets: Any) -> None:
+    """Last: it makes wallets (listwalletdir above lists only "wo")."""
+    core, quill, s = wallets
+    c, q = s["c"], s["q"]
+    same(c, q, "listdescriptors", True)
+    same(c, q, "unloadwallet", "another")
+    for params in (["plain", True, False, ""], ["other", True], ["startup", True, True, "", False, True, True]):
+        theirs, ours = node_answer(core, "createwallet", *params), node_answer(quill, "createwallet", *params)
+        assert ours == theirs, params
+
+
+def node_answer(node: Any, method: str, *params: Any) -> Any:
+    try:
+        return ("ok", node.rpc(method, *params))
+    except (CoreRPCError, RPCFailure) as e:
+        return ("error", e.code, e.message)

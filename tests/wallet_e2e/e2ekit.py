@@ -39,6 +39,8 @@ FINAL_NO_RBF = 0xFFFFFFFE
 TIME_KEYS = ("time", "timereceived")
 FAUCET_BLOCKS = 40
 UPSTREAM_AUTH = ("-rpcuser=up", "-rpcpassword=stream")
+# The scenarios check bip125-replaceable, which Core 31 (and Quill) show only when asked for.
+WALLET_NODE_ARGS = ("-deprecatedrpc=bip125",)
 
 
 def btc(sats) -> Decimal:
@@ -153,12 +155,13 @@ class Net:
     def __init__(self, kind, tmp_factory):
         self.kind = kind
         if kind == "built-in":
-            self.driver = self.node = QuillDaemon(tmp_factory.mktemp("builtin")).start()
+            self.driver = self.node = QuillDaemon(tmp_factory.mktemp("builtin"), *WALLET_NODE_ARGS).start()
             self.daemons = [self.node]
         else:
             self.driver = QuillDaemon(tmp_factory.mktemp("upstream"), *UPSTREAM_AUTH).start()
             source = f"-chainsource=http://up:stream@127.0.0.1:{self.driver.port}"
-            self.node = QuillDaemon(tmp_factory.mktemp("follower"), source, "-chainpollinterval=100").start()
+            self.node = QuillDaemon(tmp_factory.mktemp("follower"), source, "-chainpollinterval=100",
+                                    *WALLET_NODE_ARGS).start()
             self.daemons = [self.node, self.driver]
         hashes = self.driver.rpc("generatetoaddress", FAUCET_BLOCKS, ANYONE_ADDRESS)
         self.driver.rpc("generatetoaddress", 100, FOREIGN_ADDRESS)

@@ -2,7 +2,10 @@
 through a real quilld and its HTTP RPC, on the built-in chain and on a follower."""
 from decimal import Decimal
 
+from quill.tx.address import encode_destination
 from tests.wallet_e2e.e2ekit import COIN, FEE, FOREIGN, SIGNALS_RBF, Coin, btc, coins_of, hexid, of_tx
+
+OTHER_ADDRESS = encode_destination(b"\x00\x14" + b"\x22" * 20, "regtest")   # nobody's either
 
 
 def wallet_order(*txids):
@@ -162,7 +165,7 @@ def test_coinbase_maturity_orphan_and_reconnect(net):
     assert (g["confirmations"], g["amount"], g["trusted"], g["bip125-replaceable"]) == (0, 0, False, "unknown")
     assert (g["details"][0]["category"], g["details"][0]["abandoned"]) == ("orphan", True)
     assert w.gettx(child.txid())["details"][0]["abandoned"] is True
-    assert w.rpc("getbalances")["mine"] == {"trusted": 0, "untrusted_pending": 0, "immature": 0}
+    assert w.rpc("getbalances")["mine"] == {"trusted": 0, "untrusted_pending": 0, "immature": 0, "nonmempool": 0}
     net.reconsider(blk)
     g = w.gettx(cb)
     assert (g["details"][0]["abandoned"], g["details"][0]["category"], g["confirmations"]) == (False, "generate", 101)
@@ -194,7 +197,7 @@ def test_orphaned_reward_spend_stays_abandoned(net):
     net.invalidate(blk, sync=False)
     conflict_block = net.mine(102, sync=False)[0]
     net.sync()
-    assert w.rpc("getbalances")["mine"] == {"trusted": 10, "untrusted_pending": 0, "immature": 0}
+    assert w.rpc("getbalances")["mine"] == {"trusted": 10, "untrusted_pending": 0, "immature": 0, "nonmempool": 0}
     assert w.gettx(tx.txid())["details"][0]["abandoned"] is True
     net.node.rpc("unloadwallet", w.name)
     net.node.rpc("loadwallet", w.name)
@@ -234,3 +237,34 @@ def test_bip125_replaceable_status(net):
     assert w.gettx(tx3b.txid())["bip125-replaceable"] == "no"
     net.mine(1)
     assert status() == ["no", "no", "yes", "unknown"] and w.conf(tx1.txid()) == 1
+
+
+def test_spend_that_left_the_mempool_counts_as_nonmempool(net):
+    """Core 31's getbalances `nonmempool` (bitcoin/bitcoin#33671): a spend of a reward, in the
+    mempool when the reward has 100 confirmations, is dropped by a one-block reorg (the reward is
+    immature again) and stays out: the reward counts in its bucket (immature, then trusted once
+    mature) and again, negated, in `nonmempool`; getbalance and listunspent leave it out. Abandoned,
+    the spend no longer spends it. Checked value for value against Core in
+    tests/wallet_core/test_nonmempool_vs_core.py."""
+    w = net.wallet()
+    address, _ = w.new_address()
+    (blk,) = net.mine(1, address)
+    reward = coin_of_coinbase(net, blk)
+    net.mine(99)
+    spend = w.spend([reward], [(FOREIGN, reward.value - FEE)])
+    net.send(spend)
+    nothing = {"trusted": 0, "untrusted_pending": 0, "immature": 0, "nonmempool": 0}
+    assert w.rpc("getbalances")["mine"] == nothing
+    net.invalidate(net.tip())
+    assert hexid(spend.txid()) not in net.node.rpc("getrawmempool")
+    assert w.rpc("getbalances")["mine"] == {**nothing, "immature": btc(reward.value), "nonmempool": -btc(reward.value)}
+    g = w.gettx(spend.txid())
+    assert (g["confirmations"], g["trusted"], g["details"][0]["abandoned"]) == (0, False, False)
+    net.mine(2, OTHER_ADDRESS)   # not the dropped block again (FOREIGN_ADDRESS would remake it)
+    assert w.rpc("getbalances")["mine"] == {**nothing, "trusted": btc(reward.value), "nonmempool": -btc(reward.value)}
+    assert w.rpc("getbalance") == 0
+    assert w.rpc("listunspent", 0) == []
+    w.rpc("abandontransaction", hexid(spend.txid()))
+    assert w.rpc("getbalances")["mine"] == {**nothing, "trusted": btc(reward.value)}
+    assert w.rpc("getbalance") == btc(reward.value)
+    assert [u["txid"] for u in w.rpc("listunspent")] == [hexid(reward.txid)]

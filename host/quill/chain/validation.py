@@ -130,6 +130,13 @@ class ChainState:
         then the most-work chain is activated (`follow`: the caller picks the tip instead).
         """
         hash_ = block.hash()
+        known = self.index.get(hash_)
+        if known is not None:
+            # Core's AcceptBlockHeader: a block marked invalid stays so (generate remaking the block
+            # that invalidateblock dropped gets "block not accepted"); a known one is accepted again
+            if known.failed:
+                raise Invalid("duplicate-invalid")
+            return known, self.index.contains(known)
         prev = self.check_new_block(block)
         if prev is self.tip and not follow:
             with self.store.transaction():

@@ -75,12 +75,24 @@ def tx_with_undo_to_json(tx, chain_name, spent, include_prevout: bool) -> dict:
     return entry
 
 
+def coinbase_tx_json(coinbase) -> dict:
+    """Core 31's `coinbase_tx` of getblock: the coinbase's version, locktime and only input."""
+    txin = coinbase.vin[0]
+    out = {"version": coinbase.version, "locktime": coinbase.locktime, "sequence": txin.sequence,
+           "coinbase": txin.script_sig.hex()}
+    if txin.witness:
+        out["witness"] = txin.witness[0].hex()
+    return out
+
+
 def block_to_json(chain, block, info, verbosity: int, chain_name) -> dict:
     """Core's blockToJSON for verbosity 1 (txids), 2 (decoded, fee) and 3 (with prevouts)."""
     out = header_to_json(info)
+    out["nTx"] = len(block.txs)   # a follower's header index may not count them; the block does
     out["strippedsize"] = block.stripped_size()
     out["size"] = block.size()
     out["weight"] = block.weight()
+    out["coinbase_tx"] = coinbase_tx_json(block.txs[0])
     if verbosity == 1:
         out["tx"] = [tx.txid_hex() for tx in block.txs]
         return out
@@ -198,12 +210,12 @@ def _signals_rbf(pool, txid) -> bool:
     return False
 
 
-def mempool_entry_json(pool, entry) -> dict:
-    """Core's entryToJSON."""
+def mempool_entry_json(pool, entry, bip125=False) -> dict:
+    """Core's entryToJSON; `bip125-replaceable` last and only under -deprecatedrpc=bip125 (Core 31)."""
     txid = entry.txid
     ancestors = [pool.get(t) for t in pool.ancestors(txid)]
     descendants = [pool.get(t) for t in pool.descendants(txid)]  # includes the tx itself
-    return {
+    out = {
         "vsize": entry.vsize,
         "weight": entry.weight,
         "time": entry.time,
@@ -221,9 +233,11 @@ def mempool_entry_json(pool, entry) -> dict:
         },
         "depends": sorted(hash_to_hex(t) for t in pool.parents(txid)),
         "spentby": sorted(hash_to_hex(t) for t in pool.children(txid)),
-        "bip125-replaceable": _signals_rbf(pool, txid),
         "unbroadcast": entry.unbroadcast,
     }
+    if bip125:
+        out["bip125-replaceable"] = _signals_rbf(pool, txid)
+    return out
 
 
 def getrawmempool(ctx, args):
@@ -236,7 +250,8 @@ def getrawmempool(ctx, args):
         pool = chain.mempool()
         order = pool.sorted()
         if verbose:
-            return {hash_to_hex(t): mempool_entry_json(pool, pool.get(t)) for t in order}
+            bip125 = "bip125" in ctx.node.deprecated_rpc
+            return {hash_to_hex(t): mempool_entry_json(pool, pool.get(t), bip125) for t in order}
         txids = [hash_to_hex(t) for t in order]
         if with_sequence:
             return {"txids": txids, "mempool_sequence": pool.sequence}
@@ -251,7 +266,7 @@ def getmempoolentry(ctx, args):
         entry = pool.get(txid)
         if entry is None:
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool")
-        return mempool_entry_json(pool, entry)
+        return mempool_entry_json(pool, entry, "bip125" in ctx.node.deprecated_rpc)
 
 
 _HASH = Param("blockhash", STR_HEX, True)

@@ -435,10 +435,10 @@ def gettxoutsetinfo(ctx: Any, args: list[Any]) -> Any:
         raise RPCError(RPC_INVALID_PARAMETER, f"'{hash_type}' is not a valid hash_type")
     if args[2] is not None:
         get_bool(args[2])
+    if following(ctx):   # with a block (hash or height): the node's coinstatsindex answers, or its error
+        return forward(ctx, "gettxoutsetinfo", hash_type, *([args[1], args[2]] if args[1] is not None else []))
     if args[1] is not None:
         raise RPCError(RPC_INVALID_PARAMETER, "Querying specific block heights requires coinstatsindex")
-    if following(ctx):
-        return forward(ctx, "gettxoutsetinfo", hash_type)
     chain = chain_of(ctx)
     stats, height, tip_hash = chain.utxo_stats(hash_type)
     out: dict[str, Any] = {"height": height, "bestblock": hash_to_hex(tip_hash), "txouts": stats.txouts,

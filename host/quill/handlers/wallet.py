@@ -6,6 +6,7 @@ the descriptor parser.
 
 import time
 
+from quill.amount import Amount
 from quill.extsigner.signer import get_external_signer
 from quill.handlers.errors import to_rpc_error
 from quill.rpc import univalue
@@ -20,9 +21,10 @@ from quill.rpc.errors import (
     RPCError,
 )
 from quill.rpc.registry import ARR, BOOL, NUM, RANGE, STR, STR_HEX, Method, Param
-from quill.tx import script as S
 from quill.tx.address import AddressError, decode_destination, encode_destination
 from quill.wallet import results
+from quill.wallet.address_info import address_info
+from quill.wallet.balance import get_balance
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
 from quill.wallet.external_signer import signer_descriptors
 from quill.wallet.names import InvalidWalletName, check_wallet_name
@@ -63,6 +65,12 @@ def _view(manager, wallet):
     return results.View(wallet, manager.chain)
 
 
+def _tx_view(ctx, wallet):
+    """The view of the calls that list wallet transactions: bip125-replaceable only under
+    -deprecatedrpc=bip125, as in Core 31."""
+    return results.View(wallet, _manager(ctx).chain, bip125="bip125" in ctx.node.deprecated_rpc)
+
+
 # -- wallet lifecycle ------------------------------------------------------------------
 
 
@@ -101,6 +109,8 @@ def createwallet(ctx, args):
         signer = get_external_signer(ctx.node.signer, ctx.node.chain_name)
         descriptors_from_signer = signer_descriptors(signer.get_descriptors(0), ctx.node.chain_name)
     wallet = manager.create(name, bool(blank), load_on_startup, descriptors_from_signer)
+    if passphrase is not None:   # "": Core creates the wallet unencrypted and says so
+        return {"name": wallet.name, "warnings": ["Empty string given as passphrase, wallet will not be encrypted."]}
     return {"name": wallet.name}
 
 
@@ -117,7 +127,7 @@ def unloadwallet(ctx, args):
     if ctx.wallet_name is not None:
         if name is not None and name != ctx.wallet_name:
             raise RPCError(RPC_INVALID_PARAMETER,
-                           "RPC endpoint wallet and wallet_name parameter specify different wallets")
+                           "The RPC endpoint wallet and the wallet name parameter specify different wallets")
         name = ctx.wallet_name
     elif name is None:
         raise RPCError(RPC_INVALID_PARAMETER, "Either the RPC endpoint wallet or the wallet name parameter must "
@@ -282,7 +292,7 @@ def _import_descriptors(ctx, requests):
 def listdescriptors(ctx, args):
     private = args[0]
     if private:
-        raise RPCError(RPC_WALLET_ERROR, "Can't get descriptor string.")
+        raise RPCError(RPC_WALLET_ERROR, "Can't get private descriptor string for watch-only wallets")
     with _Locked(ctx) as wallet:
         out = []
         for info in sorted(wallet.descs.values(), key=lambda i: i.text):
@@ -353,46 +363,8 @@ def setlabel(ctx, args):
 
 
 def getaddressinfo(ctx, args):
-    address = args[0]
     with _Locked(ctx) as wallet:
-        script = _decode_address(ctx, address)
-        owners = wallet.scripts.get(script, [])
-        info = wallet.descs[owners[0][0]] if owners else None
-        index = owners[0][1] if owners else 0
-        solvable = info is not None and info.desc.is_solvable()
-        out = {"address": encode_destination(script, wallet.chain_name), "scriptPubKey": script.hex(),
-               "ismine": bool(owners), "solvable": solvable}
-        if solvable:
-            out["desc"] = info.desc.inferred_string(index)
-        if info is not None:
-            out["parent_desc"] = info.text
-        out["iswatchonly"] = False
-        kind, sol = S.solver(script)
-        out["isscript"] = kind in (S.SCRIPTHASH, S.WITNESS_V0_SCRIPTHASH)
-        wp = S.witness_program(script)
-        out["iswitness"] = wp is not None
-        if wp is not None:
-            out["witness_version"] = wp[0]
-            out["witness_program"] = wp[1].hex()
-        if info is not None and info.desc.node.kind in ("pkh", "wpkh", "tr") or (
-                info is not None and info.desc.node.kind == "sh" and info.desc.node.sub.kind == "wpkh"):
-            key = info.desc.node.keys[0] if info.desc.node.kind != "sh" else info.desc.node.sub.keys[0]
-            if info.desc.node.kind != "tr":
-                pub = key.pubkey(index)
-                out["pubkey"] = pub.hex()
-                out["iscompressed"] = len(pub) == 33
-        out["ischange"] = wallet.is_change(script) if owners else False
-        if info is not None:
-            out["timestamp"] = info.timestamp
-            keys = list(info.desc.node.all_keys())
-            if len(keys) == 1 and keys[0].origin_at(index) is not None:
-                fp, path = keys[0].origin_at(index)
-                out["hdkeypath"] = "m" + "".join("/%d%s" % (p & 0x7FFFFFFF, "h" if p & 0x80000000 else "")
-                                                 for p in path)
-                out["hdmasterfingerprint"] = fp.hex()
-        label = wallet.label_of(out["address"]) if out["address"] else None
-        out["labels"] = [] if label is None else [label]
-        return out
+        return address_info(wallet, _decode_address(ctx, args[0]))
 
 
 # -- transactions ----------------------------------------------------------------------------
@@ -405,13 +377,13 @@ def gettransaction(ctx, args):
         row = wallet.store.get_tx(txid)
         if row is None:
             raise RPCError(RPC_INVALID_ADDRESS_OR_KEY, "Invalid or non-wallet transaction id")
-        return results.gettransaction(_view(_manager(ctx), wallet), row, bool(verbose))
+        return results.gettransaction(_tx_view(ctx, wallet), row, bool(verbose))
 
 
 def listsinceblock(ctx, args):
     blockhash, target, include_watchonly, include_removed, include_change, label_value = args
     with _Locked(ctx) as wallet:
-        view = _view(_manager(ctx), wallet)
+        view = _tx_view(ctx, wallet)
         since = results.since_block(view, parse_hash_v(blockhash, "blockhash")) if blockhash else None
         target_confirmations = 1
         if target is not None:
@@ -430,13 +402,15 @@ def listtransactions(ctx, args):
         label = "*"
         if label_value is not None and label_value != "*":
             label = label_from_value(label_value)
+            if not label:
+                raise RPCError(RPC_INVALID_PARAMETER, 'Label argument must be a valid label name or "*".')
         count = 10 if count_value is None else get_int(count_value)
         skip = 0 if skip_value is None else get_int(skip_value)
         if count < 0:
             raise RPCError(RPC_INVALID_PARAMETER, "Negative count")
         if skip < 0:
             raise RPCError(RPC_INVALID_PARAMETER, "Negative from")
-        return results.listtransactions(_view(_manager(ctx), wallet), label, count, skip)
+        return results.listtransactions(_tx_view(ctx, wallet), label, count, skip)
 
 
 def abandontransaction(ctx, args):
@@ -452,7 +426,11 @@ def abandontransaction(ctx, args):
 
 def getbalances(ctx, args):
     with _Locked(ctx) as wallet:
-        return results.getbalances(_view(_manager(ctx), wallet))
+        view = _view(_manager(ctx), wallet)
+        bal = get_balance(view)
+        return {"mine": {"trusted": Amount(bal.trusted), "untrusted_pending": Amount(bal.untrusted_pending),
+                         "immature": Amount(bal.immature), "nonmempool": Amount(bal.nonmempool)},
+                "lastprocessedblock": view.lastprocessedblock()}
 
 
 def rescanblockchain(ctx, args):

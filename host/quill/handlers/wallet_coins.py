@@ -1,6 +1,6 @@
 """Wallet RPCs about coins, balances, receipts and labels (Core's wallet/rpc/coins.cpp,
 addresses.cpp, transactions.cpp, wallet.cpp): getwalletinfo, listwalletdir, listlabels,
-getaddressesbylabel, listunspent, lockunspent, listlockunspent, getbalance,
+getaddressesbylabel, listunspent, lockunspent, listlockunspent, keypoolrefill, getbalance,
 getreceivedbyaddress, getreceivedbylabel, listreceivedbyaddress, listreceivedbylabel.
 
 The computations are quill.wallet.coins; this module parses Core's parameters and lays
@@ -39,6 +39,7 @@ from quill.tx.address import AddressError, decode_destination, encode_destinatio
 from quill.tx.hashes import hash_to_hex
 from quill.tx.transaction import OutPoint
 from quill.wallet import coins
+from quill.wallet.balance import get_balance, is_spent
 from quill.wallet.coins import CoinFilter
 from quill.wallet.descriptors import parse as parse_descriptor
 
@@ -287,7 +288,7 @@ def lockunspent(ctx: Any, args: list[Any]) -> Any:
                 raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, unknown transaction")
             if n >= len(row.tx.vout):
                 raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout index out of bounds")
-            if coins._is_spent(view, txid, n):
+            if is_spent(view, txid, n):
                 raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, expected unspent output")
             locked = outpoint in locks
             if unlock and not locked:
@@ -324,7 +325,7 @@ def getbalance(ctx: Any, args: list[Any]) -> Any:
     min_depth = 0 if minconf is None else get_int(minconf)
     _avoid_reuse(avoid_reuse)
     with _Locked(ctx) as wallet:
-        return Amount(coins.trusted_balance(_view(_manager(ctx), wallet), min_depth))
+        return Amount(get_balance(_view(_manager(ctx), wallet), min_depth).available)
 
 
 def _received(ctx: Any, args: list[Any], by_label: bool) -> Any:
@@ -405,6 +406,17 @@ def listreceivedbylabel(ctx: Any, args: list[Any]) -> Any:
     return _list_received(ctx, minconf, include_empty, None, include_immature, by_label=True)
 
 
+def keypoolrefill(ctx: Any, args: list[Any]) -> Any:
+    size = 0 if args[0] is None else get_int(args[0])
+    if size < 0:
+        raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, expected valid size.")
+    with _Locked(ctx) as wallet:
+        wallet.top_up(size)
+        if wallet.keypool_size() < size:
+            raise RPCError(RPC_WALLET_ERROR, "Error refreshing keypool.")
+    return None
+
+
 def _m(name: str, handler: Any, params: list[Param], category: str = WALLET, wallet: bool = True) -> Method:
     return Method(name, category, handler, params, wallet=wallet)
 
@@ -419,6 +431,7 @@ METHODS = [
     _m("lockunspent", lockunspent, [Param("unlock", BOOL, required=True), Param("transactions", ARR),
                                     Param("persistent", BOOL)]),
     _m("listlockunspent", listlockunspent, []),
+    _m("keypoolrefill", keypoolrefill, [Param("newsize", NUM)]),
     _m("getbalance", getbalance, [Param("dummy", STR), Param("minconf", NUM), Param("include_watchonly", BOOL),
                                   Param("avoid_reuse", BOOL)]),
     _m("getreceivedbyaddress", getreceivedbyaddress, [Param("address", STR, required=True), Param("minconf", NUM),

@@ -45,6 +45,7 @@ from quill.tx.psbt import PSBT, encode_base64_psbt, psbt_from_tx
 from quill.tx.script import solver
 from quill.tx.transaction import OutPoint, Transaction, TxIn
 from quill.wallet import coins, funding, solving
+from quill.wallet.balance import is_spent
 from quill.wallet.coinselection import MAX_STANDARD_TX_WEIGHT
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DescriptorError
 from quill.wallet.descriptors import parse as parse_descriptor
@@ -469,7 +470,7 @@ def _sweep_inputs(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any
         view = _view(_manager(ctx), wallet)
         for txin in tx.vin:
             where = f"{hash_to_hex(txin.prevout.hash)}:{txin.prevout.n}"
-            if coins._is_spent(view, txin.prevout.hash, txin.prevout.n):
+            if is_spent(view, txin.prevout.hash, txin.prevout.n):
                 raise RPCError(RPC_INVALID_PARAMETER, f"Input not available. UTXO ({where}) was already spent.")
             row = wallet.store.get_tx(txin.prevout.hash)
             if row is None or txin.prevout.n >= len(row.tx.vout) or not wallet.is_mine(

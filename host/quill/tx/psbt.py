@@ -333,7 +333,7 @@ class _Reader:
             tx = Transaction.read_from(r, allow_witness)
         except DeserializationError as e:
             message = str(e)
-            if message in ("end of data", "count larger than the data", "trailing bytes after transaction"):
+            if message in ("end of data", "trailing bytes after transaction"):
                 message = "SpanReader::read(): end of data"
             raise _Failure(message) from None
         self.pos = r.tell()

@@ -20,11 +20,6 @@ from .serialize import COMPACT_SIZE_SMALL, DeserializationError, compact_size, r
 _U32 = struct.Struct("<I")
 _Q_I = struct.Struct("<q")
 
-# Smallest encodings, used to bound counts by the bytes that remain.
-_MIN_TXIN_SIZE = 32 + 4 + 1 + 4
-_MIN_TXOUT_SIZE = 8 + 1
-_MIN_WITNESS_ITEM_SIZE = 1
-
 NULL_HASH = bytes(32)
 COINBASE_INDEX = 0xFFFFFFFF
 SEQUENCE_FINAL = 0xFFFFFFFF
@@ -252,20 +247,18 @@ def _serialize(tx):
     return b"".join(wparts), nowit
 
 
-def _bounded_count(r, min_item_size):
-    """A CompactSize count that the bytes left could possibly hold."""
-    n = r.compact_size()
-    left = r.remaining()
-    if left is not None and n * min_item_size > left:
-        raise DeserializationError("count larger than the data")
-    return n
+def _count(r):
+    """A vector's CompactSize count (at most MAX_SIZE). Its items are then read one by one, as
+    Core does: a count larger than the data allocates nothing and fails at the first item that
+    does not fit, with that item's error (Core's message, which decodepsbt shows)."""
+    return r.compact_size()
 
 
 def _read_inputs(r):
     vin = []
     append = vin.append
     read, u32, var_bytes = r.read, r.u32, r.var_bytes
-    for _ in range(_bounded_count(r, _MIN_TXIN_SIZE)):
+    for _ in range(_count(r)):
         prev = OutPoint(read(32), u32())
         append(TxIn(prev, var_bytes(), u32(), []))
     return vin
@@ -275,7 +268,7 @@ def _read_outputs(r):
     vout = []
     append = vout.append
     i64, var_bytes = r.i64, r.var_bytes
-    for _ in range(_bounded_count(r, _MIN_TXOUT_SIZE)):
+    for _ in range(_count(r)):
         append(TxOut(i64(), var_bytes()))
     return vout
 
@@ -303,7 +296,7 @@ def _read_transaction(r, allow_witness):
         for txin in vin:
             stack = txin.witness
             var_bytes = r.var_bytes
-            for _ in range(_bounded_count(r, _MIN_WITNESS_ITEM_SIZE)):
+            for _ in range(_count(r)):
                 stack.append(var_bytes())
             if stack:
                 has_witness = True

@@ -3,7 +3,6 @@ wallet/receive.cpp (GetBalance) and wallet/rpc/coins.cpp, transactions.cpp (GetR
 ListReceived) compute them.
 
     available_coins(view, CoinFilter(...))   the unspent outputs listunspent shows
-    trusted_balance(view, min_depth)         getbalance
     received_by(view, scripts, ...)          getreceivedbyaddress / getreceivedbylabel
     tally(view, ...)                         listreceivedbyaddress / listreceivedbylabel
     LockedCoins                              lockunspent / listlockunspent
@@ -20,7 +19,7 @@ from quill.consensus import MAX_MONEY
 from quill.tx import script as S
 from quill.tx.transaction import OutPoint, TxOut
 from quill.wallet import store as st
-from quill.wallet.results import _is_spent
+from quill.wallet.balance import is_spent
 
 MAX_DEPTH = 9_999_999
 LOCKS_META_KEY = "locked_coins"
@@ -65,7 +64,7 @@ def available_coins(view: Any, coin_filter: CoinFilter, locked: LockedCoins) -> 
     w = view.wallet
     found: list[WalletCoin] = []
     total = 0
-    scripts, spends = w.scripts, w.spends
+    scripts = w.scripts
     solvable_descs = {desc_id for desc_id, info in w.descs.items() if info.desc.is_solvable()}
     for row in w.store.all_txs():
         depth = view.depth(row)
@@ -82,7 +81,7 @@ def available_coins(view: Any, coin_filter: CoinFilter, locked: LockedCoins) -> 
             if not coin_filter.min_amount <= out.value <= coin_filter.max_amount:
                 continue
             outpoint = OutPoint(row.txid, n)
-            if outpoint in locked or ((row.txid, n) in spends and _is_spent(view, row.txid, n)):
+            if outpoint in locked or is_spent(view, row.txid, n):
                 continue
             solvable = any(desc_id in solvable_descs for desc_id, _ in scripts.get(out.script_pubkey, ()))
             found.append(WalletCoin(outpoint, out, depth, safe, solvable, row.seq))
@@ -105,22 +104,6 @@ def _ordered(coins: list[WalletCoin]) -> list[WalletCoin]:
         return rank, c.seq, c.outpoint.n
 
     return sorted(coins, key=key)
-
-
-def trusted_balance(view: Any, min_depth: int) -> int:
-    """Core's GetBalance(min_depth).m_mine_trusted: unspent mature credit of trusted transactions."""
-    w = view.wallet
-    total = 0
-    for row in w.store.all_txs():
-        depth = view.depth(row)
-        if depth < min_depth or not w.is_trusted(row, view.trust_memo, view.tip_height):
-            continue
-        if row.coinbase and w.blocks_to_maturity(row, depth) > 0:
-            continue
-        spends, txid = w.spends, row.txid
-        total += sum(out.value for n, out in w.credit_outputs(row.tx)
-                     if (txid, n) not in spends or not _is_spent(view, txid, n))
-    return total
 
 
 def _counts(w: Any, row: Any, depth: int, min_depth: int, include_immature: bool) -> bool:

@@ -177,9 +177,14 @@ class Key:
         return base
 
     def origin_at(self, index):
-        """(fingerprint, full path) of child `index`, as Core's KeyOriginInfo; None for a bare constant."""
+        """(fingerprint, full path) of child `index`, as Core's KeyOriginInfo."""
         if self.const is not None:
-            return self.origin
+            if self.origin is not None:
+                return self.origin
+            # Core's ConstPubkeyProvider: the key's own fingerprint and an empty path (an x-only key
+            # stands for its even point)
+            pubkey = b"\x02" + self.const if len(self.const) == 32 else self.const
+            return hash160(pubkey)[:4], []
         steps = list(self.path) + ([index | (HARDENED if self.wildcard == "hardened" else 0)]
                                    if self.wildcard else [])
         if self.origin is not None:

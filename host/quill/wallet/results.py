@@ -1,8 +1,9 @@
-"""The JSON objects of gettransaction, listsinceblock, listtransactions and
-getbalances, field for field in Core's order (core-wallet.md §1-§3).
+"""The JSON objects of gettransaction, listsinceblock and listtransactions,
+field for field in Core's order (core-wallet.md §1-§3).
 
 `View` is what one RPC call sees: the wallet, its tip, and the node's mempool
-(fetched once per call, for `bip125-replaceable`).
+(fetched once per call, for `bip125-replaceable`, which Core 31 shows only under
+-deprecatedrpc=bip125: `bip125`).
 """
 
 from quill.amount import Amount
@@ -16,9 +17,10 @@ MAX_BIP125_RBF_SEQUENCE = 0xFFFFFFFD
 
 
 class View:
-    def __init__(self, wallet, chain):
+    def __init__(self, wallet, chain, bip125=False):
         self.wallet = wallet
         self.chain = chain
+        self.bip125 = bip125
         self.tip_height, self.tip_hash = wallet.tip()
         self._mempool = None
         self.trust_memo = {}
@@ -81,7 +83,8 @@ def wallet_tx_json(view, row, depth, entry):
     entry["mempoolconflicts"] = [hash_to_hex(t) for t in sorted(w.mempool_conflicts.get(row.txid, ()))]
     entry["time"] = row.time_smart or row.time_received
     entry["timereceived"] = row.time_received
-    entry["bip125-replaceable"] = bip125(view, row, depth)
+    if view.bip125:
+        entry["bip125-replaceable"] = bip125(view, row, depth)
     for key, value in w.values_of(row.txid):   # Core's mapValue, last
         entry[key] = value
 
@@ -235,39 +238,3 @@ def listtransactions(view, label, count, skip):
     out.reverse()
     return out
 
-
-def _is_spent(view, txid, n):
-    for spender in view.wallet.spends.get((txid, n), ()):
-        if spender in view.wallet.mempool_conflicts:
-            continue
-        row = view.wallet.store.get_tx(spender)
-        if row is None:
-            continue
-        d = view.depth(row)
-        if d > 0 or (d == 0 and not view.wallet.is_abandoned(row)):
-            return True
-    return False
-
-
-@bulk_gc()
-def getbalances(view):
-    """Core's GetBalance for a descriptor wallet: trusted, untrusted_pending, immature."""
-    w = view.wallet
-    trusted = pending = immature = 0
-    for row in w.store.all_txs():
-        depth = view.depth(row)
-        if depth < 0:
-            continue
-        is_trusted = w.is_trusted(row, view.trust_memo, view.tip_height)
-        unspent = sum(out.value for n, out in w.credit_outputs(row.tx) if not _is_spent(view, row.txid, n))
-        if row.coinbase and w.blocks_to_maturity(row, depth) > 0:
-            if depth > 0:
-                immature += unspent
-            continue
-        if is_trusted:
-            trusted += unspent
-        elif depth == 0 and row.state == st.MEMPOOL:
-            pending += unspent
-    return {"mine": {"trusted": Amount(trusted), "untrusted_pending": Amount(pending),
-                     "immature": Amount(immature)},
-            "lastprocessedblock": view.lastprocessedblock()}

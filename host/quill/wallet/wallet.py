@@ -249,6 +249,24 @@ class Wallet:
                 if address is not None and address not in self.labels:
                     self.set_label(address, "")
 
+    def top_up(self, size: int = 0) -> None:
+        """Core's TopUpKeyPool: each active ranged descriptor derives up to `size` scripts past
+        its next index (the wallet's -keypool when 0); a range is never shrunk."""
+        target = size or self.keypool
+        with self.store.batch():
+            for info in self.descs.values():
+                if not info.active or not info.desc.is_range():
+                    continue
+                new_end = max(info.range_end, info.next_index + target)
+                if new_end > info.range_end:
+                    self._derive(info, info.range_end, new_end)
+                    info.range_end = new_end
+                    self.store.set_range(info.id, info.range_end, info.next_index)
+
+    def keypool_size(self) -> int:
+        """Core's GetKeyPoolSize: scripts not yet handed out, over the active descriptors."""
+        return sum(i.range_end - i.next_index for i in self.descs.values() if i.active)
+
     def active_descriptor(self, output_type, internal):
         for info in self.descs.values():
             if info.active and info.internal == internal and info.output_type == output_type:
