@@ -9,32 +9,20 @@ import asyncio
 import gc
 import weakref
 
-from quill.rpc import auth
-from quill.rpc.jsonrpc import Dispatcher
-from quill.rpc.registry import ANY, INLINE, POOL, Method, Param, Registry
-from quill.rpc.server import HTTPConnection, RPCServer
-from tests.rpc.test_repeated_head import Transport, echo, request
+from quill.rpc.server import HTTPConnection
+from tests.rpc.test_repeated_head import Transport, answered, echo_server, request
 
 
 async def closed_connections(chunks: list[bytes]) -> list[weakref.ref[HTTPConnection]]:
     """One connection per chunk, fed it, answered, then lost: weak references to them."""
-    registry = Registry()
-    registry.add([Method("echo", "control", echo, [Param(f"arg{i}", ANY) for i in range(3)], lane=INLINE),
-                  Method("slowecho", "control", echo, [Param(f"arg{i}", ANY) for i in range(3)], lane=POOL)])
-    server = RPCServer(dispatcher=Dispatcher(registry), authenticator=auth.Authenticator(
-        [auth.Credential.from_password("u", "p")]), allowlist=auth.AllowList(), node=None,
-        binds=[("127.0.0.1", 0)], threads=1, auth_failure_delay=0)
-    await server.start()
+    server = await echo_server()
     refs = []
     try:
         for chunk in chunks:
             connection = HTTPConnection(server)
             connection.connection_made(Transport())  # type: ignore[arg-type]
             connection.data_received(chunk)
-            for _ in range(100):
-                if not connection.busy:
-                    break
-                await asyncio.sleep(0.01)
+            await answered(connection)
             connection.connection_lost(None)
             refs.append(weakref.ref(connection))
             del connection

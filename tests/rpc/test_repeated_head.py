@@ -65,19 +65,34 @@ def request(body: str, path: str = "/", extra: str = "", credential: str = CREDE
             f"Content-Length: {len(body.encode())}\r\n\r\n").encode() + body.encode()
 
 
-def masked(data: bytes) -> bytes:
-    return re.sub(rb"Date: [^\r]*", b"Date: <date>", data)
-
-
-async def serve(chunks: list[bytes], stopping_after: int | None = None) -> tuple[list[bytes], int]:
-    """Each chunk handed to one connection in turn: (what each one got back, parser feeds)."""
+async def echo_server() -> RPCServer:
+    """A started server with `echo` answered inline and `slowecho` on the worker pool
+    (user u, password p), listening on a port no one uses: connections are fed by hand."""
     registry = Registry()
     registry.add([Method("echo", "control", echo, [Param(f"arg{i}", ANY) for i in range(3)], lane=INLINE),
                   Method("slowecho", "control", echo, [Param(f"arg{i}", ANY) for i in range(3)], lane=POOL)])
     server = RPCServer(dispatcher=Dispatcher(registry), authenticator=auth.Authenticator(
         [auth.Credential.from_password("u", "p")]), allowlist=auth.AllowList(), node=None,
         binds=[("127.0.0.1", 0)], threads=1, auth_failure_delay=0)
-    await server.start()  # listening on a port no one uses: the connection below is fed by hand
+    await server.start()
+    return server
+
+
+async def answered(connection: HTTPConnection) -> None:
+    """Wait (up to a second) until the connection has answered what it was fed."""
+    for _ in range(100):
+        if not connection.busy:
+            return
+        await asyncio.sleep(0.01)
+
+
+def masked(data: bytes) -> bytes:
+    return re.sub(rb"Date: [^\r]*", b"Date: <date>", data)
+
+
+async def serve(chunks: list[bytes], stopping_after: int | None = None) -> tuple[list[bytes], int]:
+    """Each chunk handed to one connection in turn: (what each one got back, parser feeds)."""
+    server = await echo_server()
     connection = HTTPConnection(server)
     parser = connection.parser = CountingParser(connection.parser)  # type: ignore[assignment]
     transport = Transport()
@@ -88,10 +103,7 @@ async def serve(chunks: list[bytes], stopping_after: int | None = None) -> tuple
             if i == stopping_after:
                 server.stopping = True
             connection.data_received(chunk)
-            for _ in range(100):
-                if not connection.busy:
-                    break
-                await asyncio.sleep(0.01)
+            await answered(connection)
             replies.append(masked(b"".join(transport.written)))
             transport.written.clear()
     finally:
