@@ -63,20 +63,25 @@ def _sign_big_output(client, info, big):
 
 def run(target, heap):
     """The table's rows for one target: (step, free, largest, outcome, seconds)."""
-    rows = []
     with Emulator(heapsize=heap, target=target) as emu, \
             DeviceClient(emu.port, short_timeout=60) as client:
-        info = client.get_info()
-        for name, action in steps(client, info):
-            started = time.monotonic()
-            try:
-                action()
-                outcome = "ok"
-            except Exception as e:  # noqa: BLE001 (a row of the table, not a crash)
-                outcome = f"{type(e).__name__}: {e}"
-            seconds = time.monotonic() - started
-            free, largest = client.call("debug_heap")
-            rows.append((name, free, largest, outcome, seconds))
+        return heap_rows(client, steps(client, client.get_info()))
+
+
+def heap_rows(client, named_steps):
+    """Run each (name, action) step on the device: (step, free, largest, outcome, seconds),
+    the heap read with debug_heap after each step, a failing step's error as its outcome."""
+    rows = []
+    for name, action in named_steps:
+        started = time.monotonic()
+        try:
+            action()
+            outcome = "ok"
+        except Exception as e:  # noqa: BLE001 (a row of the table, not a crash)
+            outcome = f"{type(e).__name__}: {e}"
+        seconds = time.monotonic() - started
+        free, largest = client.call("debug_heap")
+        rows.append((name, free, largest, outcome, seconds))
     return rows
 
 

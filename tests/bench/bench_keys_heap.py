@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from quill.emulator import frozen, qemu
 from quill.emulator.launcher import Emulator, confirmation_options
 from quill.emulator.main import write_test_seed
 from quill.signing.psbt_own_keys import sign_psbt_with_device
+from tests.bench.bench_emulator_heap import heap_rows
 from tests.keys.emulated import TEST_MNEMONIC
 from tests.keys.p2wpkh_psbt import FINGERPRINT, p2wpkh_psbt
 
@@ -45,7 +45,6 @@ def steps(client: DeviceClient, inputs: int) -> list[tuple[str, Callable[[], Any
 
 def run(heap: str | None, firmware: str, inputs: int) -> list[tuple[str, int, int, str, float]]:
     """firmware: "romfs" or "frozen" (the unix port at heap), or "qemu-m4" (its board's heap)."""
-    rows = []
     target = "qemu-m4" if firmware == "qemu-m4" else "unix"
     with tempfile.TemporaryDirectory() as datadir:
         if target == "unix":
@@ -55,17 +54,7 @@ def run(heap: str | None, firmware: str, inputs: int) -> list[tuple[str, int, in
                       target=target) as emu, DeviceClient(emu.port, short_timeout=120) as client:
             if target != "unix":        # no filesystem to provision: the seed is restored over the link
                 client.call("seed_restore", {"mnemonic": TEST_MNEMONIC, "pin": "1234"}, timeout=900)
-            for name, action in steps(client, inputs):
-                started = time.monotonic()
-                try:
-                    action()
-                    outcome = "ok"
-                except Exception as e:  # noqa: BLE001 (a row of the table, not a crash)
-                    outcome = f"{type(e).__name__}: {e}"
-                seconds = time.monotonic() - started
-                free, largest = client.call("debug_heap")
-                rows.append((name, free, largest, outcome, seconds))
-    return rows
+            return heap_rows(client, steps(client, inputs))
 
 
 def main(argv: list[str] | None = None) -> int:
