@@ -54,12 +54,19 @@ def synced_to(daemon: QuillDaemon, chain: CoreChain):
     return lambda: daemon.rpc("getbestblockhash") == best
 
 
+def create_wallet(daemon: QuillDaemon) -> None:
+    """The watch-only wallet "w", loaded at start-up (the kill tests restart quilld). Its empty
+    passphrase means no encryption, and Core's createwallet warns so."""
+    assert daemon.rpc("createwallet", "w", True, True, "", False, True, True) == {
+        "name": "w", "warnings": ["Empty string given as passphrase, wallet will not be encrypted."]}
+
+
 def scan_and_compare(daemon: QuillDaemon, chain: CoreChain, descriptors, ref: Reference) -> float:
     wait_for(synced_to(daemon, chain), what="the follower")
     info = daemon.rpc("getblockchaininfo")
     assert info["blocks"] == info["headers"] == chain.height
     assert info["verificationprogress"] == 1
-    assert daemon.rpc("createwallet", "w", True, True, "", False, True, True) == {"name": "w"}
+    create_wallet(daemon)
     started = time.monotonic()
     result = quill_call(daemon)("importdescriptors", descriptors)
     took = time.monotonic() - started
@@ -119,7 +126,7 @@ def test_scans_without_filters_and_a_kill_during_the_rescan_resumes(net):
     q = follow(tmp, gate.url, "nofilters")
     try:
         wait_for(synced_to(q, chain), what="the follower")
-        assert q.rpc("createwallet", "w", True, True, "", False, True, True) == {"name": "w"}
+        create_wallet(q)
         gate.hold_after(20)
         failed: list[Exception] = []
         importer = threading.Thread(target=lambda: _import_expecting_a_kill(q, descriptors, failed))
@@ -188,7 +195,7 @@ def test_kill_during_sync_resumes_and_the_mempool_is_polled(net):
     q = follow(tmp, gate.url, "sync")
     try:
         wait_for(synced_to(q, chain), what="the follower")
-        assert q.rpc("createwallet", "w", True, True, "", False, True, True) == {"name": "w"}
+        create_wallet(q)
         assert all(r["success"] for r in quill_call(q)("importdescriptors", descriptors))
         # the chain grows while quilld is held at the gate after 5 of the new blocks, then killed
         gate.hold_after(5)
