@@ -166,8 +166,13 @@ class SigningMethods:
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
         self.session_id = None
         # A session the host left unfinished (its sign_abort lost with a dropped link) is
-        # wiped: sign_begin starts over, as psbt_begin does
-        self.session.abort()
+        # wiped: sign_begin starts over, as psbt_begin does. Only an existing one: the first
+        # sign_begin makes the Session after the collection below, so that its long-lived
+        # modules and buffers pack into a collected heap. Made before it, amid the boot's and
+        # the link's garbage, they left the 97K heap too fragmented to begin a session after
+        # a restart ('Out of memory' at sign_begin: the restart soak, 1 kill in ~30).
+        if self._session is not None:
+            self._session.abort()
         gc.collect()
         self._run(self.session.begin, p["version"], p["locktime"], p["n_inputs"],
                   p["n_outputs"], p["algorithms"])
