@@ -1,6 +1,8 @@
 """The device going away mid-request: the host reports a clear error, then recovers."""
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -54,3 +56,24 @@ def test_emulator_process_killed_then_manager_reconnects(tmp_path):
         assert (tmp_path / "quill-emu.log").exists()
     finally:
         manager.close()
+
+
+def test_a_vanished_pty_means_a_new_emulator_even_while_the_old_one_is_dying(tmp_path):
+    """Between a killed quill-emu closing its pty and waitpid seeing it gone, poll() still says
+    running (the CI run under load met this window): the manager must not reopen the dead pty."""
+    manager = DeviceManager("emulator", datadir=tmp_path)
+    try:
+        assert manager.client().ping() == "idle"
+        real = manager._emulator
+        dying = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE)
+        manager._emulator = (dying, "/dev/pts/quill-test-gone")
+        manager._client.close()
+        client = manager.client()
+        assert client.ping() == "idle"
+        assert manager._emulator[1] != "/dev/pts/quill-test-gone"
+        assert dying.poll() is not None        # the stand-in was stopped, not left running
+    finally:
+        manager.close()
+        real[0].kill()
+        real[0].wait()
+        real[0].stdout.close()

@@ -9,6 +9,7 @@ client() opens lazily and reopens after an unplug (or a restarted emulator);
 info() caches the device's get_info until the connection changes.
 """
 import logging
+import os
 import subprocess
 import sys
 import threading
@@ -115,7 +116,10 @@ class DeviceManager:
         return self.spec
 
     def _emulator_port(self) -> str:
-        if self._emulator is not None and self._emulator[0].poll() is None:
+        # A quill-emu that is being killed closes its pty before waitpid reports it gone (the
+        # kernel closes a process's files before it becomes a zombie): a vanished pty means a
+        # dead emulator even while poll() still says running.
+        if self._emulator is not None and self._emulator[0].poll() is None and os.path.exists(self._emulator[1]):
             return self._emulator[1]
         self._stop_emulator()
         log = None
