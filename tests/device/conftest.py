@@ -6,7 +6,9 @@ from tests.device.rawlink import IDLE_MS, RawLink, check_cddl
 from tests.kit.qemu import MCU_TARGET, qemu_target
 
 
-@pytest.fixture(scope="session")
+# Package scope: each emulator ends with tests/device. A session-scoped QEMU stayed up, polling
+# its UART, for the rest of the suite: ~0.65 of one of CI's two cores, for three quarters of the run.
+@pytest.fixture(scope="package")
 def unix_emulator():
     """The firmware on the unix port at the smallest board's heap (tests that time the
     device: the qemu target's clock runs slower than the host's while it computes)."""
@@ -14,7 +16,7 @@ def unix_emulator():
         yield emu
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def mcu_emulator():
     qemu_target(MCU_TARGET)
     with Emulator(heapsize=None, idle_ms=IDLE_MS, target=MCU_TARGET) as emu:
