@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from quill.device.client import REJECTIONS_KEPT, DeviceClient
+from quill.device.client import REJECTIONS_KEPT, DeviceClient, reply_idle_ms
+from quill.device.codec import encode_message
 from quill.device.errors import DeviceError, DeviceTimeout, DeviceUnavailable
 from quill.handlers.errors import to_rpc_error
 from quill.rpc.errors import (
@@ -182,3 +183,18 @@ def test_rejections_are_counted_and_only_the_last_kept():
     assert client.rejected == 1000
     assert len(client.rejections) == REJECTIONS_KEPT
     assert client.rejections[-1]["data"] == 999
+
+
+@pytest.mark.parametrize("short_timeout, delivered", [(5.0, False), (30.0, True)])
+def test_a_reply_paused_mid_frame_is_kept_on_a_slow_link(short_timeout, delivered):
+    """A reply whose second half comes 2.5 s after its first: dropped as a stale partial
+    frame at a board's 5 s short timeout (2 s of idle), kept at a qemu target's 30 s (10 s),
+    where a starved QEMU pauses its UART's output so long."""
+    assert reply_idle_ms(5.0) == 2000 and reply_idle_ms(30.0) == 10_000
+    frame = encode_message({"id": "00", "error": {"code": -32600, "message": "Frame CRC mismatch"}})
+    with DeviceClient("loop://", short_timeout=short_timeout) as client:
+        client._serial.write(frame[:10])        # loop://: what is written is read back
+        time.sleep(2.5)
+        client._serial.write(frame[10:])
+        time.sleep(0.3)
+        assert client.rejected == (1 if delivered else 0)

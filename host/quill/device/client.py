@@ -27,7 +27,7 @@ import serial
 from quill.device.codec import FrameReader, decode_body, encode_message
 from quill.device.errors import DeviceDisconnected, DeviceError, DeviceTimeout, DeviceUnavailable
 from quillfw.wire.errors import RESERVED_ID
-from quillfw.wire.framing import FRAME, REJECT
+from quillfw.wire.framing import DEFAULT_IDLE_MS, FRAME, REJECT
 
 SHORT_TIMEOUT = 5.0        # ping, get_info and other immediate answers
 USER_TIMEOUT = 600.0       # a request that may wait for the user's confirmation
@@ -35,6 +35,16 @@ PROBE_INTERVAL = 1.0
 BAUDRATE = 115200          # ignored by USB CDC and ptys; used by USB-UART bridges
 _READ_TIMEOUT = 0.05
 REJECTIONS_KEPT = 16
+
+
+def reply_idle_ms(short_timeout: float) -> int:
+    """How long a reply may pause mid-frame before its partial frame is dropped: a third of
+    the time an immediate answer may take, 2 s at the least. An emulated Cortex-M's UART is
+    fed as the host machine lets QEMU run, and under load a pause of over 2 s dropped a whole
+    reply (the M0+ soak: 'Device lost the sign_segwit_v0 request', which the device had
+    answered); a third keeps a frame cut by a restart expiring well before the get_info that
+    checks for the restart gives up."""
+    return max(DEFAULT_IDLE_MS, int(short_timeout * 1000 / 3))
 
 
 class _Pending:
@@ -118,7 +128,7 @@ class DeviceClient:
     # ---- receiving --------------------------------------------------------------
 
     def _read_loop(self):
-        reader = FrameReader(max_body=1 << 20)
+        reader = FrameReader(max_body=1 << 20, idle_ms=reply_idle_ms(self.short_timeout))
         try:
             while not self._closing:
                 data = self._serial.read(self._serial.in_waiting or 1)
