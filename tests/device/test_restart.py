@@ -62,9 +62,9 @@ def test_a_vanished_pty_means_a_new_emulator_even_while_the_old_one_is_dying(tmp
     """Between a killed quill-emu closing its pty and waitpid seeing it gone, poll() still says
     running (the CI run under load met this window): the manager must not reopen the dead pty."""
     manager = DeviceManager("emulator", datadir=tmp_path)
+    assert manager.client().ping() == "idle"
+    real = manager._emulator
     try:
-        assert manager.client().ping() == "idle"
-        real = manager._emulator
         dying = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE)
         manager._emulator = (dying, "/dev/pts/quill-test-gone")
         manager._client.close()
