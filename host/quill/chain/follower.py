@@ -49,6 +49,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from quill.atomic_store import StoreWriteFailed
 from quill.bulk import bulk_gc
 from quill.consensus import COIN
 from quill.tx.hashes import hash_to_hex, hex_to_hash, sha256d
@@ -158,7 +159,8 @@ class Follower:
                 if self._healthy is not True:
                     self.log.info("Chain source %s: in sync", self.rpc.display)
                 self._healthy = True
-            except (UpstreamError, ChainError, Invalid, ValueError) as e:
+            except (UpstreamError, ChainError, Invalid, ValueError, StoreWriteFailed) as e:
+                # a write the disk refused was rolled back whole: the next round tries again
                 if self._healthy is not False:
                     self.log.warning("Chain source %s: %s", self.rpc.display, e)
                 self._healthy = False

@@ -43,8 +43,11 @@ class BlockEntry:
 
 class BlockIndex:
     def __init__(self):
-        self.entries = {}
-        self.active = []          # active[h] is the entry at height h
+        self.clear()
+
+    def clear(self) -> None:
+        self.entries: dict = {}
+        self.active: list = []          # active[h] is the entry at height h
         self.next_seq = 0
 
     def __contains__(self, hash_) -> bool:

@@ -35,8 +35,11 @@ class MempoolEntry:
 
 class Mempool:
     def __init__(self):
-        self.entries = {}      # txid -> MempoolEntry, in arrival order
-        self.spenders = {}     # (txid, n) -> txid of the mempool tx spending it
+        self.clear()
+
+    def clear(self) -> None:
+        self.entries: dict = {}      # txid -> MempoolEntry, in arrival order
+        self.spenders: dict = {}     # (txid, n) -> txid of the mempool tx spending it
         self.sequence = 1      # Core's mempool_sequence: bumped on every add and removal
 
     def __contains__(self, txid) -> bool:

@@ -40,6 +40,7 @@ import threading
 import time
 from typing import NamedTuple
 
+from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
 from . import index as ix
@@ -601,13 +602,9 @@ def _test_block_validity(state, block) -> None:
             finally:
                 state.index.entries.pop(entry.hash, None)
                 state.index.set_tip(prev)
-            raise _RollBack()
-    except _RollBack:
+            raise RolledBack()
+    except RolledBack:
         pass
     finally:
         state.events = events
         state.mempool.entries, state.mempool.spenders, state.mempool.sequence = pool_before
-
-
-class _RollBack(Exception):
-    pass

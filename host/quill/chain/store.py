@@ -6,9 +6,10 @@ the tip, the UTXO changes, the undo record and the txindex, so a process
 killed at any instant restarts on a consistent chain. The schema carries a
 version; MIGRATIONS lists the steps from an empty file to the current one.
 """
-import contextlib
 import os
 import sqlite3
+
+from quill.atomic_store import Transactions
 
 from .coins import Coin
 
@@ -48,7 +49,8 @@ class ChainStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         # NORMAL is atomic and consistent across a killed process in WAL mode.
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self._depth = 0
+        # All-or-nothing, memory included: the chain state sets transaction.resync.
+        self.transaction = Transactions(self.db, self.path)
         self.migrate()
 
     # -- schema -----------------------------------------------------------------
@@ -69,27 +71,6 @@ class ChainStore:
                         self.db.execute(statement)
             self.db.execute("DELETE FROM schema_version")
             self.db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-
-    @contextlib.contextmanager
-    def transaction(self):
-        """One atomic SQLite transaction; nested uses join the outer one."""
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        self.db.execute("BEGIN IMMEDIATE")
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
-            self._depth = 0
-            self.db.execute("ROLLBACK")
-            raise
-        self._depth = 0
-        self.db.execute("COMMIT")
 
     def close(self) -> None:
         self.db.close()

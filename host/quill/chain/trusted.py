@@ -23,6 +23,7 @@ from __future__ import annotations
 import time as _time
 from typing import Any, Callable
 
+from quill.atomic_store import RolledBack
 from quill.tx.hashes import hash_to_hex
 
 from . import index as ix
@@ -47,6 +48,11 @@ class TrustedChainState:
         self.events: list[tuple[str, tuple[Any, ...]]] = []
         self.best_header: ix.BlockEntry | None = None
         self.ibd_latched = False
+        self._events_mark = 0
+        transactions = store.transaction
+        transactions.handled = (BadHeader, RolledBack)
+        transactions.on_begin = self._mark_events
+        transactions.resync = self._resync
         self._load()
 
     # -- start -----------------------------------------------------------------------
@@ -59,6 +65,10 @@ class TrustedChainState:
         with self.store.transaction():
             self.store.set_meta("mode", FOLLOW_MODE)
             self.store.db.execute("DELETE FROM mempool")   # the mirror refills from the upstream node
+        self._read_headers(rows)
+
+    def _read_headers(self, rows: list[Any]) -> None:
+        """The header index and the active chain from chain.sqlite's rows."""
         if not rows:
             return
         if rows[0][0] != self.params.genesis_hash:
@@ -78,6 +88,21 @@ class TrustedChainState:
         for e in self.index.active:
             e.status = ix.VALID_CONNECTED
         self.best_header = best
+
+    # -- after a failed write (quill.atomic_store) ----------------------------------------
+
+    def _mark_events(self) -> None:
+        self._events_mark = len(self.events)
+
+    def _resync(self) -> None:
+        """A transaction did not commit: the headers and the active chain become what
+        chain.sqlite holds; the lost transaction's events are dropped. The mempool mirror is
+        memory only and refills from the upstream node."""
+        kept = self.events[:self._events_mark]
+        self.index.clear()
+        self.best_header = None
+        self._read_headers(self.store.block_rows())
+        self.events = kept
 
     # -- reading -------------------------------------------------------------------------
 

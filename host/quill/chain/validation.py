@@ -6,8 +6,10 @@ every call under its lock. What happened is appended to `self.events` as
 (name, args) in the order Core's validation interface would signal it; the
 service hands them to listeners once the change is committed.
 """
+import os
 import time as _time
 
+from quill.atomic_store import DiskSpaceTooLow, RolledBack, check_disk_space
 from quill.tx.hashes import hash_to_hex
 
 from . import index as ix
@@ -34,11 +36,16 @@ class ChainState:
         self.mempool = Mempool()
         self.events: list = []
         self.ibd_latched = False
+        self._events_mark = 0
+        transactions = store.transaction
+        transactions.handled = (Invalid, RolledBack)
+        transactions.on_begin = self._mark_events
+        transactions.resync = self._resync
         self._load(genesis)
 
     # -- start --------------------------------------------------------------------
 
-    def _load(self, genesis) -> None:
+    def _load(self, genesis, persist: bool = True) -> None:
         rows = self.store.block_rows()
         if not rows:
             if genesis is None:
@@ -58,7 +65,7 @@ class ChainState:
         if tip is None:
             raise ChainError(f"the stored tip of {self.store.path} is not in its block index")
         self.index.set_tip(tip)
-        self._reload_mempool()
+        self._reload_mempool(persist)
 
     def add_genesis(self, block: Block) -> None:
         """Store and activate block 0. Core never adds the genesis outputs to the UTXO set."""
@@ -72,19 +79,43 @@ class ChainState:
             self.store.set_meta("tip", hash_)
         self.index.set_tip(entry)
 
-    def _reload_mempool(self) -> None:
+    def _reload_mempool(self, persist: bool = True) -> None:
+        """The stored mempool, accepted again in its order; `persist` False (a resync) keeps the
+        file as it is, since a resync must not write."""
         from quill.tx.transaction import Transaction
         rows = self.store.mempool_rows()
         if not rows:
             return
-        with self.store.transaction():
-            self.store.db.execute("DELETE FROM mempool")
-            for raw, when in rows:
-                try:
-                    self.accept_to_mempool(Transaction.from_bytes(raw), when)
-                except Invalid:
-                    pass  # spent or confirmed while we were down: dropped, as Core's LoadMempool
+        try:
+            with self.store.transaction():
+                self.store.db.execute("DELETE FROM mempool")
+                for raw, when in rows:
+                    try:
+                        self.accept_to_mempool(Transaction.from_bytes(raw), when)
+                    except Invalid:
+                        pass  # spent or confirmed while we were down: dropped, as Core's LoadMempool
+                if not persist:
+                    raise RolledBack()
+        except RolledBack:
+            pass
         self.events.clear()
+
+    # -- after a failed write (quill.atomic_store) ---------------------------------
+
+    def _mark_events(self) -> None:
+        self._events_mark = len(self.events)
+
+    def _resync(self) -> None:
+        """A transaction did not commit: the index, the active chain and the mempool become what
+        chain.sqlite holds, and the events of the lost transaction are dropped (the events of
+        transactions that did commit before it, in a reorg, stay to be delivered)."""
+        kept = self.events[:self._events_mark]
+        sequence = self.mempool.sequence
+        self.index.clear()
+        self.mempool.clear()
+        self._load(None, persist=False)
+        self.mempool.sequence = max(self.mempool.sequence, sequence)
+        self.events = kept
 
     # -- reading ------------------------------------------------------------------
 
@@ -138,6 +169,9 @@ class ChainState:
                 raise Invalid("duplicate-invalid")
             return known, self.index.contains(known)
         prev = self.check_new_block(block)
+        # Core's CheckDiskSpace before a block is written: refused whole, nothing changes
+        if not check_disk_space(os.path.dirname(self.store.path), 2 * block.size()):
+            raise DiskSpaceTooLow(self.store.path)
         if prev is self.tip and not follow:
             with self.store.transaction():
                 entry = self._store_block(hash_, prev, block)
@@ -248,7 +282,15 @@ class ChainState:
     _last_failure = None
 
     def activate_best_chain(self, target=None) -> None:
-        """Core's ActivateBestChain: move to the most-work valid chain (or to `target`, for a follower)."""
+        """Core's ActivateBestChain: move to the most-work valid chain (or to `target`, for a follower).
+
+        One transaction, the mempool's new state included: a reorg that cannot be written whole
+        (a full disk) leaves the chain, the mempool and memory where they were, so the
+        transactions of the blocks it disconnected are never lost between two commits."""
+        with self.store.transaction():
+            self._activate_best_chain(target)
+
+    def _activate_best_chain(self, target) -> None:
         resurrected: list = []
         while True:
             best = target if target is not None else self.index.best_candidate()
@@ -295,10 +337,15 @@ class ChainState:
                 self.store.set_status(d.hash, d.status)
 
     def invalidate(self, entry) -> None:
-        """Core's InvalidateBlock: disconnect down to the block's parent, mark it and its descendants failed."""
-        resurrected: list = []
+        """Core's InvalidateBlock: disconnect down to the block's parent, mark it and its descendants
+        failed; one transaction, as activate_best_chain."""
         if entry.height == 0:
             raise Invalid("genesis", "cannot invalidate the genesis block")
+        with self.store.transaction():
+            self._invalidate(entry)
+
+    def _invalidate(self, entry) -> None:
+        resurrected: list = []
         while self.index.contains(entry):
             resurrected = self._disconnect_tip() + resurrected
         self._mark_failed(entry)
@@ -306,7 +353,8 @@ class ChainState:
         self.activate_best_chain()
 
     def reconsider(self, entry) -> None:
-        """Core's ReconsiderBlock: clear failure on the block, its descendants and its ancestors."""
+        """Core's ReconsiderBlock: clear failure on the block, its descendants and its ancestors;
+        one transaction, as activate_best_chain."""
         with self.store.transaction():
             for e in [entry] + self.index.descendants(entry):
                 if e.status & ix.FAILED_MASK:
@@ -318,7 +366,7 @@ class ChainState:
                     e.status &= ~ix.FAILED_MASK
                     self.store.set_status(e.hash, e.status)
                 e = e.prev
-        self.activate_best_chain()
+            self.activate_best_chain()
 
     # -- mempool ---------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from quill import __version__, config
+from quill import __version__, atomic_store, config
 from quill.chain.service import ChainService
 from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
@@ -229,8 +229,15 @@ class Daemon:
         loop = asyncio.get_running_loop()
         stop_event = asyncio.Event()
         node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))
+        atomic_store.on_abort(lambda _message: node.request_shutdown())
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, node.request_shutdown)
+        if not atomic_store.check_disk_space(self.chain_datadir):
+            # Core's AppInitMain: a data directory with less than 50 MiB free is refused at start
+            message = f'Error: Disk space is low for "{self.chain_datadir}"'
+            log.error("%s", message)
+            print(message, file=sys.stderr)
+            return 1
         try:
             try:
                 self.open_services(node)

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from quill import atomic_store
 from quill.chain import errors as chain
 from quill.device import errors as device
 from quill.extsigner import errors as extsigner
@@ -71,7 +72,13 @@ DEVICE_REPLY_CODES: dict[int, int] = {
 # signing failing (Core's RPC_WALLET_ERROR), told in the device's own words.
 _USER_ANSWERS = (wire.USER_CANCELLED, wire.CONFIRM_TIMEOUT)
 
-_TABLES = (WALLET_ERRORS, CHAIN_ERRORS, SIGNING_ERRORS, DEVICE_ERRORS, EXTERNAL_SIGNER_ERRORS)
+# A write the disk refused (quill.atomic_store), told with its cause and file: Core's
+# RPC_DATABASE_ERROR.
+STORE_ERRORS: dict[type[Exception], int] = {
+    atomic_store.StoreWriteFailed: rpc.RPC_DATABASE_ERROR,
+}
+
+_TABLES = (STORE_ERRORS, WALLET_ERRORS, CHAIN_ERRORS, SIGNING_ERRORS, DEVICE_ERRORS, EXTERNAL_SIGNER_ERRORS)
 
 
 def _message(exc: Exception) -> str:

@@ -233,6 +233,7 @@ def _import_one(manager, wallet, data, timestamp, chain_name):
         with wallet.store.batch():
             wallet.add_descriptor(desc, timestamp, range_start, range_end, next_index, active, internal,
                                   label)
+            manager.note_rescan(wallet, timestamp)
         if active and desc.output_type() is None:
             warnings.append("Unknown output type, cannot set descriptor to active.")
         result["success"] = True

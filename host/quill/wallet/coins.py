@@ -174,24 +174,26 @@ class LockedCoins:
         return outpoint in self.locks
 
     def lock(self, outpoint: OutPoint, persistent: bool) -> None:
-        self.locks[outpoint] = persistent or self.locks.get(outpoint, False)
-        if persistent:
-            self._save()
+        locks = dict(self.locks)
+        locks[outpoint] = persistent or locks.get(outpoint, False)
+        self._replace(locks, persistent)
 
     def unlock(self, outpoint: OutPoint) -> None:
-        if self.locks.pop(outpoint, False):
-            self._save()
+        locks = dict(self.locks)
+        self._replace(locks, locks.pop(outpoint, False))
 
     def unlock_all(self) -> None:
-        had_persistent = any(self.locks.values())
-        self.locks.clear()
-        if had_persistent:
-            self._save()
+        self._replace({}, any(self.locks.values()))
+
+    def _replace(self, locks: dict[OutPoint, bool], write: bool) -> None:
+        """The file first, then memory: a write that fails changes neither."""
+        if write:
+            kept = [[o.hash.hex(), o.n] for o, persistent in locks.items() if persistent]
+            with self.store.batch():
+                self.store.set_meta(LOCKS_META_KEY, json.dumps(kept))
+        self.locks = locks
 
     def listed(self) -> list[OutPoint]:
         """Core's ListLockedCoins: in outpoint order (txid bytes, then index)."""
         return sorted(self.locks, key=lambda o: (o.hash, o.n))
 
-    def _save(self) -> None:
-        kept = [[o.hash.hex(), o.n] for o, persistent in self.locks.items() if persistent]
-        self.store.set_meta(LOCKS_META_KEY, json.dumps(kept))

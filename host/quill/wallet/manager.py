@@ -6,12 +6,14 @@ Chain notifications already hold the chain's lock; RPC calls take it through
 `call()`.
 """
 
+import contextlib
 import json
 import logging
 import os
 import threading
 import time
 
+from quill.atomic_store import StoreWriteFailed, abort_node, write_file_atomically
 from quill.dirlock import try_lock, unlock
 from quill.wallet import store as st
 from quill.wallet.errors import RescanAborted, WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
@@ -48,6 +50,7 @@ class WalletManager:
         self.lock = threading.RLock()
         self.wallets = {}   # name -> Wallet, in load order (listwallets)
         self.dir_locks = {}  # name -> descriptor holding the wallet directory's lock
+        self.behind = set()  # names of wallets that missed a chain event (see _fan_out)
         os.makedirs(self.walletdir, exist_ok=True)
         if chain is not None:
             chain.subscribe(self)
@@ -58,24 +61,31 @@ class WalletManager:
     # -- chain notifications: fan out to every loaded wallet --------------------
 
     def block_connected(self, block, height):
-        with self.lock:
-            for w in list(self.wallets.values()):
-                w.block_connected(block, height)
+        self._fan_out(lambda w: w.block_connected(block, height))
 
     def block_disconnected(self, block, height):
-        with self.lock:
-            for w in list(self.wallets.values()):
-                w.block_disconnected(block, height)
+        self._fan_out(lambda w: w.block_disconnected(block, height))
 
     def transaction_added_to_mempool(self, tx):
-        with self.lock:
-            for w in list(self.wallets.values()):
-                w.transaction_added_to_mempool(tx)
+        self._fan_out(lambda w: w.transaction_added_to_mempool(tx))
 
     def transaction_removed_from_mempool(self, tx, reason=None):
+        self._fan_out(lambda w: w.transaction_removed_from_mempool(tx, reason))
+
+    def _fan_out(self, deliver):
+        """One chain event to every loaded wallet. A wallet that cannot record an event has fallen
+        behind the chain: it takes no later event (which would be written above the hole), and the
+        daemon stops; the next start resumes the wallet from its last recorded block."""
         with self.lock:
             for w in list(self.wallets.values()):
-                w.transaction_removed_from_mempool(tx, reason)
+                if w.name in self.behind:
+                    continue
+                try:
+                    deliver(w)
+                except StoreWriteFailed as e:
+                    self.behind.add(w.name)
+                    abort_node(f"{e.cause} Wallet {w.name!r} could not record a chain event: shutting down; "
+                               "the next start resumes it from its last recorded block.")
 
     # -- routing (Core's GetWalletForJSONRPCRequest) ------------------------------
 
@@ -116,12 +126,7 @@ class WalletManager:
         if load_on_startup:
             names.append(name)
         data["wallet"] = names
-        tmp = self.settings_path + ".new"
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=4)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.settings_path)
+        write_file_atomically(self.settings_path, json.dumps(data, indent=4))
 
     def load_startup_wallets(self):
         for name in self._settings().get("wallet", []):
@@ -135,30 +140,52 @@ class WalletManager:
     def create(self, name, blank, load_on_startup, signer_descriptors=None):
         """A new wallet; with `signer_descriptors` ([(descriptor, internal)], from
         quill.wallet.external_signer) an external-signer wallet holding them, as Core's
-        SetupDescriptorScriptPubKeyMans: each active, ranged over the keypool, born now."""
+        SetupDescriptorScriptPubKeyMans: each active, ranged over the keypool, born now.
+        All or nothing: when any step fails (a full disk), what it made is removed again."""
         path = self.db_path(name)
         with self.chain_lock(), self.lock:
             self.check_absent(name)
+            made_dir = not os.path.isdir(self.wallet_path(name))
             os.makedirs(self.wallet_path(name), exist_ok=True)
-            self._lock_wallet(name)
-            store = self._store(name, path, create=True)
-            with store.batch():
-                store.set_meta("blank", int(bool(blank) and signer_descriptors is None))
-                store.set_meta("disable_private_keys", 1)
-                if signer_descriptors is not None:
-                    store.set_meta("external_signer", 1)
-                if self.chain is not None:
-                    height, tip_hash = self.chain.tip()
-                    store.set_meta("tip_height", height)
-                    store.set_meta("tip_hash", tip_hash)
-            wallet = self._open(name, store)
-            if signer_descriptors:
-                now = int(time.time())
+            store = None
+            try:
+                self._lock_wallet(name)
+                store = self._store(name, path, create=True)
                 with store.batch():
-                    for desc, internal in signer_descriptors:
-                        wallet.add_descriptor(desc, now, 0, wallet.keypool, 0, True, internal, None)
-            self._update_autoload(name, load_on_startup)
+                    store.set_meta("blank", int(bool(blank) and signer_descriptors is None))
+                    store.set_meta("disable_private_keys", 1)
+                    if signer_descriptors is not None:
+                        store.set_meta("external_signer", 1)
+                    if self.chain is not None:
+                        height, tip_hash = self.chain.tip()
+                        store.set_meta("tip_height", height)
+                        store.set_meta("tip_hash", tip_hash)
+                wallet = self._open(name, store)
+                if signer_descriptors:
+                    now = int(time.time())
+                    with store.batch():
+                        for desc, internal in signer_descriptors:
+                            wallet.add_descriptor(desc, now, 0, wallet.keypool, 0, True, internal, None)
+                self._update_autoload(name, load_on_startup)
+            except BaseException:
+                self._discard_new(name, store, made_dir)
+                raise
             return wallet
+
+    def _discard_new(self, name, store, made_dir):
+        """Undo a createwallet that failed part way: no wallet, no file, no lock left behind."""
+        self.wallets.pop(name, None)
+        if store is not None:
+            store.close()
+        self._unlock_wallet(name)
+        folder = self.wallet_path(name)
+        for leftover in ("wallet.sqlite", "wallet.sqlite-wal", "wallet.sqlite-shm", "wallet.sqlite-journal",
+                         ".walletlock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(folder, leftover))
+        if made_dir:
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
 
     def check_absent(self, name):
         """Core's MakeWalletDatabase for a new wallet: its database must not exist yet."""
@@ -179,8 +206,14 @@ class WalletManager:
                 store = self._store(name, path, create=False)
             except st.StoreError as e:
                 raise WalletError(f"Wallet loading failed. {e}") from None
-            wallet = self._open(name, store)
-            self._update_autoload(name, load_on_startup)
+            try:
+                wallet = self._open(name, store)
+                self._update_autoload(name, load_on_startup)
+            except BaseException:
+                self.wallets.pop(name, None)
+                store.close()
+                self._unlock_wallet(name)
+                raise
             return wallet
 
     def _lock_wallet(self, name):
@@ -212,12 +245,12 @@ class WalletManager:
 
     def unload(self, name, load_on_startup):
         with self.chain_lock(), self.lock:
-            wallet = self.wallets.pop(name, None)
-            if wallet is None:
+            if name not in self.wallets:
                 raise WalletNotFound(NOT_LOADED)
+            self._update_autoload(name, load_on_startup)   # first: a refused write unloads nothing
+            wallet = self.wallets.pop(name)
             wallet.store.close()
             self._unlock_wallet(name)
-            self._update_autoload(name, load_on_startup)
 
     def close(self):
         with self.lock:
@@ -242,7 +275,7 @@ class WalletManager:
     def catch_up(self, wallet):
         """Finish a rescan a stop interrupted, resume from the last processed block (its fork
         point if it left the active chain; blocks older than the wallet's birthday are skipped),
-        then take in the node's mempool (core-wallet.md §4.1)."""
+        then take in the node's mempool (core-wallet.md §4.1: rescan does)."""
         chain = self.chain
         wallet.reset_for_load(chain.is_in_active_chain)
         height, tip_hash = wallet.tip()
@@ -264,8 +297,6 @@ class WalletManager:
         elif start <= chain_height:
             start = max(start, self.first_height_at(since, start))
         self.rescan(wallet, start, chain_height, live_tip=True)
-        for tx in chain.mempool_txs():
-            wallet.transaction_added_to_mempool(tx)
 
     def rescan(self, wallet, start, stop, live_tip=False, reserved=False):
         """Core's ScanForWalletTransactions over the active blocks [start, stop]. Returns the last
@@ -289,12 +320,15 @@ class WalletManager:
             finally:
                 if not reserved:
                     wallet.release_rescan()
-        if live_tip:
-            with self.chain_lock(), wallet.lock:
-                if stop > wallet.tip()[0] and self.chain.tip()[0] >= stop:
-                    with wallet.store.batch():
-                        wallet.store.set_meta("tip_height", stop)
-                        wallet.store.set_meta("tip_hash", self.chain.block_hash(stop))
+        with self.chain_lock(), wallet.lock:
+            if live_tip and stop > wallet.tip()[0] and self.chain.tip()[0] >= stop:
+                with wallet.store.batch():
+                    wallet.store.set_meta("tip_height", stop)
+                    wallet.store.set_meta("tip_hash", self.chain.block_hash(stop))
+            # as Core's rescan: the mempool's transactions that touch the wallet's scripts,
+            # new ones included (core-wallet.md §4.1)
+            for tx in self.chain.mempool_txs():
+                wallet.transaction_added_to_mempool(tx)
         return stop
 
     def _scan(self, wallet, start, stop):
@@ -355,6 +389,24 @@ class WalletManager:
             start = h
             h -= 1
         return start
+
+    def note_rescan(self, wallet, timestamp):
+        """Record, inside the wallet's running batch, the rescan from `timestamp` that an import
+        needs: committed with the import, so a restart finishes it should the rescan itself fail
+        (a full disk) or the process die first (catch_up)."""
+        if self.chain is None:
+            return
+        with self.chain_lock():
+            start = self.first_height_at(timestamp - TIMESTAMP_WINDOW)
+            stop = self.chain.tip()[0]
+        if start > stop:
+            return
+        pending = wallet.store.get_meta("rescan_next")
+        if pending is not None:
+            start = min(start, int(pending))
+            stop = max(stop, int(wallet.store.get_meta("rescan_stop")))
+        wallet.store.set_meta("rescan_next", start)
+        wallet.store.set_meta("rescan_stop", stop)
 
     def rescan_from_time(self, wallet, timestamp, reserved=False):
         """Rescan every block whose time is within TIMESTAMP_WINDOW of `timestamp` or later."""

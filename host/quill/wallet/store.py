@@ -11,9 +11,10 @@ tx, of the block that conflicts it (Core's depth rule, core-wallet.md §2.3), an
 unconfirmed txs sit in a partial index; both queries are indexed.
 """
 
-import contextlib
 import sqlite3
 import threading
+
+from quill.atomic_store import Transactions
 
 SCHEMA_VERSION = 3
 
@@ -94,7 +95,9 @@ class Store:
             raise StoreError(str(e)) from None
         self.lock = threading.RLock()
         self.decoded: dict = {}      # txid -> Transaction: wallet txs are immutable once stored
-        self._depth = 0
+        # One atomic SQLite transaction; nested batches join the outer one. All-or-nothing,
+        # memory included: the wallet sets batch.resync.
+        self.batch = Transactions(self.db, path, self.lock)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA foreign_keys=OFF")
@@ -127,25 +130,6 @@ class Store:
                 self.set_meta("schema_version", v)
 
     # -- transactions ----------------------------------------------------
-
-    @contextlib.contextmanager
-    def batch(self):
-        """One atomic SQLite transaction; nested batches join the outer one."""
-        with self.lock:
-            outer = self._depth == 0
-            if outer:
-                self.db.execute("BEGIN IMMEDIATE")
-            self._depth += 1
-            try:
-                yield self
-            except BaseException:
-                self._depth -= 1
-                if outer:
-                    self.db.execute("ROLLBACK")
-                raise
-            self._depth -= 1
-            if outer:
-                self.db.execute("COMMIT")
 
     def changes(self) -> int:
         """Rows written since the file was opened: tells whether a step changed the wallet."""

@@ -59,6 +59,7 @@ class Wallet:
         self._script_set = None
         self._addresses: dict = {}
         self._load_indexes()
+        store.batch.resync = self._resync
         self.locked_coins = LockedCoins(store)  # lockunspent
 
     # -- indexes rebuilt from the file --------------------------------------
@@ -81,6 +82,11 @@ class Wallet:
         self.tx_values = {}
         for txid, key, value in self.store.all_tx_values():
             self.tx_values.setdefault(bytes(txid), {})[key] = value
+
+    def _resync(self):
+        """A batch did not commit (quill.atomic_store): the indexes become what the file holds."""
+        self._load_indexes()
+        self._script_set = None
 
     @property
     def disable_private_keys(self) -> bool:
@@ -188,7 +194,8 @@ class Wallet:
         return address is None or self.label_of(address) is None
 
     def set_label(self, address, label, purpose="receive"):
-        self.store.set_address(address, label, purpose)
+        with self.store.batch():
+            self.store.set_address(address, label, purpose)
         self.labels[address] = (label, purpose)
 
     # -- descriptors ---------------------------------------------------------
