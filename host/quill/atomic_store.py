@@ -130,6 +130,19 @@ def write_file_atomically(path: str, text: str) -> None:
         raise StoreWriteFailed(path, cause) from e
 
 
+@contextlib.contextmanager
+def writing(path: str) -> Iterator[None]:
+    """Writes outside a transaction (opening a new file, its schema): a refusal of the disk
+    becomes StoreWriteFailed naming `path`."""
+    try:
+        yield
+    except (sqlite3.Error, OSError) as e:
+        cause = write_failure_cause(e)
+        if cause is None:
+            raise
+        raise StoreWriteFailed(path, cause) from e
+
+
 def free_space(path: str) -> int:
     return shutil.disk_usage(path).free
 

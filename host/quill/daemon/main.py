@@ -229,7 +229,12 @@ class Daemon:
         loop = asyncio.get_running_loop()
         stop_event = asyncio.Event()
         node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))
-        atomic_store.on_abort(lambda _message: node.request_shutdown())
+        aborted: list[str] = []     # Core's AbortNode: shut down cleanly, exit with failure
+
+        def abort(message: str) -> None:
+            aborted.append(message)
+            node.request_shutdown()
+        atomic_store.on_abort(abort)
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, node.request_shutdown)
         if not atomic_store.check_disk_space(self.chain_datadir):
@@ -257,7 +262,7 @@ class Daemon:
             if self.cookie_path:
                 auth.remove_cookie(self.cookie_path)
             log.info("Shutdown: done")
-        return 0
+        return 1 if aborted else 0
 
 
 def split_host_port(value: str, default_port: int):

@@ -14,7 +14,7 @@ unconfirmed txs sit in a partial index; both queries are indexed.
 import sqlite3
 import threading
 
-from quill.atomic_store import Transactions
+from quill.atomic_store import Transactions, writing
 
 SCHEMA_VERSION = 3
 
@@ -98,10 +98,15 @@ class Store:
         # One atomic SQLite transaction; nested batches join the outer one. All-or-nothing,
         # memory included: the wallet sets batch.resync.
         self.batch = Transactions(self.db, path, self.lock)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.execute("PRAGMA foreign_keys=OFF")
-        self._migrate()
+        try:
+            with writing(path):
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=FULL")
+                self.db.execute("PRAGMA foreign_keys=OFF")
+                self._migrate()
+        except BaseException:
+            self.db.close()
+            raise
 
     def close(self):
         with self.lock:
