@@ -105,8 +105,9 @@ class Scenario:
             ("pay w again", lambda: self.pay("w", 1)),
             ("reorg away", self.reorg_away),
             ("reorg back", self.reorg_back),
+            ("mine to w2's keys", lambda: self.mine(2, keys_of("w2").receive_script(0))),
             ("createwallet w2", lambda: self.create_wallet("w2")),
-            ("import w2", lambda: self.import_keys("w2")),
+            ("import w2", lambda: self.import_keys("w2")),      # its rescan finds those blocks
             ("mine to w2", lambda: self.mine_to("w2", 2)),
         ]
 

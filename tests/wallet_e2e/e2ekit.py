@@ -86,6 +86,10 @@ class Keys:
         return [{"desc": self.receive, "timestamp": timestamp, "active": True, "range": [0, 20]},
                 {"desc": self.change, "timestamp": timestamp, "active": True, "internal": True, "range": [0, 20]}]
 
+    def receive_script(self, i: int) -> bytes:
+        """The P2WPKH scriptPubKey of receive key /0/i (keys are derived receive chain first)."""
+        return list(self._secrets)[i]
+
     def secret(self, script: bytes) -> bytes:
         return self._secrets[script]
 
