@@ -16,7 +16,8 @@ HTML comments just before a recipe (blank lines between are allowed) direct the 
 A fenced ```output block right after a recipe lists lines its output must contain, in order.
 
 Each session runs in a fresh HOME (so fresh data directories: ~/.quill, ~/.bitcoin) with the
-repository as working directory and .venv/bin and Bitcoin Core's binaries on PATH, inside its
+repository as working directory, .venv/bin and Bitcoin Core's binaries on PATH and the suite's
+build caches (XDG_CACHE_HOME: MicroPython builds, never data), inside its
 own network and PID namespaces when the system allows (Core's and Quill's default ports then
 never meet another program's, and every process a recipe started ends with the session). One
 bash runs the session's recipes in order with `set -eo pipefail`; the first failure ends it.
@@ -226,7 +227,10 @@ class Outcome:
 
 def environment(home: Path, extra_path: list[Path]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QUILL_", "BITCOIN", "PYTEST"))}
-    env.update(HOME=str(home), PATH=os.pathsep.join([*map(str, extra_path), env.get("PATH", "/usr/bin:/bin")]))
+    # Builds are cached, not data: MicroPython's qemu and frozen builds and the native module keep
+    # their caches where the suite's other tests keep them (XDG_CACHE_HOME, else ~/.cache).
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    env.update(HOME=str(home), XDG_CACHE_HOME=cache, PATH=os.pathsep.join([*map(str, extra_path), env.get("PATH", "/usr/bin:/bin")]))
     env.pop("VIRTUAL_ENV", None)
     return env
 
