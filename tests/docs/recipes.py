@@ -28,6 +28,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,6 +182,7 @@ __stop_background() {  # end what the recipes started, politely first
     for pid in $(jobs -p); do kill -KILL -- "-$pid" 2>/dev/null || true; done
 }
 trap __stop_background EXIT
+trap 'exit 143' TERM  # a session ended from outside still ends what it started
 """
 
 
@@ -230,7 +232,8 @@ def environment(home: Path, extra_path: list[Path]) -> dict[str, str]:
     # Builds are cached, not data: MicroPython's qemu and frozen builds and the native module keep
     # their caches where the suite's other tests keep them (XDG_CACHE_HOME, else ~/.cache).
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    env.update(HOME=str(home), XDG_CACHE_HOME=cache, PATH=os.pathsep.join([*map(str, extra_path), env.get("PATH", "/usr/bin:/bin")]))
+    path = os.pathsep.join([*map(str, extra_path), env.get("PATH", "/usr/bin:/bin")])
+    env.update(HOME=str(home), XDG_CACHE_HOME=cache, PATH=path)
     env.pop("VIRTUAL_ENV", None)
     return env
 
@@ -245,11 +248,17 @@ def run_session(recipes: list[Recipe], work: Path, extra_path: list[Path], timeo
     inner = ["bash", str(work / "script.sh")]
     if isolation:
         inner = ["bash", "-c", 'ip link set lo up && exec bash "$0"', str(work / "script.sh")]
+    proc = subprocess.Popen([*isolation, *inner], cwd=cwd, env=environment(home, extra_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        proc = subprocess.run([*isolation, *inner], cwd=cwd, env=environment(home, extra_path),
-                              capture_output=True, text=True, timeout=timeout, start_new_session=True)
-        session_error = proc.stderr
+        _, session_error = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
         session_error = f"the session took more than {timeout} s"
     ran_file = work / "ran"
     ran = len(ran_file.read_text().split()) if ran_file.exists() else 0

@@ -90,3 +90,9 @@ def test_background_recipes_become_ready_and_end_with_the_session(tmp_path: Path
     # a background recipe that dies before it is ready fails
     outcome = _run(tmp_path / "b", "<!-- background; ready: false -->\n```sh\nexit 3\n```\n")
     assert outcome.failed is not None and "ended before it was ready" in outcome.output
+
+
+def test_a_session_that_hangs_is_ended(tmp_path: Path) -> None:
+    found = recipes.sessions(_parse(tmp_path, "```sh\nsleep 600\n```\n"))["main"]
+    outcome = recipes.run_session(found, tmp_path / "work", [], timeout=3, cwd=tmp_path)
+    assert outcome.failed is not None and "more than 3 s" in outcome.output
