@@ -255,7 +255,7 @@ def run_session(recipes: list[Recipe], work: Path, extra_path: list[Path], timeo
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.communicate(timeout=60)
+            proc.communicate(timeout=5)  # bash runs its TERM trap only between commands
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
