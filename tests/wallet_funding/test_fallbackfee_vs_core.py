@@ -94,3 +94,20 @@ def test_without_it_funding_refuses_as_core(tmp_path_factory: pytest.TempPathFac
         got = answer(w, "walletcreatefundedpsbt", [], [{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080": 1}])
         assert got == ("error", -4, "Fee estimation failed. Fallbackfee is disabled. Wait a few blocks or enable "
                                     "-fallbackfee.")
+
+
+def test_psbtbumpfee_without_a_fee_rate_pays_at_least_the_fallback_rate(pair: dict[str, Any]) -> None:
+    """Core's EstimateFeeRate: the original rate plus the incremental fee, but never below
+    GetMinimumFeeRate, which is the fallback rate when estimation has no data."""
+    c, q, core = pair["c"], pair["q"], pair["c"].node
+    funded = c.rpc("walletcreatefundedpsbt", [pair["coin"]], [{pair["dest"]: "0.2"}], 0,
+                   {"fee_rate": 1, "changePosition": 1, "replaceable": True})
+    signed = core.rpc("walletprocesspsbt", funded["psbt"], wallet="src")
+    txid = core.rpc("sendrawtransaction", core.rpc("finalizepsbt", signed["psbt"])["hex"])
+    sync(core, q.node)
+    # Core places the change and sets the locktime at random here (Quill: its likeliest choice), so
+    # the fees are compared, not the bytes
+    bumped, ours = c.rpc("psbtbumpfee", txid), q.rpc("psbtbumpfee", txid)
+    assert (ours["origfee"], ours["fee"], ours["errors"]) == (bumped["origfee"], bumped["fee"], bumped["errors"])
+    analysis = core.rpc("analyzepsbt", bumped["psbt"])
+    assert abs(int(bumped["fee"] * 10**8) - 10 * analysis["estimated_vsize"]) <= 10, bumped
