@@ -228,7 +228,9 @@ class Outcome:
 
 
 def environment(home: Path, extra_path: list[Path]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("QUILL_", "BITCOIN", "PYTEST"))}
+    # a user's terminal: none of the suite's settings, nor `make test`'s own (MAKEFLAGS, MAKELEVEL)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("QUILL_", "BITCOIN", "PYTEST", "MAKE", "MFLAGS"))}
     # Builds are cached, not data: MicroPython's qemu and frozen builds and the native module keep
     # their caches where the suite's other tests keep them (XDG_CACHE_HOME, else ~/.cache).
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
