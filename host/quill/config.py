@@ -71,6 +71,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("emutarget", "Where the emulated device's firmware runs: unix (MicroPython's unix port), qemu-m0plus (a Cortex-M0+, the RP2040's core, under QEMU) or qemu-m4 (a Cortex-M4, the pyboard's) (default: unix)"),
     Option("emuapprove", "How the emulated device's user confirms signing: auto (approve at once), ask (y/n on quill-emu's terminal), channel (test-only: answer \"approve\" or \"refuse\" in <datadir>/<chain>/emulator/confirm-answer) (default: auto)"),
     Option("emuconfirmtimeout", "How long the emulated device waits for a confirmation, in milliseconds (default: 120000)"),
+    Option("fallbackfee", "A fee rate (in BTC/kvB) that will be used when fee estimation has insufficient data. 0 to entirely disable the fallbackfee feature. (default: 0.00)"),
     Option("signer", "External signing tool, see doc/external-signer.md"),
     Option("devicetimeout", "How long to wait for the device's immediate answers (ping, get_info, each step of a signing session), in seconds (default: 5; 30 on a qemu target)"),
     Option("chainsource", "Follow a Bitcoin Core-compatible node through its RPC, http://user:pass@host:port (default: the built-in regtest chain)", sensitive=True),

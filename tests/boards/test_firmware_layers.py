@@ -1,4 +1,4 @@
-"""The firmware's rooms (README, Layout): each subpackage of quillfw imports only
+"""The firmware's rooms (docs/layout.md): each subpackage of quillfw imports only
 from the rooms below it, and the shared rules at the package's root import none."""
 import ast
 

@@ -43,6 +43,14 @@ def bitcoind_path() -> Path:
     return path
 
 
+def bitcoin_cli_path() -> Path:
+    """Bitcoin Core's bitcoin-cli: $BITCOIN_CLI, then beside bitcoind in ../shared/toolchains."""
+    path = _locate("BITCOIN_CLI", SHARED / "toolchains" / "bitcoin-core" / "bin" / "bitcoin-cli")
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        unavailable(f"Bitcoin Core's bitcoin-cli not found at {path} (set BITCOIN_CLI)")
+    return path
+
+
 def bitcoind_zmq_path() -> Path:
     """The ZMQ build of bitcoind: $BITCOIND_ZMQ, then ../shared/toolchains/bitcoin-core/bin-zmq/bitcoind.
     It links libzmq.so.5, which `make test` installs (apt-get install libzmq5) when it can."""

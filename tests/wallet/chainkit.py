@@ -12,6 +12,7 @@ from quill.rpc.jsonrpc import CallContext, Dispatcher, Request
 from quill.rpc.registry import Registry
 from quill.tx.address import encode_destination
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
+from quill.wallet.fallbackfee import FallbackFee
 from quill.wallet.manager import WalletManager
 from tests.kit.anyone import ANYONE_SCRIPT, ANYONE_WITNESS
 
@@ -23,7 +24,7 @@ class Kit:
         self.chain = ChainService("regtest", str(tmp_path)).start()
         self.manager = WalletManager(self.chain, "regtest", str(tmp_path), keypool=keypool)
         node = types.SimpleNamespace(chain_name="regtest", wallets=self.manager, chain=self.chain,
-                                     deprecated_rpc=frozenset())
+                                     deprecated_rpc=frozenset(), fallback_fee=FallbackFee())
         registry = Registry()
         registry.add(guarded_methods(wallet_handlers.METHODS))
         self.dispatcher = Dispatcher(registry)

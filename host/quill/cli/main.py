@@ -10,6 +10,7 @@ stderr, and the exit status is the error code's absolute value.
 import base64
 import http.client
 import os
+import signal
 import socket
 import sys
 import time
@@ -208,6 +209,10 @@ def call_with_wait(conn, args, method, params, password):
 
 
 def main() -> int:
+    # A reader that stops early (`quill-cli help | head`) ends us as it ends bitcoin-cli: by SIGPIPE,
+    # silently, rather than with Python's BrokenPipeError traceback.
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     return run(sys.argv[1:])
 
 

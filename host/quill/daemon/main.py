@@ -47,6 +47,7 @@ from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
+from quill.wallet.fallbackfee import FallbackFee
 from quill.wallet.manager import WalletManager
 
 log = logging.getLogger("quill.init")
@@ -218,7 +219,7 @@ class Daemon:
         node = Node(chain_name=self.chain, datadir=self.datadir, chain_datadir=self.chain_datadir,
                     log_path=self.log_path or "", deprecated_rpc=self.args.get_all("deprecatedrpc"),
                     registry=registry, active_commands=dispatcher.active, device_queue=device_queue,
-                    signer=self.args.get("signer", ""))
+                    signer=self.args.get("signer", ""), fallback_fee=FallbackFee(self.args.get("fallbackfee")))
         allowlist = auth.AllowList(self.args.get_all("rpcallowip"))
         authenticator = auth.Authenticator(self.credentials())
         server = RPCServer(dispatcher=dispatcher, authenticator=authenticator, allowlist=allowlist,

@@ -3,10 +3,13 @@
 import threading
 import time
 
+from quill.wallet.fallbackfee import FallbackFee
+
 
 class Node:
     def __init__(self, *, chain_name, datadir, chain_datadir, log_path, deprecated_rpc,
-                 registry, active_commands, device=None, device_queue=None, signer=""):
+                 registry, active_commands, device=None, device_queue=None, signer="",
+                 fallback_fee=None):
         self.chain_name = chain_name
         self.datadir = datadir
         self.chain_datadir = chain_datadir
@@ -16,6 +19,7 @@ class Node:
         self._active_commands = active_commands
         self.device = device
         self.device_queue = device_queue   # quill.device.queue.DeviceQueue: calls waiting for the device
+        self.fallback_fee = fallback_fee or FallbackFee()  # Core's -fallbackfee, read by the wallets
         self.signer = signer  # Core's -signer: the external signer's command line ("" when not given)
         self.chain = None     # ChainService, when the node has a chain
         self.wallets = None   # WalletManager, when the node has a chain

@@ -79,7 +79,7 @@ def _fee_rate(options: dict[str, Any]) -> int | None:
     return None
 
 
-def _request(txid: bytes, options: dict[str, Any], chain_name: str) -> feebump.BumpRequest:
+def _request(txid: bytes, options: dict[str, Any], chain_name: str, fallback_fee_rate: int) -> feebump.BumpRequest:
     replaceable = True if options.get("replaceable") is None else get_bool(options["replaceable"])
     fee_rate = _fee_rate(options)
     outputs: list[TxOut] = []
@@ -93,7 +93,7 @@ def _request(txid: bytes, options: dict[str, Any], chain_name: str) -> feebump.B
     if options.get("original_change_index") is not None:
         change_index = get_int(options["original_change_index"], (0, 0xFFFFFFFF))
     return feebump.BumpRequest(txid, fee_rate, replaceable, outputs, change_index, DEFAULT_INCREMENTAL_RELAY_FEE,
-                               None)
+                               None, fallback_fee_rate=fallback_fee_rate)
 
 
 def psbtbumpfee(ctx: Any, args: list[Any]) -> Any:
@@ -109,7 +109,7 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
         txid = parse_hash_v(txid_v, "txid")
         options = {} if options_v is None else dict(get_obj(options_v))
         check_object(options, _OPTION_TYPES, allow_null=True, strict=True)
-        request = _request(txid, options, ctx.node.chain_name)
+        request = _request(txid, options, ctx.node.chain_name, ctx.node.fallback_fee.fee_rate(0) or 0)
         psbt_version = _psbt_version(options.get("psbt_version"))
         chain = chain_of(ctx)
         _, find_coin = chain_lookups(chain)

@@ -4,7 +4,7 @@ getconnectioncount, estimatesmartfee, getmempoolinfo, getnetworkinfo.
 
 Quill has no peers and no fee estimator of its own. On the built-in chain it answers as a
 Core node without peers or fee data does; following a node (-chainsource), the questions
-only that node can answer (its connections, its fee estimates) go to it (see README).
+only that node can answer (its connections, its fee estimates) go to it (see docs/rpc.md).
 """
 from __future__ import annotations
 

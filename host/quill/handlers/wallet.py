@@ -27,6 +27,7 @@ from quill.wallet.address_info import address_info
 from quill.wallet.balance import get_balance
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DerivationError, DescriptorError, parse
 from quill.wallet.external_signer import signer_descriptors
+from quill.wallet.fallbackfee import FallbackFeeError
 from quill.wallet.names import InvalidWalletName, check_wallet_name
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
@@ -108,17 +109,28 @@ def createwallet(ctx, args):
         manager.check_absent(name)
         signer = get_external_signer(ctx.node.signer, ctx.node.chain_name)
         descriptors_from_signer = signer_descriptors(signer.get_descriptors(0), ctx.node.chain_name)
+    warnings = _fallback_fee_warnings(ctx, "Wallet creation failed. ")
     wallet = manager.create(name, bool(blank), load_on_startup, descriptors_from_signer)
     if passphrase is not None:   # "": Core creates the wallet unencrypted and says so
-        return {"name": wallet.name, "warnings": ["Empty string given as passphrase, wallet will not be encrypted."]}
-    return {"name": wallet.name}
+        warnings.insert(0, "Empty string given as passphrase, wallet will not be encrypted.")
+    return {"name": wallet.name, "warnings": warnings} if warnings else {"name": wallet.name}
+
+
+def _fallback_fee_warnings(ctx, failure):
+    """Core reads -fallbackfee as it makes or loads a wallet: an amount that is not one fails
+    the call (before anything is made here), a high one is a warning."""
+    try:
+        return ctx.node.fallback_fee.warnings()
+    except FallbackFeeError as e:
+        raise RPCError(RPC_WALLET_ERROR, failure + str(e)) from None
 
 
 def loadwallet(ctx, args):
     name, load_on_startup = args
     _checked_name(name)
+    warnings = _fallback_fee_warnings(ctx, "Wallet loading failed. ")
     wallet = _manager(ctx).load(name, load_on_startup)
-    return {"name": wallet.name}
+    return {"name": wallet.name, "warnings": warnings} if warnings else {"name": wallet.name}
 
 
 def unloadwallet(ctx, args):

@@ -49,13 +49,16 @@ from quill.wallet.balance import is_spent
 from quill.wallet.coinselection import MAX_STANDARD_TX_WEIGHT
 from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, DescriptorError
 from quill.wallet.descriptors import parse as parse_descriptor
+from quill.wallet.fallbackfee import FallbackFee
+from quill.wallet.feebump import REQUIRED_FEE_RATE
 from quill.wallet.psbt_process import fill_psbt
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
 
 
-def _fee_rate(options: dict[str, Any]) -> int:
-    """sat/kvB from fee_rate (sat/vB) or feeRate (BTC/kvB), with Core's conflicts."""
+def _fee_rate(options: dict[str, Any], fallback: FallbackFee) -> int:
+    """sat/kvB from fee_rate (sat/vB) or feeRate (BTC/kvB), with Core's conflicts; else the
+    estimate, which has no data: -fallbackfee's rate (at least the required one) or Core's error."""
     if options.get("fee_rate") is not None:
         if options.get("feeRate") is not None:
             raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both fee_rate (sat/vB) and feeRate (BTC/kvB)")
@@ -66,6 +69,9 @@ def _fee_rate(options: dict[str, Any]) -> int:
         return amount_from_value(options["fee_rate"], 3)
     if options.get("feeRate") is not None:
         return amount_from_value(options["feeRate"])
+    rate = fallback.fee_rate(REQUIRED_FEE_RATE)
+    if rate is not None:
+        return rate
     raise RPCError(RPC_WALLET_ERROR, "Fee estimation failed. Fallbackfee is disabled. Wait a few blocks or enable "
                                      "-fallbackfee.")
 
@@ -279,7 +285,7 @@ def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_i
     replaceable = True if options.get("replaceable") is None else get_bool(options["replaceable"])
     subtract = _subtract_from(options, len(tx.vout))
     min_depth, max_depth = _depths(options)
-    rate = _fee_rate(options)
+    rate = _fee_rate(options, ctx.node.fallback_fee)
     max_tx_weight = None if options.get("max_tx_weight") is None else get_int(options["max_tx_weight"])
     if not tx.vout:
         raise RPCError(RPC_INVALID_PARAMETER, "TX must have at least one output")
@@ -516,7 +522,7 @@ def sendall(ctx: Any, args: list[Any]) -> Any:
             pairs.append(recipient)
     if not without_amount:
         raise RPCError(RPC_INVALID_PARAMETER, "Must provide at least one address without a specified amount")
-    rate = _fee_rate(options)
+    rate = _fee_rate(options, ctx.node.fallback_fee)
     rbf = True if options.get("replaceable") is None else get_bool(options["replaceable"])
     chain = ctx.node.chain_name
     tx = construct_transaction([options.get("inputs"), pairs, options.get("locktime"), rbf, None], chain)

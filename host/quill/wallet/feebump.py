@@ -60,6 +60,7 @@ class BumpRequest:
     new_change: Any                # (recipients) -> (script or b"", spend vsize, why none): the next change address
     available: Any = None          # (tx) -> the wallet's confirmed coins not spent by tx: new inputs if needed
     bump_fees: Any = None          # the node's bump fees (funding.FundingRules.bump_fees)
+    fallback_fee_rate: int = 0     # sat/kvB: Core's -fallbackfee, used when estimation fails (0: disabled)
 
 
 @dataclass
@@ -127,12 +128,13 @@ def _check_fee_rate(rate: int, max_vsize: int, old_fee: int, incremental: int, b
                         f"higher than -maxtxfee {_money(DEFAULT_TRANSACTION_MAXFEE)})")
 
 
-def _estimated_fee_rate(tx: Transaction, old_fee: int, incremental: int) -> int:
-    """Core's EstimateFeeRate with no fee estimate and no -fallbackfee (Core's defaults): the
-    original rate plus one satoshi plus the larger incremental fee, at least the required rate."""
+def _estimated_fee_rate(tx: Transaction, old_fee: int, incremental: int, fallback: int) -> int:
+    """Core's EstimateFeeRate with no fee estimate: the original rate plus one satoshi plus the
+    larger incremental fee, at least the wallet's minimum (GetMinimumFeeRate: the -fallbackfee
+    rate when set, and never below the required rate)."""
     vsize = -(-tx.weight() // WITNESS_SCALE_FACTOR)
     rate = old_fee * 1000 // vsize + 1 + max(incremental, WALLET_INCREMENTAL_RELAY_FEE)
-    return max(rate, REQUIRED_FEE_RATE)
+    return max(rate, fallback, REQUIRED_FEE_RATE)
 
 
 def _locktime(tip_height: int, tip_time: int | None) -> int:
@@ -186,7 +188,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
         _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee,
                         _combined_bump_fee(request, coins, rate))
     else:
-        rate = _estimated_fee_rate(original, old_fee, request.incremental_relay_fee)
+        rate = _estimated_fee_rate(original, old_fee, request.incremental_relay_fee, request.fallback_fee_rate)
 
     reason = ""
     if change is not None:

@@ -2,7 +2,7 @@
 
 Each file is the exact string the real bitcoind answers to `help <method>` (the
 reference is Core at the version in ../shared/toolchains); tests compare them with
-it. Quill's own differences are documented in the README, never in these texts.
+it. Quill's own differences are documented in docs/rpc.md, never in these texts.
 Every method Core also has answers `help` and arity errors with Core's text: the
 daemon gives each registered method its file (`with_cores_help`), so a new method
 needs only its file here. Quill's own methods (no file) keep their generated help.
