@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from quill.emulator import frozen
+from quill.emulator import frozen, models
 from quill.emulator.qemu import Unavailable
 from tests.kit.toolchains import unavailable
 
@@ -16,10 +16,10 @@ VENV_BIN = Path(sys.executable).parent
 TEST_MNEMONIC = "abandon " * 11 + "about"
 
 
-# The smallest board's heap, with the firmware frozen as that board (the pyboard) runs it
-# (quill-emu --frozen): the default ROMFS emulator keeps every loaded module's names and function
-# objects on the heap, ~30 KB that the board keeps in flash (protocol/SPEC.md §10).
-KEYS_HEAP = "97K"
+# The smallest board (97K of heap), its firmware frozen as it runs it: where the key and PSBT
+# methods have the least room. quill-emu's default models the Pico (DEFAULT_BOARD).
+SMALLEST_BOARD = "pyboard"
+DEFAULT_BOARD = models.DEFAULT_BOARD
 
 
 def frozen_port() -> Path:
@@ -33,19 +33,24 @@ def frozen_port() -> Path:
 
 
 class EmulatedDevice:
-    def __init__(self, workdir: Path, *args: str) -> None:
+    """quill-emu modelling board (quill-emu --board), with args."""
+
+    def __init__(self, workdir: Path, *args: str, board: str) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.datadir = self.workdir / "device"
         self.port_file = self.workdir / "port"
         self.log_path = self.workdir / "quill-emu.log"
         self.args = [str(VENV_BIN / "quill-emu"), f"--port-file={self.port_file}",
-                     f"--datadir={self.datadir}", f"--heapsize={KEYS_HEAP}", "--frozen", *args]
+                     f"--datadir={self.datadir}", f"--board={board}", *args]
+        self.frozen = models.load(board).firmware == "frozen" and not any(
+            a.startswith("--firmware=") for a in args)
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = ""
 
     def start(self) -> EmulatedDevice:
-        frozen_port()
+        if self.frozen:
+            frozen_port()
         self.port_file.unlink(missing_ok=True)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=log)
