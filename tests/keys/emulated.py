@@ -8,28 +8,11 @@ import sys
 import time
 from pathlib import Path
 
-from quill.emulator import frozen, models
-from quill.emulator.qemu import Unavailable
-from tests.kit.toolchains import unavailable
+from tests.kit import boards
+from tests.kit.boards import DEFAULT_BOARD, SMALLEST_BOARD  # noqa: F401 (the key tests' boards)
 
 VENV_BIN = Path(sys.executable).parent
 TEST_MNEMONIC = "abandon " * 11 + "about"
-
-
-# The smallest board (97K of heap), its firmware frozen as it runs it: where the key and PSBT
-# methods have the least room. quill-emu's default models the Pico (DEFAULT_BOARD).
-SMALLEST_BOARD = "pyboard"
-DEFAULT_BOARD = models.DEFAULT_BOARD
-
-
-def frozen_port() -> Path:
-    """The unix port with the firmware frozen (built once, cached); skips locally and
-    fails in CI when it cannot be built (no MicroPython source, no C compiler)."""
-    try:
-        return frozen.build()
-    except Unavailable as e:
-        unavailable(str(e))
-        raise
 
 
 class EmulatedDevice:
@@ -43,14 +26,13 @@ class EmulatedDevice:
         self.log_path = self.workdir / "quill-emu.log"
         self.args = [str(VENV_BIN / "quill-emu"), f"--port-file={self.port_file}",
                      f"--datadir={self.datadir}", f"--board={board}", *args]
-        self.frozen = models.load(board).firmware == "frozen" and not any(
-            a.startswith("--firmware=") for a in args)
+        self.board = board
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = ""
 
     def start(self) -> EmulatedDevice:
-        if self.frozen:
-            frozen_port()
+        if not any(a.startswith("--firmware=") for a in self.args):
+            boards.ready(self.board)
         self.port_file.unlink(missing_ok=True)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=log)

@@ -5,7 +5,7 @@
               [--crypto auto|native|python] [--idle-ms 2000] [--no-restart]
               [--stdio] [--port-file PATH]
               [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
-              [--keys] [--test-mnemonic "WORDS"]
+              [--no-keys] [--seed generate] [--test-mnemonic "WORDS"]
 
 Prints the pty path to open (e.g. with pyserial, or quilld -device=PATH) on
 its first stdout line, then runs until SIGTERM/SIGINT. With --stdio the
@@ -44,9 +44,12 @@ unix-port MicroPython built from MicroPython's source and cached
 then take no heap. --firmware=files imports .mpy files into the heap, as the Pico
 does; romfs runs them in place from a ROMFS image, which no board does.
 
---keys makes the firmware answer the seed and key methods (protocol/SPEC.md
-§9; left out by default on the emulator, see firmware/emulator_keys.py).
---test-mnemonic (test-only, implies --keys) starts the device initialised with that BIP39
+The firmware answers the seed and key methods (protocol/SPEC.md §9,
+firmware/emulator_keys.py), with the seed in --datadir, as every board does;
+--no-keys leaves them out. --seed=generate has the device make its own seed at
+its first start (12 words from its own randomness, stored without a PIN; the
+words never leave the firmware) and keep it in --datadir for later starts.
+--test-mnemonic (test-only) starts the device initialised with that BIP39
 mnemonic, unlocked and without a PIN: the words are checked and turned into
 the BIP39 seed here, and the seed is written to the state directory's
 seed.bin in the firmware's own format (quillfw.keys.store, run here under
@@ -112,11 +115,12 @@ def parse_args(argv):
                              "or auto (the default: the firmware uses the module when deployed)")
     parser.add_argument("--frozen", action="store_true",
                         help="the same as --firmware=frozen")
-    parser.add_argument("--keys", action="store_true",
-                        help="answer the seed and key methods (implied by --test-mnemonic)")
+    parser.add_argument("--keys", action=argparse.BooleanOptionalAction, default=True,
+                        help="answer the seed and key methods, as every board does (the default; "
+                             "--no-keys leaves them out)")
     parser.add_argument("--seed", choices=("generate",),
                         help="generate: the device makes its own seed at its first start and keeps "
-                             "it in --datadir (no PIN); later starts keep it (implies --keys)")
+                             "it in --datadir (no PIN); later starts keep it")
     parser.add_argument("--test-mnemonic", metavar="WORDS",
                         help="test only: start initialised with this BIP39 mnemonic, unlocked, "
                              "without a PIN")
@@ -135,6 +139,8 @@ def parse_args(argv):
     if args.test_mnemonic is not None and args.target != "unix":
         parser.error("--test-mnemonic needs the unix target (a qemu board has no filesystem to "
                      "provision: its seed is kept in RAM, restore it with seed_restore)")
+    if not args.keys and (args.test_mnemonic is not None or args.seed is not None):
+        parser.error("--no-keys cannot be combined with --test-mnemonic or --seed")
     if args.seed is not None and args.test_mnemonic is not None:
         parser.error("--seed and --test-mnemonic are exclusive (both provision the seed)")
     if args.seed is not None and args.target != "unix":
@@ -172,62 +178,54 @@ def main(argv=None):
     os.makedirs(args.datadir, exist_ok=True)
     if args.test_mnemonic is not None:
         write_test_seed(args.datadir, args.test_mnemonic)
-        args.keys = True
-    if args.seed is not None:
-        args.keys = True
     asker = None
-    if args.approve == "ask":
-        try:
-            asker = TerminalAsker(args.datadir).start()
-        except NoTerminal as e:
-            print(f"quill-emu: {e}", file=sys.stderr)
-            return 2
-    confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
-    if args.keys:
-        confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
-    if args.stdio:
-        if asker is not None:
-            print("quill-emu: --approve=ask cannot be combined with --stdio", file=sys.stderr)
-            return 2
-        try:
-            command = firmware_command(args.heapsize, args.idle_ms, args.board,
-                                       confirmation=confirmation, crypto=args.crypto,
-                                       target=args.target, firmware=args.firmware)
-            if args.seed is not None:
-                generate_seed(command)
-        except NatmodUnavailable as e:
-            print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
-            return 2
-        except RuntimeError as e:     # a frozen port that cannot be built here
-            print(f"quill-emu: {e}", file=sys.stderr)
-            return 2
-        os.execve(command[0], command, firmware_env())
     try:
-        emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
-                            confirmation=confirmation, crypto=args.crypto, target=args.target,
-                            firmware=args.firmware, seed=args.seed)
-    except NatmodUnavailable as e:
-        if asker is not None:
-            asker.stop()
-        print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
-        return 2
-    except RuntimeError as e:     # a qemu target or frozen port that cannot be built here
-        if asker is not None:
-            asker.stop()
+        if args.approve == "ask":
+            asker = TerminalAsker(args.datadir).start()
+        confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
+        if args.keys:
+            confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
+        if args.stdio:
+            return _exec_stdio(args, confirmation, asker)
+        return _serve(args, confirmation)
+    except NoTerminal as e:
         print(f"quill-emu: {e}", file=sys.stderr)
         return 2
+    except NatmodUnavailable as e:
+        print(f"quill-emu: --crypto=native: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:     # a qemu target or frozen port that cannot be built here, a seed not made
+        print(f"quill-emu: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if asker is not None:
+            asker.stop()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _exec_stdio(args, confirmation, asker):
+    """--stdio: become the firmware, serving this process's stdin/stdout."""
+    if asker is not None:
+        print("quill-emu: --approve=ask cannot be combined with --stdio", file=sys.stderr)
+        return 2
+    command = firmware_command(args.heapsize, args.idle_ms, args.board, confirmation=confirmation,
+                               crypto=args.crypto, target=args.target, firmware=args.firmware)
+    if args.seed is not None:
+        generate_seed(command)
+    os.execve(command[0], command, firmware_env())
+
+
+def _serve(args, confirmation):
+    """The firmware behind a pty until SIGTERM/SIGINT (or its exit, with --no-restart)."""
+    emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
+                        confirmation=confirmation, crypto=args.crypto, target=args.target,
+                        firmware=args.firmware, seed=args.seed)
     done = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: done.set())
     try:
         port = emulator.start()
-    except RuntimeError as e:     # the device failed to generate its seed
-        emulator.stop()
-        if asker is not None:
-            asker.stop()
-        print(f"quill-emu: {e}", file=sys.stderr)
-        return 2
-    try:
         if args.port_file:
             with open(args.port_file, "w") as f:
                 f.write(port + "\n")
@@ -237,10 +235,6 @@ def main(argv=None):
                 break
     finally:
         emulator.stop()
-        if asker is not None:
-            asker.stop()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
