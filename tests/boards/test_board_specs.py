@@ -32,6 +32,15 @@ def test_the_emulator_board_has_no_usb_id():
     assert board.usb_id is None and board.transport["kind"] == "stdio"
 
 
+def test_each_board_names_the_clock_its_micropython_runs_at():
+    clocks = {name: boardspec.load(name).clock_hz for name in BOARDS}
+    # RP2040 125 MHz (issue 26), STM32F405 168 MHz, ESP32-S3 at ESP-IDF's default 160 MHz
+    assert clocks == {"rpi_pico": 125_000_000, "pyboard": 168_000_000, "esp32_s3": 160_000_000,
+                      "unix": None}
+    for name in ("rpi_pico", "pyboard"):    # the title's clock is the one MicroPython runs at
+        assert f"at {clocks[name] // 1_000_000} MHz" in boardspec.load(name).mcu
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("heap_free_bytes", "233024", "positive integer"),
     ("mpy_cross_march", "armv8", "mpy_cross_march"),
@@ -40,6 +49,9 @@ def test_the_emulator_board_has_no_usb_id():
     ("transport", {"kind": "wifi", "pins": {}}, "transport"),
     ("natmod", {"arch": "armv6m", "ecmult_gen_kb": 4, "ecmult_window_size": 6}, "natmod"),
     ("natmod", {"arch": "xtensawin", "ecmult_gen_kb": 2, "ecmult_window_size": 2}, "natmod"),
+    ("clock_hz", None, "clock_hz"),
+    ("clock_hz", "125 MHz", "clock_hz"),
+    ("clock_hz", 0, "clock_hz"),
 ])
 def test_malformed_board_json_is_rejected_naming_the_field(field, value, message):
     data = json.loads((boardspec.BOARDS_DIR / "rpi_pico" / "board.json").read_text())

@@ -43,10 +43,11 @@ class BoardModel:
     heap: int                   # board.json heap_free_bytes
     firmware: str               # files or frozen: how the board loads the firmware
     natmod: dict | None         # board.json natmod: the tables of the module it deploys, or None
+    clock_hz: int               # board.json clock_hz: the CPU clock MicroPython runs it at
 
 
 def load(name: str) -> BoardModel:
     if name not in BOARDS:
         raise UnknownBoard(f"unknown board {name!r} ({', '.join(BOARDS)})")
     spec = json.loads((BOARDS_DIR / name / "board.json").read_text())
-    return BoardModel(name, spec["heap_free_bytes"], _LOADING[spec["deploy"]], spec["natmod"])
+    return BoardModel(name, spec["heap_free_bytes"], _LOADING[spec["deploy"]], spec["natmod"], spec["clock_hz"])
