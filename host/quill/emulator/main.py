@@ -204,7 +204,7 @@ def main(argv=None):
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _exec_stdio(args, confirmation, asker):
+def _exec_stdio(args: argparse.Namespace, confirmation: list[str], asker: TerminalAsker | None) -> int:
     """--stdio: become the firmware, serving this process's stdin/stdout."""
     if asker is not None:
         print("quill-emu: --approve=ask cannot be combined with --stdio", file=sys.stderr)
@@ -216,7 +216,7 @@ def _exec_stdio(args, confirmation, asker):
     os.execve(command[0], command, firmware_env())
 
 
-def _serve(args, confirmation):
+def _serve(args: argparse.Namespace, confirmation: list[str]) -> int:
     """The firmware behind a pty until SIGTERM/SIGINT (or its exit, with --no-restart)."""
     emulator = Emulator(args.heapsize, args.idle_ms, args.board, restart=not args.no_restart,
                         confirmation=confirmation, crypto=args.crypto, target=args.target,

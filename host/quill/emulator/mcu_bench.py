@@ -51,7 +51,8 @@ def clock_hz(target: str) -> int:
 def chain(seed: bytes, n: int) -> list[bytes]:
     """n valid secp256k1 scalars (keys, or messages): SHA-256 iterated from seed."""
     from quillfw.crypto.secp256k1 import N
-    out, h = [], seed
+    out: list[bytes] = []
+    h = seed
     while len(out) < n:
         h = hashlib.sha256(h).digest()
         if 0 < int.from_bytes(h, "big") < N:
