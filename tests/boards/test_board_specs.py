@@ -116,3 +116,29 @@ def test_board_records_are_immutable():
     board = boardspec.load("pyboard")
     with pytest.raises(dataclasses.FrozenInstanceError):
         board.heap_free_bytes = 1
+
+
+def _size_table():
+    """boards/README.md's board size table: {title: {column: cell}}."""
+    text = (boardspec.BOARDS_DIR / "README.md").read_text()
+    lines = text[text.index("| board | CPU and clock |"):].splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    return rows
+
+
+@pytest.mark.parametrize("name", [n for n in BOARDS if n != "unix"])
+def test_the_readme_size_table_agrees_with_board_json(name):
+    board = boardspec.load(name)
+    title = {"rpi_pico": "Raspberry Pi Pico", "esp32_s3": "ESP32-S3", "pyboard": "pyboard v1.1"}[name]
+    row = _size_table()[title]
+    assert row["CPU and clock"].endswith(f" at {board.clock_hz // 1_000_000} MHz")
+    assert row["free heap"] == f"{board.heap_free_bytes:,} B"
+    assert row["flash budget"] == f"{board.flash_budget_bytes:,} B"
+    assert row["firmware"].startswith("frozen" if board.deploy == "frozen" else "`.mpy` files")
+    assert (row["native module (flash / RAM)"] == "none") == (board.natmod is None)
