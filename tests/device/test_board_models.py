@@ -76,3 +76,15 @@ def test_a_qemu_target_models_the_board_it_stands_for(tmp_path):
     assert proc.returncode == 2 and "the qemu-m4 target stands for pyboard" in proc.stderr
     proc = subprocess.run([f"{VENV_BIN}/quill-emu", "--board=pico"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "invalid choice: 'pico'" in proc.stderr
+
+
+@pytest.mark.parametrize("options, message", [
+    (["-emuboard=pico"], "Error: -emuboard: unknown board 'pico' (rpi_pico, esp32_s3, pyboard)"),
+    (["-emutarget=qemu-m4", "-emuboard=rpi_pico"], "Error: -emuboard: the qemu-m4 target stands for pyboard"),
+    (["-emutarget=qemu-m4", "-emuseed=generate"], "Error: -emuseed=generate needs -emutarget=unix"),
+    (["-emuseed=maybe"], "Error: -emuseed: unknown value 'maybe' (generate or none)"),
+])
+def test_quilld_refuses_an_emulated_device_it_cannot_model(tmp_path, options, message):
+    proc = subprocess.run([f"{VENV_BIN}/quilld", "-regtest", f"-datadir={tmp_path}", "-device=emulator", *options],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and message in proc.stderr + proc.stdout
