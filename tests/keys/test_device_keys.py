@@ -11,7 +11,14 @@ import pytest
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError
 from quillfw.wire.errors import INVALID_PARAMS, LOCKED
-from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, VENV_BIN, EmulatedDevice, process_command_lines
+from tests.keys.emulated import (
+    DEFAULT_BOARD,
+    SMALLEST_BOARD,
+    TEST_MNEMONIC,
+    VENV_BIN,
+    EmulatedDevice,
+    process_command_lines,
+)
 
 FINGERPRINT = bytes.fromhex("73c5da0a")
 TPUB_84_1_0 = ("tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4LAxys"
@@ -52,8 +59,9 @@ def test_options_a_qemu_target_cannot_honour_are_refused() -> None:
         assert "abandon" not in proc.stderr
 
 
-def test_restore_lock_restart_wrong_pins_wipe_generate(tmp_path: Path) -> None:
-    device = EmulatedDevice(tmp_path, "--keys", board=SMALLEST_BOARD)
+@pytest.mark.parametrize("board", [SMALLEST_BOARD, DEFAULT_BOARD])   # and quill-emu at its defaults
+def test_restore_lock_restart_wrong_pins_wipe_generate(tmp_path: Path, board: str) -> None:
+    device = EmulatedDevice(tmp_path, *(["--keys"] if board != DEFAULT_BOARD else []), board=board)
     with device, DeviceClient(device.port) as client:
         assert client.get_info()["keys"]["state"] == "uninitialized"
         with pytest.raises(DeviceError) as e:
