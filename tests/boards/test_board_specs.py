@@ -142,3 +142,13 @@ def test_the_readme_size_table_agrees_with_board_json(name):
     assert row["flash budget"] == f"{board.flash_budget_bytes:,} B"
     assert row["firmware"].startswith("frozen" if board.deploy == "frozen" else "`.mpy` files")
     assert (row["native module (flash / RAM)"] == "none") == (board.natmod is None)
+
+
+def test_the_emulator_models_every_board_from_its_board_json():
+    from quill.emulator import models
+
+    assert set(models.BOARDS) == {n for n in BOARDS if n != "unix"}
+    for name in models.BOARDS:
+        board, model = boardspec.load(name), models.load(name)
+        assert (model.heap, model.natmod, model.clock_hz) == (board.heap_free_bytes, board.natmod, board.clock_hz)
+        assert model.firmware == {"filesystem": "files", "frozen": "frozen"}[board.deploy]
