@@ -88,3 +88,4 @@ def test_quilld_refuses_an_emulated_device_it_cannot_model(tmp_path, options, me
     proc = subprocess.run([f"{VENV_BIN}/quilld", "-regtest", f"-datadir={tmp_path}", "-device=emulator", *options],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and message in proc.stderr + proc.stdout
+
