@@ -307,8 +307,8 @@ def _native_first(native: Path | None) -> str:
     them from the heap: its 64-bit objects take ~1.5x a 32-bit board's instead. Measured
     at boot, without the key methods: the Pico's model here leaves 116.5 KB free, the
     Cortex-M0+ target (32-bit, the Pico's heap, the module in it, the firmware run in
-    place from ROMFS) 114 KB. Taking the module's size as well left 17 KB, where the
-    key methods no longer answer.
+    place from ROMFS) 114 KB. Taking the module's size from the heap as well left 17 KB
+    beside the key methods, which then ran out of memory.
     The module stays importable by name (sys.modules)."""
     if native is None:
         return ""
