@@ -67,7 +67,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("debuglogfile", "Specify location of debug log file (default: debug.log). Relative paths will be prefixed by a net-specific datadir location."),
     Option("debug", "Output debug and trace logging (default: -nodebug, supplying <category> is optional). If <category> is not supplied or if <category> is 1 or \"all\", output all debug logging. <category> can be: rpc, http, device, chain, wallet."),
     Option("device", "Signing device: emulator (start quill-emu), auto (find a board by USB VID/PID), a serial port path or a pyserial URL (default: none)"),
-    Option("emuboard", "The board the emulated device models: its heap, firmware loading and crypto module: rpi_pico, esp32_s3 or pyboard (default: rpi_pico; on a qemu target the board it stands for)"),
+    Option("emuboard", "The board the emulated device models: its heap, firmware loading and crypto module, a board of boards/ (rpi_pico, esp32_s3, pyboard, ...) (default: rpi_pico; on a qemu target the board it stands for)"),
     Option("emuheap", "Experiment: heap size of the emulated device, as MicroPython's -X heapsize (default: its board's)"),
     Option("emuseed", "The emulated device's seed: generate (made on the device at its first start, kept in <datadir>/<chain>/emulator/seed.bin) or none (default: generate; none on a qemu target)"),
     Option("emutarget", "Where the emulated device's firmware runs: unix (MicroPython's unix port), qemu-m0plus (a Cortex-M0+, the RP2040's core, under QEMU) or qemu-m4 (a Cortex-M4, the pyboard's) (default: unix)"),

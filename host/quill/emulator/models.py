@@ -25,9 +25,19 @@ from pathlib import Path
 import quillfw
 
 BOARDS_DIR = Path(quillfw.__file__).resolve().parents[2] / "boards"
-# The boards a device can be modelled on: every board with a board.json but the
-# emulator's own description (boards/unix).
-BOARDS = ("rpi_pico", "esp32_s3", "pyboard")
+
+
+def _boards() -> tuple[str, ...]:
+    """Every board with a board.json but the emulator's own description (boards/unix, whose
+    transport is the emulator's stdio): the boards a device can be modelled on."""
+    found = []
+    for path in sorted(BOARDS_DIR.glob("*/board.json")):
+        if json.loads(path.read_text())["transport"]["kind"] != "stdio":
+            found.append(path.parent.name)
+    return tuple(found)
+
+
+BOARDS = _boards()
 DEFAULT_BOARD = "rpi_pico"
 FIRMWARE = ("board", "files", "frozen", "romfs")   # "board": as the board loads it
 _LOADING = {"filesystem": "files", "frozen": "frozen"}
