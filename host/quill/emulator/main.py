@@ -106,13 +106,13 @@ def parse_args(argv):
     parser.add_argument("--approve", choices=APPROVERS, default="auto",
                         help="who confirms signing: auto (approve at once, default), ask (y/n "
                              "on this terminal), channel (test-only: files in --datadir)")
-    parser.add_argument("--datadir", help="the device's data dir: confirmation policy and the "
-                                          "approval channel (default: policy in memory)")
+    parser.add_argument("--datadir", help="the device's data dir, its emulated flash: seed, confirmation "
+                                          "policy, approval channel (default: a scratch dir removed at exit)")
     parser.add_argument("--confirm-timeout-ms", type=int,
                         help="how long the device waits for a confirmation (default 120000)")
     parser.add_argument("--crypto", choices=CRYPTO, default="auto",
                         help="signing arithmetic: native (deploy the libsecp256k1 module), python, "
-                             "or auto (the default: the firmware uses the module when deployed)")
+                             "or auto (the default: the module where the board's deploy installs one)")
     parser.add_argument("--frozen", action="store_true",
                         help="the same as --firmware=frozen")
     parser.add_argument("--keys", action=argparse.BooleanOptionalAction, default=True,
