@@ -326,7 +326,7 @@ def generate_seed(command: Sequence[str], stderr: int | IO[bytes] | None = None)
     this process. RuntimeError when the firmware fails."""
     proc = subprocess.run([*command, "--generate-seed"], stdin=subprocess.DEVNULL,
                           stdout=subprocess.DEVNULL, stderr=stderr, env=firmware_env(),
-                          timeout=SEED_TIMEOUT)
+                          timeout=SEED_TIMEOUT, preexec_fn=_die_with_parent)
     if proc.returncode != 0:
         raise RuntimeError(f"the emulated device failed to generate its seed (exit {proc.returncode})")
 
