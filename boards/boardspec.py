@@ -31,6 +31,7 @@ class Board:
     name: str
     title: str
     mcu: str
+    clock_hz: object        # the CPU clock MicroPython runs it at (Hz); None for the emulator
     micropython_firmware: str
     mpy_cross_march: str
     heap_free_bytes: int
@@ -87,6 +88,10 @@ def _check(data, name):
     _require(isinstance(transport, dict) and transport.get("kind") in TRANSPORT_KINDS
              and isinstance(transport.get("pins"), dict), name, "transport",
              "must be {kind: usb_cdc|uart|stdio, pins: {...}}")
+    clock = data["clock_hz"]
+    _require(clock is None if data["transport"]["kind"] == "stdio" else
+             isinstance(clock, int) and not isinstance(clock, bool) and clock > 0,
+             name, "clock_hz", "must be a positive integer (Hz), or null for the emulator")
     usb = (data["usb_vid"], data["usb_pid"])
     _require(usb == (None, None) or all(isinstance(v, str) and _USB_ID.match(v) for v in usb),
              name, "usb_vid/usb_pid", "must both be null or both \"0xHHHH\" (upper-case hex)")

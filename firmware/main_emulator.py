@@ -10,7 +10,10 @@ stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 where the ask/channel approvers exchange their files (without it the policy
 lives in memory and only auto is possible); --confirm-timeout-ms: how long a
 confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS);
---keys: answer the seed and key methods (emulator_keys.py).
+--keys: answer the seed and key methods (emulator_keys.py);
+--generate-seed (with --datadir): make the device's seed if it has none
+(emulator_keys.generate_seed), then exit: quill-emu --seed=generate runs this
+once before the firmware serves.
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
@@ -115,6 +118,12 @@ def main(argv):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
         raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
+    if "--generate-seed" in argv:
+        if datadir is None:
+            raise SystemExit("quill-fw: --generate-seed needs --datadir")
+        from emulator_keys import generate_seed
+        generate_seed(datadir, _log)
+        return
     dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id)

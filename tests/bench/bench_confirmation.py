@@ -33,7 +33,7 @@ def _session(client):
 
 def measure(kind):
     datadir = Path(tempfile.mkdtemp(prefix="quill-bench-confirm-"))
-    with Emulator(confirmation=confirmation_options(kind, datadir)) as emu:
+    with Emulator(board="pyboard", confirmation=confirmation_options(kind, datadir)) as emu:   # the smallest
         with DeviceClient(emu.port, probe_interval=0.2) as client:
             boot_free = client.get_info()["heap_free"]
             latencies = []

@@ -1,12 +1,17 @@
 """Signing arithmetic before and after issue 14, side by side in one run.
 
-    .venv/bin/python -m tests.bench.bench_crypto_mcu [--count 24] [--runs 3]
+    .venv/bin/python -m tests.bench.bench_crypto_mcu [--count 24] [--runs 3] [--mcu-count 16]
 
 "before" is the firmware's crypto as it was at BASELINE (extracted with
 `git archive`, so it needs the repository's history); "after" is the working
 tree. Both run the same script with the same deterministic keys and messages,
 so ECDSA grinds the same number of rounds in both columns. Rows:
-  ECDSA sign           Core's CKey::Sign: RFC6979, low S, low-R grinding
+  ECDSA sign           Core's CKey::Sign: RFC6979, low S, low-R grinding, over the
+                       first pairs of the key and message chains whose mean nonce
+                       count is within 5 % of Core's 2 (at least --count of them:
+                       quill.emulator.mcu_bench.grinding_sample)
+  ECDSA, 1 / 2 nonces  pairs that take exactly 1 or 2 nonces; "one more nonce" is
+                       their difference, and "2 nonces" the average signature
   Schnorr, new key     BIP340 with the public key not cached (2 k*G)
   ECDSA verify         strict DER, compressed key (lift_x), u1*G + u2*Q
   boot self-test       quillfw's known-answer self-test, as run at start-up
@@ -19,7 +24,8 @@ On the Cortex-M targets (quill.emulator.qemu: qemu-m0plus, ARMv6-M code for the
 RP2040; qemu-m4 for the STM32F405) the cells are instructions (QEMU -icount, exact
 and load-independent) per operation, mean over --mcu-count operations, with each
 column's firmware and the native module (built for that core) in the board's
-ROMFS, and milliseconds on the chip derived from them (quill.emulator.mcu_bench).
+ROMFS, and milliseconds on the chip derived from them at the board's clock
+(boards/<board>/board.json clock_hz; quill.emulator.mcu_bench).
 Four columns per board: the pure arithmetic before (BASELINE) and after, and the
 native module before (firmware/natmod at NATIVE_BASELINE, main before the ARMv6-M
 field code: libgcc's __aeabi_lmul, 2 KB comb, window 2) and after (this tree's, with
@@ -52,24 +58,29 @@ NATIVE_BASELINE = "b7e44af"  # main before the ARMv6-M field code in firmware/na
 # Plain MicroPython; prints one JSON object. COUNT is substituted.
 SCRIPT = r"""
 import gc, time, json
-try:
-    from quillfw.crypto import ecdsa, schnorr, secp256k1 as ec
-    from quillfw.board import selftest
-except ImportError:  # the baseline, before the firmware's rooms
-    from quillfw import ecdsa, schnorr, secp256k1 as ec, selftest
 from hashlib import sha256
 COUNT = %d
+ONE_NONCE = %r
+TWO_NONCES = %r
+N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 def chain(seed, n):
     out, h = [], seed
     while len(out) < n:
         h = sha256(h).digest()
-        if 0 < int.from_bytes(h, "big") < ec.N:
+        if 0 < int.from_bytes(h, "big") < N:
             out.append(h)
     return out
 
-keys = chain(b"quill bench keys", COUNT)
-msgs = chain(b"quill bench msgs", COUNT)
+# the sample first, in the empty heap: the firmware's modules fill the smallest board's
+pairs = list(zip(chain(b"quill bench keys", COUNT), chain(b"quill bench msgs", COUNT)))
+gc.collect()
+try:
+    from quillfw.crypto import ecdsa, schnorr, secp256k1 as ec
+    from quillfw.board import selftest
+except ImportError:  # the baseline, before the firmware's rooms
+    from quillfw import ecdsa, schnorr, secp256k1 as ec, selftest
+assert ec.N == N
 
 def mean_us(fn, args):
     t = time.ticks_us()
@@ -96,16 +107,13 @@ def bytes_per_sig(pairs):
             gc.enable()
     return total // len(pairs)
 
-pairs = list(zip(keys, msgs))
 res = {}
 res["bytes"] = bytes_per_sig(pairs[:4])
 gc.collect()
 res["ecdsa"] = mean_us(ecdsa.sign, pairs)
+res["ecdsa1"] = mean_us(ecdsa.sign, ONE_NONCE)
+res["ecdsa2"] = mean_us(ecdsa.sign, TWO_NONCES)
 res["schnorr"] = mean_us(new_key_schnorr, pairs)
-few = pairs[:max(2, COUNT // 6)]
-sigs = [(ec.pubkey_from_secret(k), m, ecdsa.sign(k, m)) for k, m in few]
-res["verify"] = mean_us(ecdsa.verify, sigs)
-res["selftest"] = mean_us(selftest.run, [()] * 2)
 res["grinds"] = sum(1 for k, m in pairs if ecdsa.sign(k, m, False)[3] == 33)
 d = sha256()
 for k, m in pairs[:3]:
@@ -113,11 +121,35 @@ for k, m in pairs[:3]:
     ec.clear_key_cache()
     d.update(schnorr.sign(k, m, bytes(32)))
 res["sigs"] = d.digest().hex()
+sigs = [(ec.pubkey_from_secret(k), m, ecdsa.sign(k, m)) for k, m in pairs[:4]]
+# the sample out of the heap before the rows that do not need it: the smallest board's
+# collector would run more often beside it
+pairs = None
+gc.collect()
+res["verify"] = mean_us(ecdsa.verify, sigs)
+res["selftest"] = mean_us(selftest.run, [()] * 2)
 print(json.dumps(res))
 """
 
-ROWS = (("ECDSA sign (grinding)", "ecdsa"), ("Schnorr sign, new key", "schnorr"),
-        ("ECDSA verify", "verify"), ("boot self-test", "selftest"))
+ROWS = (("ECDSA sign (grinding)", "ecdsa"), ("ECDSA, 1 nonce", "ecdsa1"), ("ECDSA, 2 nonces", "ecdsa2"),
+        ("Schnorr sign, new key", "schnorr"), ("ECDSA verify", "verify"), ("boot self-test", "selftest"))
+
+
+def script(count):
+    """SCRIPT for the first count pairs of the chains (grinding_sample's count), and the
+    pairs that take exactly 1 and 2 nonces."""
+    return SCRIPT % (count, mcu_bench.pairs_taking(1, 4), mcu_bench.pairs_taking(2, 4))
+
+
+def sample_count(count):
+    """The signatures per column: at least count, enough that the mean nonce count is
+    within 5 % of Core's 2."""
+    return len(mcu_bench.grinding_sample(count))
+
+
+def nonce_line(count):
+    return ("ECDSA: %d signatures, %.3f nonces each on average (Core's expected rate: 2)"
+            % (count, mcu_bench.mean_nonces(mcu_bench.grinding_sample(count))))
 
 
 def baseline_tree(dest):
@@ -134,15 +166,15 @@ def baseline_tree(dest):
 def run_unix(firmware_dir, count, native_dir=None):
     paths = [firmware_dir] + ([native_dir] if native_dir else [])
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(SCRIPT % count)
-        script = f.name
+        f.write(script(count))
+        path = f.name
     try:
-        out = subprocess.run([micropython_binary(), "-X", "heapsize=16M", script], capture_output=True,
+        out = subprocess.run([micropython_binary(), "-X", "heapsize=16M", path], capture_output=True,
                              text=True, check=True, timeout=1800,
                              env=dict(os.environ, MICROPYPATH=":".join(map(str, paths)),
                                       QUILL_CRYPTO="native" if native_dir else "python")).stdout
     finally:
-        os.unlink(script)
+        os.unlink(path)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -174,6 +206,9 @@ def print_table(title, unit, before, after, scale, native=None):
         print(line)
     print("ECDSA inputs that grind (high R on the first nonce): %d of %d"
           % (after["grinds"], after["count"]))
+    print(nonce_line(after["count"]))
+    print("one more nonce, after: %.3f ms; a signature at 2 nonces: %.3f ms"
+          % ((after["ecdsa2"] - after["ecdsa1"]) * scale, after["ecdsa2"] * scale))
 
 
 # the board each target stands for, and the native module's architecture there:
@@ -241,7 +276,7 @@ def run_mcu(target, romfs, count, heap=None):
     board = qemu.Board(target, heap, icount=True, romfs=romfs)
     try:
         board.enter_raw_repl()
-        out, err = board.exec("import sys\nsys.path.insert(0, '/rom')\n" + SCRIPT % count, timeout=3600)
+        out, err = board.exec("import sys\nsys.path.insert(0, '/rom')\n" + script(count), timeout=3600)
     finally:
         board.close()
     if err:
@@ -275,10 +310,16 @@ def print_mcu_table(target, columns):
         " %17s" % (f"{col['ram']:,}" if "ram" in col else "-") for _, col in columns))
     same = len({col["sigs"] for _, col in columns}) == 1
     print("same bytes (ECDSA with grinding, BIP340) in every column: %s" % ("yes" if same else "NO"))
+    print(nonce_line(columns[0][1]["count"]))
+    print("one more nonce:" + "".join(
+        " %s %s (%.2f ms)" % (name, f"{col['ecdsa2'] - col['ecdsa1']:,.0f}",
+                              mcu_bench.milliseconds(target, col["ecdsa2"] - col["ecdsa1"]))
+        for name, col in columns))
 
 
-def mcu_tables(old, count):
-    for target, (board_name, arch) in MCU_ARCH.items():
+def mcu_tables(old, count, targets=tuple(MCU_ARCH)):
+    for target in targets:
+        board_name, arch = MCU_ARCH[target]
         try:
             qemu.build(target)
             qemu.build(target, BIG_HEAP)
@@ -295,6 +336,7 @@ def mcu_tables(old, count):
         results = []
         for name, image in columns:
             col = run_mcu(target, image, count)
+            col["count"] = count
             col["bytes"] = run_mcu(target, image, 2, BIG_HEAP)["bytes"]
             if name.startswith("native"):
                 col["ram"] = module_ram(target, image)
@@ -305,17 +347,21 @@ def mcu_tables(old, count):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=24, help="signatures per process")
+    ap.add_argument("--count", type=int, default=24, help="signatures per process, at least (enough "
+                    "that ECDSA's mean nonce count is within 5 %% of 2)")
     ap.add_argument("--runs", type=int, default=3, help="processes per column")
-    ap.add_argument("--mcu-count", type=int, default=6, help="signatures per Cortex-M board")
+    ap.add_argument("--mcu-count", type=int, default=16, help="signatures per Cortex-M board, at least")
     ap.add_argument("--no-unix", action="store_true", help="only the Cortex-M tables")
+    ap.add_argument("--mcu-target", action="append", choices=sorted(MCU_ARCH),
+                    help="only this Cortex-M target (repeatable; default: both)")
     args = ap.parse_args()
+    args.count, args.mcu_count = sample_count(args.count), sample_count(args.mcu_count)
     with tempfile.TemporaryDirectory() as tmp:
         old = baseline_tree(tmp)
         if old is None:
             print("baseline %s not in this clone's history: nothing to compare" % BASELINE)
             return
-        mcu_tables(old, args.mcu_count)
+        mcu_tables(old, args.mcu_count, args.mcu_target or tuple(MCU_ARCH))
         if args.no_unix:
             return
         try:

@@ -43,9 +43,9 @@ def _time_calls(client, method, params, rounds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=300)
-    parser.add_argument("--heapsize", default="97K")
+    parser.add_argument("--board", default="pyboard", help="the board modelled (default: the smallest)")
     args = parser.parse_args()
-    with Emulator(heapsize=args.heapsize, stderr=subprocess.DEVNULL) as emu, \
+    with Emulator(board=args.board, stderr=subprocess.DEVNULL) as emu, \
             DeviceClient(emu.port) as client:
         client.get_info()
         big = _largest_echo_payload()
@@ -55,7 +55,7 @@ def main():
             ("echo 32 B", "debug_echo", {"data": b"\x00" * 32}),
             (f"echo {big} B (max)", "debug_echo", {"data": b"\x00" * big}),
         ]
-        print(f"quill-emu (MicroPython unix port, heap {args.heapsize}) via pyserial on "
+        print(f"quill-emu (MicroPython unix port, modelling {args.board}) via pyserial on "
               f"{emu.port}, {args.rounds} rounds each\n")
         print(f"{'message':24s} {'req B':>6s} {'reply B':>8s} {'median ms':>10s} {'p90 ms':>8s} "
               f"{'round trips/s':>14s} {'payload B/s (each way)':>24s}")

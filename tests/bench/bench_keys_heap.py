@@ -50,7 +50,8 @@ def run(heap: str | None, firmware: str, inputs: int) -> list[tuple[str, int, in
         if target == "unix":
             write_test_seed(datadir, TEST_MNEMONIC)
         options = [*confirmation_options("auto", Path(datadir)), "--keys"]
-        with Emulator(heapsize=heap, confirmation=options, crypto="python", frozen=firmware == "frozen",
+        with Emulator(heapsize=heap, confirmation=options, crypto="python",
+                      firmware=firmware if target == "unix" else "board",
                       target=target) as emu, DeviceClient(emu.port, short_timeout=120) as client:
             if target != "unix":        # no filesystem to provision: the seed is restored over the link
                 client.call("seed_restore", {"mnemonic": TEST_MNEMONIC, "pin": "1234"}, timeout=900)

@@ -1,6 +1,7 @@
 """Instruction counts of the firmware's hot paths on the Cortex-M0+ and Cortex-M4
-targets (QEMU -icount shift=0), and milliseconds on an RP2040 at 133 MHz and an
-STM32F405 at 168 MHz (CPI assumptions in quill.emulator.mcu_bench).
+targets (QEMU -icount shift=0), and milliseconds on an RP2040 at 125 MHz and an
+STM32F405 at 168 MHz (each board's clock_hz in board.json; CPI assumptions and ECDSA's
+grinding rate in quill.emulator.mcu_bench).
 
     .venv/bin/python tests/bench/bench_mcu_icount.py [--update-baseline]
 
@@ -32,10 +33,10 @@ def main(argv):
     native_base = json.loads(BASELINE.read_text()).get("native_counts", {})
     print("\nCortex-M0+ against the committed baseline:")
     for name, count in results["qemu-m0plus"].items():
-        print(f"  {name:22} {count / base[name] - 1:+.1%}")
+        print(f"  {name:22} " + (f"{count / base[name] - 1:+.1%}" if name in base else "new"))
     for name, count in native.items():
-        if name in native_base:
-            print(f"  native {name:15} {count / native_base[name] - 1:+.1%}")
+        print(f"  native {name:15} "
+              + (f"{count / native_base[name] - 1:+.1%}" if name in native_base else "new"))
     if "--update-baseline" in argv:
         data = json.loads(BASELINE.read_text())
         data["counts"] = results["qemu-m0plus"]

@@ -28,7 +28,7 @@ from quill.tx.psbt import PSBT, KeyOrigin, psbt_from_tx
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet.bip32 import HARDENED, master_from_seed
 from quill.wallet.descriptors import parse
-from tests.keys.emulated import TEST_MNEMONIC, EmulatedDevice
+from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, EmulatedDevice
 
 AMOUNT = 50_000
 ACCOUNT = (48 | HARDENED, 1 | HARDENED, HARDENED, 2 | HARDENED)
@@ -119,7 +119,8 @@ def _sign(client: DeviceClient, psbt: PSBT, n: int) -> tuple[str, str]:
 
 def run(heap: str, n: int, work: Path) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
-    with EmulatedDevice(work / heap, f"--test-mnemonic={TEST_MNEMONIC}", f"--heapsize={heap}") as device, \
+    with EmulatedDevice(work / heap, f"--test-mnemonic={TEST_MNEMONIC}", f"--heapsize={heap}",
+                        board=SMALLEST_BOARD) as device, \
             DeviceClient(device.port) as client:
         rows.append((heap, "P2WPKH (single-sig)", "", *_sign(client, build_single(n), n),
                      str(client.get_info()["heap_free"])))

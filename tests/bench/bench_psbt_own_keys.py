@@ -20,7 +20,7 @@ from pathlib import Path
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError
 from quill.signing.psbt_own_keys import sign_psbt_with_device
-from tests.keys.emulated import TEST_MNEMONIC, EmulatedDevice
+from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, EmulatedDevice
 from tests.keys.p2wpkh_psbt import FINGERPRINT, p2wpkh_psbt
 
 SIZES = (1, 10, 100, 500)
@@ -29,7 +29,8 @@ QUICK = (1, 10)
 
 def run(heap: str, sizes: tuple[int, ...], work: Path) -> list[tuple[str, int, str, str, str]]:
     rows = []
-    with EmulatedDevice(work / heap, f"--test-mnemonic={TEST_MNEMONIC}", f"--heapsize={heap}") as device:
+    with EmulatedDevice(work / heap, f"--test-mnemonic={TEST_MNEMONIC}", f"--heapsize={heap}",
+                        board=SMALLEST_BOARD) as device:
         for n in sizes:
             psbt = p2wpkh_psbt(n)
             stats: dict[str, int] = {}

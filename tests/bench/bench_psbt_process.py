@@ -36,7 +36,7 @@ def median_ms(repeat: int, call: Any, *params: Any) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, BitcoinD(Path(tmp) / "core", "-fallbackfee=0") as core:
         quill = QuillDaemon(Path(tmp) / "quill", f"-chainsource={core.url_for_follower}", "-chainpollinterval=100",
-                            "-device=emulator", "-emuheap=112K").start()
+                            "-device=emulator", "-emuboard=rpi_pico").start()
         try:
             s = scenario._build(core, quill)
             kinds = scenario.ALL_KINDS

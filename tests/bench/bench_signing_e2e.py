@@ -1,11 +1,11 @@
 """signrawtransactionwithkey end to end: quilld -> pyserial -> quill-emu (real
-MicroPython at the pyboard's 97K heap), for P2WPKH and P2PKH transactions of
+MicroPython modelling the pyboard: 97K heap, firmware frozen), for P2WPKH and P2PKH transactions of
 several sizes. Prints total and per-input time, the bytes sent to the device
 per input beside the lower bound (the bytes the input's sighash covers), and
 a host-only coincurve signing of the same transactions (Core's procedure) as
 the floor.
 
-    .venv/bin/python -m tests.bench.bench_signing_e2e [--heap 97K] [--quick]
+    .venv/bin/python -m tests.bench.bench_signing_e2e [--board pyboard] [--quick]
 """
 import argparse
 import re
@@ -72,14 +72,14 @@ def last_link_stats(daemon):
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--heap", default="97K")
+    parser.add_argument("--board", default="pyboard", help="the board modelled (default: the smallest)")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        with QuillDaemon(tmp, "-device=emulator", f"-emuheap={args.heap}", "-debug=signing") as d:
+        with QuillDaemon(tmp, "-device=emulator", f"-emuboard={args.board}", "-debug=signing") as d:
             info = d.rpc("getdeviceinfo")
-            print(f"device: {info['board']}, heap {args.heap}, heap_free at boot {info['heap_free']} B, "
+            print(f"device: {info['board']}, heap_free at boot {info['heap_free']} B, "
                   f"max_message_size {info['max_message_size']}")
             for kind, n in (QUICK if args.quick else CASES):
                 key, spk, tx, entries = build(kind, n)

@@ -32,6 +32,15 @@ def test_the_emulator_board_has_no_usb_id():
     assert board.usb_id is None and board.transport["kind"] == "stdio"
 
 
+def test_each_board_names_the_clock_its_micropython_runs_at():
+    clocks = {name: boardspec.load(name).clock_hz for name in BOARDS}
+    # RP2040 125 MHz (issue 26), STM32F405 168 MHz, ESP32-S3 at ESP-IDF's default 160 MHz
+    assert clocks == {"rpi_pico": 125_000_000, "pyboard": 168_000_000, "esp32_s3": 160_000_000,
+                      "unix": None}
+    for name in ("rpi_pico", "pyboard"):    # the title's clock is the one MicroPython runs at
+        assert f"at {clocks[name] // 1_000_000} MHz" in boardspec.load(name).mcu
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("heap_free_bytes", "233024", "positive integer"),
     ("mpy_cross_march", "armv8", "mpy_cross_march"),
@@ -40,6 +49,9 @@ def test_the_emulator_board_has_no_usb_id():
     ("transport", {"kind": "wifi", "pins": {}}, "transport"),
     ("natmod", {"arch": "armv6m", "ecmult_gen_kb": 4, "ecmult_window_size": 6}, "natmod"),
     ("natmod", {"arch": "xtensawin", "ecmult_gen_kb": 2, "ecmult_window_size": 2}, "natmod"),
+    ("clock_hz", None, "clock_hz"),
+    ("clock_hz", "125 MHz", "clock_hz"),
+    ("clock_hz", 0, "clock_hz"),
 ])
 def test_malformed_board_json_is_rejected_naming_the_field(field, value, message):
     data = json.loads((boardspec.BOARDS_DIR / "rpi_pico" / "board.json").read_text())
@@ -104,3 +116,39 @@ def test_board_records_are_immutable():
     board = boardspec.load("pyboard")
     with pytest.raises(dataclasses.FrozenInstanceError):
         board.heap_free_bytes = 1
+
+
+def _size_table():
+    """boards/README.md's board size table: {title: {column: cell}}."""
+    text = (boardspec.BOARDS_DIR / "README.md").read_text()
+    lines = text[text.index("| board | CPU and clock |"):].splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = {}
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    return rows
+
+
+@pytest.mark.parametrize("name", [n for n in BOARDS if n != "unix"])
+def test_the_readme_size_table_agrees_with_board_json(name):
+    board = boardspec.load(name)
+    title = {"rpi_pico": "Raspberry Pi Pico", "esp32_s3": "ESP32-S3", "pyboard": "pyboard v1.1"}[name]
+    row = _size_table()[title]
+    assert row["CPU and clock"].endswith(f" at {board.clock_hz // 1_000_000} MHz")
+    assert row["free heap"] == f"{board.heap_free_bytes:,} B"
+    assert row["flash budget"] == f"{board.flash_budget_bytes:,} B"
+    assert row["firmware"].startswith("frozen" if board.deploy == "frozen" else "`.mpy` files")
+    assert (row["native module (flash / RAM)"] == "none") == (board.natmod is None)
+
+
+def test_the_emulator_models_every_board_from_its_board_json():
+    from quill.emulator import models
+
+    assert set(models.BOARDS) == {n for n in BOARDS if n != "unix"}
+    for name in models.BOARDS:
+        board, model = boardspec.load(name), models.load(name)
+        assert (model.heap, model.natmod, model.clock_hz) == (board.heap_free_bytes, board.natmod, board.clock_hz)
+        assert model.firmware == {"filesystem": "files", "frozen": "frozen"}[board.deploy]

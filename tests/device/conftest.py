@@ -3,6 +3,7 @@ import pytest
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
 from tests.device.rawlink import IDLE_MS, RawLink, check_cddl
+from tests.kit import boards
 from tests.kit.qemu import MCU_TARGET, qemu_target
 
 
@@ -10,9 +11,10 @@ from tests.kit.qemu import MCU_TARGET, qemu_target
 # its UART, for the rest of the suite: ~0.65 of one of CI's two cores, for three quarters of the run.
 @pytest.fixture(scope="package")
 def unix_emulator():
-    """The firmware on the unix port at the smallest board's heap (tests that time the
-    device: the qemu target's clock runs slower than the host's while it computes)."""
-    with Emulator(heapsize="97K", idle_ms=IDLE_MS) as emu:
+    """The firmware on the unix port modelling the smallest board (the pyboard: 97K, the
+    firmware frozen; tests that time the device: the qemu target's clock runs slower
+    than the host's while it computes)."""
+    with Emulator(board=boards.ready(boards.SMALLEST_BOARD), idle_ms=IDLE_MS) as emu:
         yield emu
 
 
@@ -25,7 +27,7 @@ def mcu_emulator():
 
 @pytest.fixture(params=["unix", MCU_TARGET])
 def emulator(request):
-    """The firmware behind a pty: on the unix port at the smallest board's heap, and on
+    """The firmware behind a pty: on the unix port as the smallest board, and on
     the Cortex-M0+ target (32-bit, the Pico's heap) under QEMU."""
     return request.getfixturevalue("unix_emulator" if request.param == "unix" else "mcu_emulator")
 

@@ -8,6 +8,7 @@ import pytest
 from quill.device.client import REJECTIONS_KEPT, DeviceClient, reply_idle_ms
 from quill.device.codec import encode_message
 from quill.device.errors import DeviceError, DeviceTimeout, DeviceUnavailable
+from quill.emulator import models
 from quill.handlers.errors import to_rpc_error
 from quill.rpc.errors import (
     RPC_INVALID_PARAMETER,
@@ -34,9 +35,10 @@ def test_get_info_reports_the_firmware_and_its_limits(client, emulator):
     assert info["max_message_size"] == limits.MAX_MESSAGE_SIZE
     assert info["limits"]["max_inputs"] == limits.MAX_INPUTS
     assert {"ping", "get_info"} <= set(info["methods"])
-    # the heap (97K on unix, the Pico's on the Cortex-M0+), less what the firmware occupies
-    heap = 97 * 1024 if emulator.target == "unix" else 233024
-    assert 20_000 < info["heap_free"] < heap
+    # the modelled board's heap (the pyboard's on unix, the Pico's on the Cortex-M0+), less
+    # what the firmware occupies
+    assert info["board"] == emulator.board
+    assert 20_000 < info["heap_free"] < models.load(emulator.board).heap
 
 
 @pytest.mark.parametrize("method, params, code, message", [

@@ -13,10 +13,11 @@ from quill.device.errors import DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.emulator.launcher import Emulator
 from quill.handlers.errors import to_rpc_error
+from tests.kit.boards import DEFAULT_BOARD
 
 
 def test_firmware_killed_and_restarted_mid_request():
-    with Emulator(idle_ms=300) as emu, DeviceClient(emu.port, probe_interval=0.3) as client:
+    with Emulator(board=DEFAULT_BOARD, idle_ms=300) as emu, DeviceClient(emu.port, probe_interval=0.3) as client:
         assert client.ping() == "idle"
         restarts = emu.restarts
         threading.Timer(0.3, emu.kill_firmware).start()
@@ -30,7 +31,7 @@ def test_firmware_killed_and_restarted_mid_request():
 
 
 def test_emulator_process_killed_then_manager_reconnects(tmp_path):
-    manager = DeviceManager("emulator", datadir=tmp_path)
+    manager = DeviceManager("emulator", datadir=tmp_path, emulator_args=["--board", DEFAULT_BOARD])
     try:
         client = manager.client()
         first = manager.info()
@@ -61,7 +62,7 @@ def test_emulator_process_killed_then_manager_reconnects(tmp_path):
 def test_a_vanished_pty_means_a_new_emulator_even_while_the_old_one_is_dying(tmp_path):
     """Between a killed quill-emu closing its pty and waitpid seeing it gone, poll() still says
     running (the CI run under load met this window): the manager must not reopen the dead pty."""
-    manager = DeviceManager("emulator", datadir=tmp_path)
+    manager = DeviceManager("emulator", datadir=tmp_path, emulator_args=["--board", DEFAULT_BOARD])
     assert manager.client().ping() == "idle"
     real = manager._emulator
     try:

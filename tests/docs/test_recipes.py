@@ -23,11 +23,7 @@ VENV_BIN = REPO / ".venv" / "bin"
 PENDING_ON_THIS_BRANCH: dict[tuple[str, str], str] = {
     ("README.md", "tour"): "needs quilld's own device as a signer (issue 25 items 1 and 4: device lending, "
                            "the seeded device of make start)",
-    ("docs/external-signer.md", "core"): "needs quill-emu to model a real board by default (issue 25 item 2)",
-    ("docs/external-signer.md", "multisig"): "needs quill-signer getxpub (issue 25 item 3) and quill-emu modelling "
-                                             "a real board by default (item 2)",
-    ("docs/external-signer.md", "quilld-signer"): "needs quill-emu to model a real board by default "
-                                                  "(issue 25 item 2)",
+    ("docs/external-signer.md", "multisig"): "needs quill-signer getxpub (issue 25 item 3)",
 }
 
 

@@ -100,11 +100,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(4), "big"))
-    parser.add_argument("--heapsize", default="97K")
+    parser.add_argument("--board", default="pyboard", help="the board modelled (default: the smallest)")
     args = parser.parse_args()
     print(f"seed {args.seed}, {args.count} frames")
     started = time.monotonic()
-    with Emulator(heapsize=args.heapsize, idle_ms=300, stderr=subprocess.DEVNULL) as emu:
+    with Emulator(board=args.board, idle_ms=300, stderr=subprocess.DEVNULL) as emu:
         result = run(emu.port, args.count, args.seed)
         assert emu.restarts == 0, "the firmware died during the run"
     print(f"{result['frames']} frames in {time.monotonic() - started:.1f} s; "

@@ -16,6 +16,7 @@ import pytest
 
 from quill.emulator.asker import write_answer
 from tests.hostile.netkit import basic, post
+from tests.kit import boards
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.signing.signkit import keys, p2wpkh, prevtx, unsigned_tx, wait_for
 
@@ -28,7 +29,8 @@ DECODE_HEX = ("0200000001" + "11" * 32 + "00000000" + "00" + "fdffffff" + "01" +
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QuillDaemon]:
-    with QuillDaemon(tmp_path_factory.mktemp("devq"), "-device=emulator", "-emuapprove=channel",
+    with QuillDaemon(tmp_path_factory.mktemp("devq"), "-device=emulator",
+                     f"-emuboard={boards.ready(boards.SMALLEST_BOARD)}", "-emuapprove=channel",
                      "-emuconfirmtimeout=120000", "-rpcuser=u", "-rpcpassword=p", "-rpcthreads=4",
                      f"-rpcworkqueue={DEPTH}") as d:
         yield d

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.hostile.netkit import basic, head, read_reply, rss_bytes
+from tests.kit import boards
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.signing.signkit import firmware_pid, keys, kill, p2wpkh, prevtx, unsigned_tx, wait_for
 
@@ -200,7 +201,8 @@ def second_half_growth(samples: list[tuple[float, int, int]]) -> tuple[int, int]
 
 
 def test_soak(tmp_path: Path) -> None:
-    with QuillDaemon(tmp_path, "-device=emulator", "-rpcuser=u", "-rpcpassword=p", "-rpcauthfailuredelay=20") as d:
+    with QuillDaemon(tmp_path, "-device=emulator", f"-emuboard={boards.ready(boards.SMALLEST_BOARD)}",
+                     "-rpcuser=u", "-rpcpassword=p", "-rpcauthfailuredelay=20") as d:
         soak = Soak(d)
         samples = soak.run()
         assert d.proc is not None and d.proc.poll() is None, "quilld crashed"

@@ -8,44 +8,31 @@ import sys
 import time
 from pathlib import Path
 
-from quill.emulator import frozen
-from quill.emulator.qemu import Unavailable
-from tests.kit.toolchains import unavailable
+from tests.kit import boards
+from tests.kit.boards import DEFAULT_BOARD, SMALLEST_BOARD  # noqa: F401 (the key tests' boards)
 
 VENV_BIN = Path(sys.executable).parent
 TEST_MNEMONIC = "abandon " * 11 + "about"
 
 
-# The smallest board's heap, with the firmware frozen as that board (the pyboard) runs it
-# (quill-emu --frozen): the default ROMFS emulator keeps every loaded module's names and function
-# objects on the heap, ~30 KB that the board keeps in flash (protocol/SPEC.md §10).
-KEYS_HEAP = "97K"
-
-
-def frozen_port() -> Path:
-    """The unix port with the firmware frozen (built once, cached); skips locally and
-    fails in CI when it cannot be built (no MicroPython source, no C compiler)."""
-    try:
-        return frozen.build()
-    except Unavailable as e:
-        unavailable(str(e))
-        raise
-
-
 class EmulatedDevice:
-    def __init__(self, workdir: Path, *args: str) -> None:
+    """quill-emu modelling board (quill-emu --board), with args."""
+
+    def __init__(self, workdir: Path, *args: str, board: str) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.datadir = self.workdir / "device"
         self.port_file = self.workdir / "port"
         self.log_path = self.workdir / "quill-emu.log"
         self.args = [str(VENV_BIN / "quill-emu"), f"--port-file={self.port_file}",
-                     f"--datadir={self.datadir}", f"--heapsize={KEYS_HEAP}", "--frozen", *args]
+                     f"--datadir={self.datadir}", f"--board={board}", *args]
+        self.board = board
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = ""
 
     def start(self) -> EmulatedDevice:
-        frozen_port()
+        if not any(a.startswith("--firmware=") for a in self.args):
+            boards.ready(self.board)
         self.port_file.unlink(missing_ok=True)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=log)

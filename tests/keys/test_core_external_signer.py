@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice, process_command_lines
+from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, VENV_BIN, EmulatedDevice, process_command_lines
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 
 FINGERPRINT = "73c5da0a"
@@ -45,7 +45,7 @@ def core_address(core: BitcoinD, descriptor: str) -> str:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmulatedDevice, BitcoinD]]:
     work = tmp_path_factory.mktemp("signer")
-    with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}") as device:
+    with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", board=SMALLEST_BOARD) as device:
         signer = f"{VENV_BIN / 'quill-signer'} --device={device.port}"
         with BitcoinD(work / "core", f"-signer={signer}") as core:
             yield device, core

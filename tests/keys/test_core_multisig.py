@@ -28,7 +28,7 @@ from quill.device.client import DeviceClient
 from quill.tx.psbt import decode_base64_psbt, encode_base64_psbt
 from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import master_tprv
-from tests.keys.test_core_send import PSBT_HEAP, ChannelApprover
+from tests.keys.test_core_send import PSBT_BOARD, ChannelApprover
 from tests.kit.bitcoind import BitcoinD
 
 MNEMONICS = (
@@ -78,7 +78,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     work = tmp_path_factory.mktemp("multisig")
     devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}",
                               "--approve=channel" if i == 0 else "--approve=auto",
-                              f"--heapsize={PSBT_HEAP}") for i, words in enumerate(MNEMONICS)]
+                              board=PSBT_BOARD) for i, words in enumerate(MNEMONICS)]
     try:
         cosigners = []
         for device, words in zip(devices, MNEMONICS, strict=True):

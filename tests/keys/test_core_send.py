@@ -21,14 +21,12 @@ import pytest
 
 from quill.tx.psbt import decode_base64_psbt, encode_base64_psbt
 from quill.tx.transaction import TxOut
-from tests.keys.emulated import KEYS_HEAP, TEST_MNEMONIC, VENV_BIN, EmulatedDevice
+from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import FINGERPRINT, master_tprv
 from tests.kit.bitcoind import BitcoinD
 
-# The smallest board's heap, the firmware frozen as that board runs it (tests/keys/emulated.py);
-# with the default ROMFS image, which keeps every loaded module's names on the heap, PSBT
-# signing needed 120K to 144K.
-PSBT_HEAP = KEYS_HEAP
+# The smallest board (97K), the firmware frozen as that board runs it (tests/keys/emulated.py).
+PSBT_BOARD = SMALLEST_BOARD
 ADDRESS_TYPES = ("bech32", "bech32m", "p2sh-segwit", "legacy")
 
 
@@ -69,7 +67,7 @@ class ChannelApprover:
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmulatedDevice, BitcoinD, ChannelApprover]]:
     work = tmp_path_factory.mktemp("send")
     with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", "--approve=channel",
-                        f"--heapsize={PSBT_HEAP}") as device:
+                        board=PSBT_BOARD) as device:
         signer = f"{VENV_BIN / 'quill-signer'} --device={device.port}"
         with BitcoinD(work / "core", f"-signer={signer}") as core, ChannelApprover(device.datadir) as approver:
             core.rpc("createwallet", named={"wallet_name": "hw", "disable_private_keys": True,

@@ -11,7 +11,14 @@ import pytest
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError
 from quillfw.wire.errors import INVALID_PARAMS, LOCKED
-from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice, process_command_lines
+from tests.keys.emulated import (
+    DEFAULT_BOARD,
+    SMALLEST_BOARD,
+    TEST_MNEMONIC,
+    VENV_BIN,
+    EmulatedDevice,
+    process_command_lines,
+)
 
 FINGERPRINT = bytes.fromhex("73c5da0a")
 TPUB_84_1_0 = ("tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4LAxys"
@@ -21,7 +28,7 @@ SLOW = 300.0  # BIP39's 2048 rounds of SHA-512 in MicroPython at 97K: 15 s here,
 
 
 def test_test_mnemonic_starts_unlocked_with_its_keys(tmp_path: Path) -> None:
-    with EmulatedDevice(tmp_path, f"--test-mnemonic={TEST_MNEMONIC}") as device, \
+    with EmulatedDevice(tmp_path, f"--test-mnemonic={TEST_MNEMONIC}", board=SMALLEST_BOARD) as device, \
             DeviceClient(device.port) as client:
         info = client.get_info()
         assert info["keys"]["state"] == "unlocked" and info["keys"]["pin_set"] is False
@@ -37,7 +44,7 @@ def test_test_mnemonic_starts_unlocked_with_its_keys(tmp_path: Path) -> None:
 
 
 def test_a_bad_test_mnemonic_is_refused_without_quoting_it(tmp_path: Path) -> None:
-    device = EmulatedDevice(tmp_path, "--test-mnemonic=abandon " * 12)
+    device = EmulatedDevice(tmp_path, "--test-mnemonic=abandon " * 12, board=SMALLEST_BOARD)
     with pytest.raises(RuntimeError, match="not a valid BIP39") as e:
         device.start()
     assert "abandon" not in str(e.value)
@@ -52,8 +59,9 @@ def test_options_a_qemu_target_cannot_honour_are_refused() -> None:
         assert "abandon" not in proc.stderr
 
 
-def test_restore_lock_restart_wrong_pins_wipe_generate(tmp_path: Path) -> None:
-    device = EmulatedDevice(tmp_path, "--keys")
+@pytest.mark.parametrize("board", [SMALLEST_BOARD, DEFAULT_BOARD])   # and quill-emu at its defaults
+def test_restore_lock_restart_wrong_pins_wipe_generate(tmp_path: Path, board: str) -> None:
+    device = EmulatedDevice(tmp_path, *(["--keys"] if board != DEFAULT_BOARD else []), board=board)
     with device, DeviceClient(device.port) as client:
         assert client.get_info()["keys"]["state"] == "uninitialized"
         with pytest.raises(DeviceError) as e:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from quill.device.client import DeviceClient
+from quill.emulator import models
 from quill.signing.psbt_own_keys import sign_psbt_with_device
 from quill.tx.psbt import PSBT, decode_base64_psbt, encode_base64_psbt
-from tests.keys.emulated import KEYS_HEAP, TEST_MNEMONIC, EmulatedDevice
+from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, EmulatedDevice
 from tests.keys.p2wpkh_psbt import FINGERPRINT, p2wpkh_psbt
 from tests.keys.test_core_external_signer import master_tprv
 from tests.kit.bitcoind import BitcoinD
@@ -29,8 +30,8 @@ def _cores_signatures(core: BitcoinD, psbt: PSBT) -> list[dict[bytes, bytes]]:
 
 
 def test_a_500_input_p2wpkh_psbt_signs_at_the_smallest_heap_as_core_signs_it(tmp_path: Path) -> None:
-    assert KEYS_HEAP == "97K"
-    with EmulatedDevice(tmp_path / "emu", f"--test-mnemonic={TEST_MNEMONIC}") as device, \
+    assert models.load(SMALLEST_BOARD).heap == 97 * 1024
+    with EmulatedDevice(tmp_path / "emu", f"--test-mnemonic={TEST_MNEMONIC}", board=SMALLEST_BOARD) as device, \
             DeviceClient(device.port, short_timeout=60) as client:   # a loaded machine (the suite)
         info = client.get_info()
         signed, heaps = {}, []

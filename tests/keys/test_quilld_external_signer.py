@@ -28,7 +28,7 @@ from quill.tx.psbt import KeyOrigin, decode_base64_psbt, encode_base64_psbt
 from quill.tx.transaction import TxOut
 from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import FINGERPRINT, core_address, master_tprv
-from tests.keys.test_core_send import PSBT_HEAP, ChannelApprover
+from tests.keys.test_core_send import PSBT_BOARD, ChannelApprover
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.rpc_daemon import QuillDaemon
 
@@ -75,7 +75,7 @@ class Nodes:
 def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nodes]:
     work = tmp_path_factory.mktemp("quilld-signer")
     with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", "--approve=channel",
-                        f"--heapsize={PSBT_HEAP}") as device:
+                        board=PSBT_BOARD) as device:
         signer = f"-signer={VENV_BIN / 'quill-signer'} --device={device.port}"
         with QuillDaemon(work / "quilld", signer) as daemon, BitcoinD(work / "core", signer) as core, \
                 QuillDaemon(work / "follower", signer, f"-chainsource={core.url_for_follower}",

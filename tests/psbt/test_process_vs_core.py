@@ -39,7 +39,7 @@ def _add_checksum(core: Any, desc: str) -> str:
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Any:
     # Core without -fallbackfee, its default (and Quill's): no fee estimate means none.
     with BitcoinD(tmp_path_factory.mktemp("core"), "-fallbackfee=0") as core, \
-            follower(core, tmp_path_factory.mktemp("quill"), "-device=emulator", "-emuheap=112K") as quill:
+            follower(core, tmp_path_factory.mktemp("quill"), "-device=emulator", "-emuboard=rpi_pico") as quill:
         yield _build(core, quill)
 
 

@@ -130,7 +130,9 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--target", default="unix")
-    parser.add_argument("--heap", default=None, help="-emuheap (default: the target's)")
+    parser.add_argument("--board", default=None, help="-emuboard: the board modelled on the unix target "
+                                                   "(default: quilld's, the Pico)")
+    parser.add_argument("--heap", default=None, help="-emuheap, an experiment (default: the board's)")
     parser.add_argument("--max-inputs", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop starting transactions after this long and print the figures")
@@ -142,6 +144,8 @@ def main(argv):
         # a ping or a batch waits for the emulated MCU as the machine lets QEMU run: under
         # load the daemon's 30 s for a qemu target failed calls that were only slow
         options.append(f"-devicetimeout={int(SECONDS_PER_INPUT[args.target] * 15)}")
+    if args.board:
+        options.append(f"-emuboard={args.board}")
     if args.heap:
         options.append(f"-emuheap={args.heap}")
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp, *options) as node:

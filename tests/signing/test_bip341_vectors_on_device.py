@@ -7,6 +7,7 @@ import pytest
 from quill.device.client import DeviceClient
 from quill.emulator.launcher import Emulator
 from quill.tx.transaction import Transaction
+from tests.kit.boards import DEFAULT_BOARD
 from tests.kit.vectors import load_json
 
 SIGHASH_SINGLE = 3
@@ -15,7 +16,7 @@ SIGHASH_ANYONECANPAY = 0x80
 
 @pytest.fixture(scope="module")
 def device():
-    with Emulator() as emu, DeviceClient(emu.port) as client:
+    with Emulator(board=DEFAULT_BOARD) as emu, DeviceClient(emu.port) as client:
         yield client
 
 

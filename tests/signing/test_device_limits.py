@@ -1,5 +1,5 @@
-"""Every limit the device advertises in get_info holds at the smallest board's heap
-(97K): a message of exactly max_message_size, a script of exactly max_script_size
+"""Every limit the device advertises in get_info holds on the smallest board (the
+pyboard's 97K heap, its firmware frozen): a message of exactly max_message_size, a script of exactly max_script_size
 in each place a signature reads one, max_inputs inputs, max_outputs outputs and
 max_keys keys in one session, each signed on the emulated device and checked
 against an independent signer. One byte or one item more is refused by the host
@@ -14,16 +14,16 @@ from quill.signing.errors import DeviceLimitExceeded
 from quill.signing.keystore import Key
 from quill.signing.solver import SEGWIT_V0, SignRequest
 from quill.tx.transaction import TxOut
+from tests.kit import boards
 from tests.signing.signkit import KeyPair, core_ecdsa, ecdsa_sighash, keys, p2wpkh, p2wsh, push, unsigned_tx
 
-HEAP = "97K"
 MARKED = KeyPair(bytes.fromhex("11c0ffee" * 8))
 AMOUNT = 9000
 
 
 @pytest.fixture(scope="module")
 def device():
-    with Emulator(heapsize=HEAP) as emu, DeviceClient(emu.port) as client:
+    with Emulator(board=boards.ready(boards.SMALLEST_BOARD)) as emu, DeviceClient(emu.port) as client:
         yield client, client.get_info()
 
 

@@ -3,6 +3,7 @@ the full 1,000): mixed script and sighash types, every call complete, no
 out-of-memory error, on the unix port and on the Cortex-M0+ target."""
 import pytest
 
+from tests.kit import boards
 from tests.kit.qemu import MCU_TARGET, qemu_target
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.signing.mixed_soak import soak
@@ -12,7 +13,7 @@ from tests.signing.mixed_soak import soak
 def test_mixed_transactions_all_sign(tmp_path, target):
     options = ["-device=emulator", f"-emutarget={target}"]
     if target == "unix":
-        options.append("-emuheap=97K")
+        options.append(f"-emuboard={boards.ready(boards.SMALLEST_BOARD)}")
     else:
         qemu_target(target)
     with QuillDaemon(tmp_path, *options) as node:

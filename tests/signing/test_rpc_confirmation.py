@@ -10,6 +10,7 @@ import pytest
 
 from quill.emulator.asker import write_answer
 from quill.tx.transaction import Transaction
+from tests.kit import boards
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 from tests.signing.signkit import core_ecdsa, ecdsa_sighash, keys, p2pkh, p2wpkh, prevtx, unsigned_tx, wait_for
 
@@ -19,7 +20,8 @@ KEY = keys(811, 1)[0]
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    with QuillDaemon(tmp_path_factory.mktemp("confirm"), "-device=emulator", "-debug=1",
+    with QuillDaemon(tmp_path_factory.mktemp("confirm"), "-device=emulator",
+                     f"-emuboard={boards.ready(boards.SMALLEST_BOARD)}", "-debug=1",
                      "-emuapprove=channel", f"-emuconfirmtimeout={CONFIRM_TIMEOUT_MS}") as d:
         yield d
 

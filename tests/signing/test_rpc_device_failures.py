@@ -111,10 +111,10 @@ def test_device_killed_mid_signing_then_the_next_call_works(node):
 
 @pytest.fixture(scope="module")
 def device():
-    # 192K (a Pico's heap): staging copies a script of ~3.5 KB out of its frame, and the
-    # 97K emulator heap has no such block once signing started (protocol/SPEC.md §10);
-    # single scripts of max_script_size sign at 97K (test_device_limits.py)
-    with Emulator(heapsize="192K") as emu:
+    # the Pico: staging copies a script of ~3.5 KB out of its frame, and the smallest
+    # board's heap may have no such block once signing started (protocol/SPEC.md §10);
+    # single scripts of max_script_size sign there (test_device_limits.py)
+    with Emulator(board="rpi_pico") as emu:
         with DeviceClient(emu.port) as client:
             yield client, client.get_info()
 

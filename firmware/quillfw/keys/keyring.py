@@ -65,6 +65,18 @@ def _check_passphrase(passphrase):
             raise DeviceError(INVALID_PARAMS, "Passphrase must be printable ASCII")
 
 
+def new_seed(words, host_entropy=b"", passphrase="", poll=None):
+    """(mnemonic, seed): a new BIP39 mnemonic of words words from the device's own
+    randomness (os.urandom, with host_entropy mixed in through SHA-256: the host can
+    add to it, never choose it), and its BIP39 seed."""
+    from quillfw.keys import bip39
+    entropy = hashlib.sha256(os.urandom(32) + host_entropy).digest()
+    mnemonic = bip39.mnemonic_from_entropy(entropy[:words * 4 // 3])
+    seed = bip39.seed_from_mnemonic(mnemonic, passphrase, poll)
+    forget("quillfw.keys.bip39")
+    return mnemonic, seed
+
+
 class Keys:
     def __init__(self, store, pin_rounds=DEFAULT_PIN_ROUNDS, max_attempts=DEFAULT_MAX_PIN_ATTEMPTS,
                  held=None, on_wipe=()):
@@ -181,11 +193,7 @@ class Keys:
         passphrase = params.get("passphrase", "")
         _check_passphrase(passphrase)
         self._refuse_if_seeded()
-        from quillfw.keys import bip39
-        entropy = hashlib.sha256(os.urandom(32) + params.get("entropy", b"")).digest()
-        mnemonic = bip39.mnemonic_from_entropy(entropy[:words * 4 // 3])
-        seed = bip39.seed_from_mnemonic(mnemonic, passphrase, _poll(ctx))
-        forget("quillfw.keys.bip39")
+        mnemonic, seed = new_seed(words, params.get("entropy", b""), passphrase, _poll(ctx))
         return {"mnemonic": mnemonic, "fingerprint": self._install(seed, params["pin"], _poll(ctx))}
 
     def seed_restore(self, ctx, params):

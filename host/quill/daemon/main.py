@@ -19,7 +19,7 @@ from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.device.queue import DeviceQueue
 from quill.dirlock import try_lock
-from quill.emulator.launcher import TARGETS, confirmation_options
+from quill.emulator.launcher import TARGETS, board_for, confirmation_options
 from quill.handlers import (
     blockchain,
     chainstate,
@@ -144,8 +144,9 @@ class Daemon:
     # -- device ----------------------------------------------------------
 
     def _emulator_args(self) -> list:
-        """quill-emu's options for -device=emulator: heap, and the user confirmation
-        (-emuapprove, -emuconfirmtimeout; policy and approval channel in <chain datadir>/emulator)."""
+        """quill-emu's options for -device=emulator: the board modelled (-emuboard, -emuheap),
+        where it runs, its seed (-emuseed), and the user confirmation (-emuapprove,
+        -emuconfirmtimeout). Policy, approval channel and seed in <chain datadir>/emulator."""
         emulator_args = []
         if self.args.is_set("emuheap"):
             emulator_args = ["--heapsize", self.args.get("emuheap")]
@@ -153,6 +154,19 @@ class Daemon:
         if target not in TARGETS:
             raise config.ConfigError(f"-emutarget: unknown target '{target}' ({', '.join(TARGETS)})")
         emulator_args += ["--target", target]
+        if self.args.is_set("emuboard"):
+            try:
+                emulator_args += ["--board", board_for(target, self.args.get("emuboard"))]
+            except ValueError as e:
+                raise config.ConfigError(f"-emuboard: {e}") from None
+        seed = self.args.get("emuseed", "generate" if target == "unix" else "none")
+        if seed not in ("generate", "none"):
+            raise config.ConfigError(f"-emuseed: unknown value '{seed}' (generate or none)")
+        if seed == "generate":
+            if target != "unix":
+                raise config.ConfigError("-emuseed=generate needs -emutarget=unix (a qemu board has "
+                                         "no filesystem to keep its seed)")
+            emulator_args += ["--seed", "generate"]
         approve = self.args.get("emuapprove", "auto")
         timeout = self.args.get_int("emuconfirmtimeout", 0) or None
         try:

@@ -34,7 +34,7 @@ SUPPORTED_USB_IDS = {
 }
 
 NO_DEVICE = "No device configured (restart quilld with -device=<emulator|auto|path>)"
-EMULATOR_START_TIMEOUT = 20.0
+EMULATOR_START_TIMEOUT = 90.0   # a first start generates the seed (BIP39: ~3 s idle)
 
 
 def find_board():

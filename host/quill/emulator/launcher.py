@@ -7,11 +7,16 @@ open, so the port survives the host closing it and the firmware being
 restarted (as a board's port survives a soft reset); a firmware that exits is
 restarted unless restart=False.
 
-The firmware runs from a ROMFS image (its modules compiled with mpy-cross and
-executed in place, as a board runs frozen or ROMFS modules from flash), built
-once into a cache outside the repository. The image itself stands in for
-flash, so the heap given to MicroPython is the board's heap plus the image's
-size: the firmware sees the free heap the board would have.
+The device models one board (quill.emulator.models; the Raspberry Pi Pico by
+default): its heap, the firmware loaded as that board loads it (.mpy files
+imported into the heap, or frozen), and its native crypto module with the
+module's size taken from the heap. The .mpy files, the ROMFS image and the
+modules are built once into a cache outside the repository. An explicit heap
+size, firmware loading or crypto backend is an experiment on top of the model.
+
+With firmware="romfs" the modules are executed in place from a ROMFS image; the
+image stands in for flash, so the heap given to MicroPython is the heap asked
+for plus the image's size: the firmware sees the free heap asked for.
 """
 import hashlib
 import os
@@ -24,12 +29,14 @@ import tempfile
 import threading
 import time
 import tty
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import quillfw
+from quill.emulator import models
+from quill.emulator.models import DEFAULT_BOARD, BoardModel
 
-# The smallest supported board's free heap (pyboard-class STM32F405, ~97 KiB).
-DEFAULT_HEAPSIZE = "97K"
 DEFAULT_IDLE_MS = 2000
 FIRMWARE_DIR = Path(quillfw.__file__).resolve().parent.parent
 ENTRY = FIRMWARE_DIR / "main_emulator.py"
@@ -114,29 +121,27 @@ def _cache_dir() -> Path:
     return Path(base) / "quill-emu"
 
 
-# The smallest heap auto deploys the native module at: it costs 1-3 KB of heap, and
-# the smallest board's heap (97K) has less than that to spare in the confirmation
-# flow today (tests/signing/test_rpc_confirmation needs 100K with it).
-AUTO_NATIVE_MIN_HEAP = 100 * 1024
-
-
-def native_module(crypto="auto", heapsize=DEFAULT_HEAPSIZE):
+def native_module(crypto: str = "auto", board: BoardModel | None = None) -> Path | None:
     """The native crypto module (quill_secp256k1.mpy, libsecp256k1) to deploy beside
     the firmware, or None. "native" deploys it (built for this machine's unix port by
-    quill.emulator.natmod; NatmodUnavailable when it cannot be); "python" does not,
-    and the firmware's own rule (quillfw.crypto.secp256k1: the module when it is
-    deployed) then picks the pure-MicroPython arithmetic; "auto" deploys it when
-    the heap has room for it (AUTO_NATIVE_MIN_HEAP) and it can be built, else not."""
+    quill.emulator.natmod, with the board's tables; NatmodUnavailable when it cannot
+    be); "python" does not, and the firmware's own rule (quillfw.crypto.secp256k1:
+    the module when it is deployed) then picks the pure-MicroPython arithmetic;
+    "auto" deploys it where the board's own deploy does (board.json "natmod") and
+    it can be built, else not."""
     from quill.emulator import natmod
 
     if crypto not in CRYPTO:
         raise ValueError(f"unknown crypto backend {crypto!r} (auto, native or python)")
-    if crypto == "python" or (crypto == "auto" and heap_bytes(heapsize) < AUTO_NATIVE_MIN_HEAP):
+    board = board or models.load(DEFAULT_BOARD)
+    if crypto == "python" or (crypto == "auto" and board.natmod is None):
         return None
+    tables = ((board.natmod["ecmult_gen_kb"], board.natmod["ecmult_window_size"]) if board.natmod
+              else (natmod.GEN_KB, natmod.WINDOW))
     try:
         if platform.machine() not in ("x86_64", "AMD64"):
             raise natmod.NatmodUnavailable(f"no native module for a {platform.machine()} unix port")
-        return natmod.build("x64")
+        return natmod.build("x64", *tables)
     except natmod.NatmodUnavailable:
         if crypto == "native":
             raise
@@ -151,36 +156,64 @@ def mpy_cross_arch(path):
     return ["-march=armv6m"] if b"@micropython.asm_thumb" in path.read_bytes() else []
 
 
-def romfs_image(cache_dir=None, extra=()):
-    """Path of the firmware's ROMFS image (.mpy modules, and the files in extra at its
-    root: the native crypto module), building it when the sources changed; None when
-    mpy-cross is not installed."""
-    from mpremote.romfs import VfsRomWriter
-
+def mpy_tree(cache_dir: str | Path | None = None) -> Path | None:
+    """The folder of the firmware's .mpy files (the quillfw package and the emulator's
+    modules beside it), as a board's filesystem holds them, compiled when the sources
+    changed; None when mpy-cross is not installed."""
     mpy_cross = mpy_cross_binary()
     if not mpy_cross:
         return None
     sources = _firmware_sources()
     digest = hashlib.sha256(mpy_cross.encode())
-    for name, path in sources + [(Path(p).name, Path(p)) for p in extra]:
+    for name, path in sources:
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    cache = Path(cache_dir) if cache_dir else _cache_dir()
+    tree = cache / f"firmware-{digest.hexdigest()[:24]}.mpy"
+    if tree.is_dir():
+        return tree
+    cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=cache))
+    try:
+        staged = work / "tree"
+        for name, path in sources:
+            out = (staged / name).with_suffix(".mpy")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run([mpy_cross, *mpy_cross_arch(path), "-s", name, "-o", str(out), str(path)],
+                           check=True, capture_output=True)
+        try:
+            os.rename(staged, tree)     # atomic: concurrent launchers build the same bytes
+        except OSError:
+            if not tree.is_dir():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return tree
+
+
+def romfs_image(cache_dir=None, extra=()):
+    """Path of the firmware's ROMFS image (the .mpy files of mpy_tree, and the files in
+    extra at its root: the native crypto module), building it when the sources
+    changed; None when mpy-cross is not installed."""
+    from mpremote.romfs import VfsRomWriter
+
+    tree = mpy_tree(cache_dir)
+    if tree is None:
+        return None
+    digest = hashlib.sha256(tree.name.encode())
+    for path in extra:
+        digest.update(Path(path).name.encode() + b"\0" + Path(path).read_bytes() + b"\0")
     cache = Path(cache_dir) if cache_dir else _cache_dir()
     image = cache / f"firmware-{digest.hexdigest()[:24]}.romfs"
     if image.exists():
         return image
-    cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=cache))
     try:
-        tree = work / "tree"
-        for name, path in sources:
-            out = (tree / name).with_suffix(".mpy")
-            out.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run([mpy_cross, *mpy_cross_arch(path), "-s", name, "-o", str(out), str(path)],
-                           check=True, capture_output=True)
+        staged_tree = work / "tree"
+        shutil.copytree(tree, staged_tree)
         for path in extra:
-            shutil.copyfile(path, tree / Path(path).name)
+            shutil.copyfile(path, staged_tree / Path(path).name)
         writer = VfsRomWriter()
-        _add_tree(writer, tree)
+        _add_tree(writer, staged_tree)
         staged = work / image.name
         staged.write_bytes(writer.finalise())
         os.replace(staged, image)  # atomic: concurrent launchers build the same bytes
@@ -201,52 +234,101 @@ def confirmation_options(approve="auto", datadir=None, confirm_timeout_ms=None):
     return options
 
 
-def firmware_command(heapsize=DEFAULT_HEAPSIZE, idle_ms=DEFAULT_IDLE_MS, board="emulator",
-                     micropython=None, romfs=True, confirmation=(), crypto="auto", target="unix",
-                     frozen=False):
-    """confirmation: confirmation_options(...); crypto: see native_module (the native
-    module is put on the firmware's path; without the ROMFS image the firmware runs
-    from its .py files, always on "python"); target: one of TARGETS (heapsize None:
-    the target's board's heap; a qemu target gets its board's module as
-    qemu.native_module chooses); frozen (unix): the firmware frozen into a unix port
-    built from source (quill.emulator.frozen), as the smallest board runs it."""
+def board_for(target: str = "unix", board: str | None = None) -> str:
+    """The board a device on target models: board, else the board a qemu target stands
+    for, else the default (the Pico). ValueError when a qemu target stands for another."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r} ({', '.join(TARGETS)})")
+    if target != "unix":
+        from quill.emulator.qemu import TARGET_BOARDS
+        stands_for = TARGET_BOARDS[target][0]
+        if board not in (None, stands_for):
+            raise ValueError(f"the {target} target stands for {stands_for}, not {board}")
+        return stands_for
+    models.load(board or DEFAULT_BOARD)     # UnknownBoard for a board no model has
+    return board or DEFAULT_BOARD
+
+
+def firmware_command(heapsize: str | int | None = None, idle_ms: int = DEFAULT_IDLE_MS, board: str | None = None,
+                     micropython: str | None = None, confirmation: Sequence[str] = (), crypto: str = "auto",
+                     target: str = "unix", firmware: str = "board") -> list[str]:
+    """board: the board modelled (quill.emulator.models; board_for), which get_info names;
+    heapsize: None for that board's heap; firmware (unix): "board" to load the firmware
+    as that board does, or files, frozen (a unix port built from source with the
+    firmware frozen in, quill.emulator.frozen) or romfs; crypto: see native_module (the
+    native module is imported first, and its RAM cost taken from the heap);
+    confirmation: confirmation_options(...). A qemu target models the board it stands
+    for, and gets its board's module as qemu.native_module chooses."""
+    board = board_for(target, board)
     options = ["--idle-ms", str(int(idle_ms)), "--board", board, *confirmation]
     if target != "unix":
         from quill.emulator import qemu
 
-        if target not in TARGETS:
-            raise ValueError(f"unknown target {target!r} ({', '.join(TARGETS)})")
-        heap = ["--heapsize", str(heap_bytes(heapsize))] if heapsize else []
+        heap_option = ["--heapsize", str(heap_bytes(heapsize))] if heapsize else []
         native = qemu.native_module(target, crypto)
         module = ["--native", str(native)] if native else []
         if native and not qemu.TARGETS[target].frozen:
             romfs_image(extra=[native])   # built here, before the device's clock starts
-        return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target, *heap,
-                *module, "--", *options]
-    heapsize = heapsize or DEFAULT_HEAPSIZE
-    native = native_module(crypto, heapsize)
-    if frozen:
+        return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target,
+                *heap_option, *module, "--", *options]
+    if firmware not in models.FIRMWARE:
+        raise ValueError(f"unknown firmware loading {firmware!r} ({', '.join(models.FIRMWARE)})")
+    model = models.load(board)
+    loading = model.firmware if firmware == "board" else firmware
+    heap = heap_bytes(heapsize) if heapsize else model.heap
+    boot = _native_first(native_module(crypto, model))
+    if loading == "frozen":
         from quill.emulator import frozen as frozen_port
         binary = frozen_port.build()     # before the device's clock starts
-        return [str(binary), "-X", f"heapsize={heapsize}", "-c", _native_first(native) + frozen_port.BOOT,
-                *options]
-    image = romfs_image() if romfs else None
-    if image is None:
-        return [micropython or micropython_binary(), "-X", f"heapsize={heapsize}", str(ENTRY),
-                *options]
-    heap = heap_bytes(heapsize) + image_heap_bytes(image.stat().st_size)
-    return [micropython or micropython_binary(), "-X", f"heapsize={heap}", "-c",
-            _native_first(native) + _ROMFS_BOOT, str(image), *options]
+        return [str(binary), "-X", f"heapsize={heap}", "-c", boot + frozen_port.BOOT, *options]
+    micropython = micropython or micropython_binary()
+    if loading == "files":
+        tree = mpy_tree()
+        if tree is not None:
+            return [micropython, "-X", f"heapsize={heap}", "-c", boot + _FILES_BOOT % str(tree), *options]
+    else:
+        image = romfs_image()
+        if image is not None:
+            heap += image_heap_bytes(image.stat().st_size)
+            return [micropython, "-X", f"heapsize={heap}", "-c", boot + _ROMFS_BOOT, str(image), *options]
+    # without mpy-cross: the source files, compiled into the heap as they load
+    return [micropython, "-X", f"heapsize={heap}", "-c", boot + _FILES_BOOT % str(FIRMWARE_DIR), *options]
 
 
-def _native_first(native):
-    """Boot code that loads the native module first, from its folder: its code goes to
-    executable memory outside the heap (as a board runs it from flash), and the
-    loader's temporary buffers come and go in an empty heap instead of fragmenting
-    the board's. The module stays importable by name (sys.modules)."""
+# Imports the entry from a folder of modules, as a board imports them from its filesystem.
+_FILES_BOOT = "import sys\nsys.path[:] = [%r]\nimport main_emulator\n"
+
+
+def _native_first(native: Path | None) -> str:
+    """Boot code that loads the native module first, from its folder, while the heap is
+    empty (the loader's temporary buffers then come and go without fragmenting it).
+    The unix port maps the module's code and tables outside the heap, where a board
+    copies them into its heap (72,000 bytes on the Pico), and the model does not take
+    them from the heap: its 64-bit objects take ~1.5x a 32-bit board's instead. Measured
+    at boot, without the key methods: the Pico's model here leaves 116.5 KB free, the
+    Cortex-M0+ target (32-bit, the Pico's heap, the module in it, the firmware run in
+    place from ROMFS) 114 KB. Taking the module's size from the heap as well left 17 KB
+    beside the key methods, which then ran out of memory.
+    The module stays importable by name (sys.modules)."""
     if native is None:
         return ""
     return f"import sys\nsys.path.append({str(native.parent)!r})\nimport quill_secp256k1\n"
+
+
+SEEDS = (None, "generate")
+SEED_TIMEOUT = 600.0     # BIP39's 2048 rounds of SHA-512: ~3 s on an idle machine
+
+
+def generate_seed(command: Sequence[str], stderr: int | IO[bytes] | None = None) -> None:
+    """Boot the firmware of command once to make the device's seed when it has none
+    (main_emulator.py --generate-seed, emulator_keys.generate_seed), before it serves:
+    the seed is made on the device, and its words never reach the link, a log or
+    this process. RuntimeError when the firmware fails."""
+    proc = subprocess.run([*command, "--generate-seed"], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=stderr, env=firmware_env(),
+                          timeout=SEED_TIMEOUT, preexec_fn=_die_with_parent)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the emulated device failed to generate its seed (exit {proc.returncode})")
 
 
 def _die_with_parent():
@@ -269,16 +351,24 @@ def firmware_env():
 class Emulator:
     """The firmware behind a pty; `port` is the path pyserial opens."""
 
-    def __init__(self, heapsize=None, idle_ms=DEFAULT_IDLE_MS, board="emulator",
+    def __init__(self, heapsize=None, idle_ms=DEFAULT_IDLE_MS, board=None,
                  restart=True, stderr=None, micropython=None, confirmation=(), crypto="auto",
-                 target="unix", frozen=False):
+                 target="unix", firmware="board", seed=None):
+        """seed: "generate" to have the device make its seed at its first start (its
+        datadir, given in confirmation, keeps it: generate_seed), else None."""
+        if seed not in SEEDS:
+            raise ValueError(f"unknown seed provisioning {seed!r} (generate or None)")
+        if seed is not None and target != "unix":
+            raise ValueError("a qemu board keeps its seed in RAM: it cannot keep a generated seed")
+        self.seed = seed
         self.target = target
         if target != "unix":
             from quill.emulator import qemu
             qemu.build(target, heap_bytes(heapsize) if heapsize else None)   # before the clock starts
-        self.command = firmware_command(heapsize, idle_ms, board, micropython,
+        self.board = board_for(target, board)
+        self.command = firmware_command(heapsize, idle_ms, self.board, micropython,
                                         confirmation=confirmation, crypto=crypto, target=target,
-                                        frozen=frozen)
+                                        firmware=firmware)
         self.restart = restart
         self.stderr = stderr
         self.port = None
@@ -290,6 +380,8 @@ class Emulator:
         self._supervisor = None
 
     def start(self) -> str:
+        if self.seed == "generate":
+            generate_seed(self.command, self.stderr)
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)  # binary-clean before any host opens it
         self.port = os.ttyname(self._slave)

@@ -64,7 +64,7 @@ METHODS = [
         result="""{                             (json object)
   "firmware_version" : "str",   (string) firmware version
   "protocol_version" : n,       (numeric) device protocol version
-  "board" : "str",              (string) board name
+  "board" : "str",              (string) board name (on the emulator, the board it models)
   "emulator" : true|false,      (boolean) whether this is quill-emu
   "target" : "str",             (string) what runs the firmware: unix, qemu-m0plus, qemu-m4, or the board's port
   "boot_id" : "hex",            (string) random, new at every firmware start
