@@ -253,6 +253,14 @@ class Daemon:
         return 0
 
 
+def restrict_new_files(args: config.Args) -> None:
+    """Core's umask 077 (init.cpp), set before anything is created: new files are 0600 and new
+    directories 0700, since wallets hold xpubs and the whole history. -sysperms keeps the
+    system's umask. Files already there keep their mode."""
+    if not args.get_bool("sysperms", False):
+        os.umask(0o077)
+
+
 def split_host_port(value: str, default_port: int):
     if value.startswith("["):
         host, _, rest = value[1:].partition("]")
@@ -283,6 +291,7 @@ def main(argv=None) -> int:
         if args.is_set("version"):
             print(f"Quill daemon version v{__version__}")
             return 0
+        restrict_new_files(args)
         daemon = Daemon(args)
         logging_setup.setup(daemon.log_path, args.get_bool("printtoconsole", False),
                             args.get_all("debug"))
