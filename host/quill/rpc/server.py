@@ -20,8 +20,11 @@ a request's body and reply are dropped as soon as the reply is handed to the
 socket.
 
 Wrong credentials are answered after AUTH_FAILURE_DELAY, one failure at a time
-per client address and for the whole server, so parallel guesses are
-serialised; the comparison itself is constant-time (rpc/auth.py).
+for the whole server, so parallel guesses are serialised. The delay belongs to
+its connection: while it runs the connection is still read, so a client that
+closes is seen at once and its place in the line is given up; a departed
+client costs nothing afterwards, and the next legitimate typo waits only for
+the guessers still connected. The comparison itself is constant-time (rpc/auth.py).
 """
 from __future__ import annotations
 
@@ -135,7 +138,7 @@ class _Exchange:
     """One request from its first byte to its reply."""
 
     __slots__ = ("method", "url", "minor", "headers", "header_bytes", "body", "length", "received", "complete",
-                 "early", "keep_alive", "expect_continue", "repeatable")
+                 "early", "keep_alive", "expect_continue", "repeatable", "refused")
 
     def __init__(self) -> None:
         self.method = b""
@@ -152,28 +155,29 @@ class _Exchange:
         self.keep_alive = True
         self.expect_continue = False
         self.repeatable = False  # passed, and its head may be decided again unparsed (_RepeatHead)
+        self.refused = False  # wrong credentials: `early` is the wait of _FailureGate
 
 
 class _FailureGate:
-    """Wrong credentials answered one at a time, per client address and overall."""
+    """Wrong credentials answered one at a time for the whole server, in arrival order.
+
+    A wait is cancelled when its connection closes (HTTPConnection.connection_lost):
+    asyncio.Lock drops a cancelled waiter from its line and a cancelled holder frees it,
+    so only connected guessers are ever waited for. `waiting` counts the waits now
+    queued or running."""
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
-        self.everyone = asyncio.Lock()
-        self.by_address: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+        self.line = asyncio.Lock()
+        self.waiting = 0
 
-    async def wait(self, address: str) -> None:
-        entry = self.by_address.get(address)
-        if entry is None:
-            entry = self.by_address[address] = (asyncio.Lock(), [0])
-        entry[1][0] += 1
+    async def wait(self) -> None:
+        self.waiting += 1
         try:
-            async with entry[0], self.everyone:
+            async with self.line:
                 await asyncio.sleep(self.delay)
         finally:
-            entry[1][0] -= 1
-            if entry[1][0] == 0:
-                del self.by_address[address]
+            self.waiting -= 1
 
 
 class RPCServer:
@@ -275,7 +279,8 @@ class RPCServer:
         user = conn.authenticated(auth_header)
         if user is None:
             log.warning("ThreadRPCServer incorrect password attempt from %s", conn.peer)
-            return self._refuse_later(conn.peer)
+            ex.refused = True
+            return self._refuse_later()
         if length is not None and self.buffered + length > MAX_BUFFERED_BYTES:
             log.warning("Request rejected: %d bytes of request bodies are already buffered", self.buffered)
             return 503, _QUEUE_FULL, False
@@ -289,9 +294,9 @@ class RPCServer:
         return not self.stopping and self.queue.jobs.qsize() < self.queue.depth \
             and self.buffered + length <= MAX_BUFFERED_BYTES
 
-    async def _refuse_later(self, peer: str) -> tuple[int, bytes, bool]:
+    async def _refuse_later(self) -> tuple[int, bytes, bool]:
         assert self.failures is not None
-        await self.failures.wait(peer)
+        await self.failures.wait()
         return 401, b"", False
 
     # -- running a request -------------------------------------------------------------
@@ -419,6 +424,7 @@ class HTTPConnection(asyncio.Protocol):
         # The last request head that may be decided again without parsing (see _repeated_head)
         self.repeat: _RepeatHead | None = None
         self.learn: CallContext | None = None  # set while a request that may be repeated is being run
+        self.refusal: asyncio.Task[None] | None = None  # the wait for a wrong password's 401, while it runs
 
     # -- transport events --------------------------------------------------------------
 
@@ -438,6 +444,9 @@ class HTTPConnection(asyncio.Protocol):
         if self.timer is not None:
             self.timer.cancel()
         self._release_body_budget()
+        if self.refusal is not None:
+            self.refusal.cancel()  # a client that has gone gives up its place in the failures' line
+            self.refusal = None
         self.exchanges.clear()
         self.current = None
         # Nothing of it waits for the garbage collector: the parser holds this connection's
@@ -448,6 +457,7 @@ class HTTPConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_activity = self.loop.time()
+        refusing = self.refusal is not None
         between = self.current is None and not self.exchanges and not self.busy and self.failed is None
         if between and self.repeat is not None and not self.write_paused and self._repeated_head(data):
             return
@@ -471,6 +481,8 @@ class HTTPConnection(asyncio.Protocol):
             pass  # no upgrades: the request is answered as any other
         except httptools.HttpParserError:
             self._fail(400, b"")
+        if refusing:
+            self._pause_reading()  # a request sent during the delay waits its turn, unread beyond this
 
     def _repeated_head(self, data: bytes) -> bool:
         """A keep-alive client repeats its request head, Content-Length aside. When
@@ -706,9 +718,15 @@ class HTTPConnection(asyncio.Protocol):
 
     def _await(self, ex: _Exchange, awaitable: Any) -> None:
         self.busy = True
-        self._pause_reading()
         self.server.begin()
-        self.loop.create_task(self._finish(ex, awaitable))
+        task = self.loop.create_task(self._finish(ex, awaitable))
+        if ex.refused:
+            # Read on while the delay runs, so that the client's leaving is seen (and the
+            # wait cancelled); data_received pauses again if it sends more meanwhile.
+            self.refusal = task
+            self._resume_reading()
+        else:
+            self._pause_reading()
 
     async def _finish(self, ex: _Exchange, awaitable: Any) -> None:
         try:
@@ -723,6 +741,7 @@ class HTTPConnection(asyncio.Protocol):
             self._reply(ex, status, body, close)
         finally:
             self.busy = False
+            self.refusal = None
             self.server.end()
             self.last_activity = self.loop.time()
             self._pump()
