@@ -48,6 +48,7 @@ from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
 from quill.wallet.manager import WalletManager
+from quill.wallet.settings import SettingsError
 
 log = logging.getLogger("quill.init")
 
@@ -234,6 +235,10 @@ class Daemon:
         try:
             try:
                 self.open_services(node)
+            except SettingsError as e:  # Core's start-up refusal for settings.json, in its words
+                log.error("Error: %s", e.message)
+                print(f"Error: {e.message}", file=sys.stderr)
+                return 1
             except Exception as e:  # a damaged or locked store: one clear init error, no traceback
                 log.error("Error: cannot open the chain: %s", e)
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)

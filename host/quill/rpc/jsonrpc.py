@@ -10,6 +10,7 @@ nowhere else.
 import itertools
 import logging
 import time
+import traceback
 from dataclasses import dataclass
 
 from quill.rpc import univalue
@@ -18,6 +19,7 @@ from quill.rpc.errors import (
     RPC_INVALID_REQUEST,
     RPC_METHOD_NOT_FOUND,
     RPC_MISC_ERROR,
+    RPC_OUT_OF_MEMORY,
     RPC_PARSE_ERROR,
     RPC_TYPE_ERROR,
     RPCError,
@@ -243,13 +245,10 @@ class Dispatcher:
             return method.handler(ctx, args)
         except RPCError:
             raise
-        except (MemoryError, RecursionError) as e:
-            raise RPCError(RPC_MISC_ERROR, type(e).__name__) from e
+        except MemoryError:
+            raise RPCError(RPC_OUT_OF_MEMORY, "Out of memory") from None
         except Exception as e:
-            # A handler bug. Its text may quote the request (a key, say), so
-            # neither the client nor the log sees more than its type.
-            log.error("unexpected %s in RPC method %s", type(e).__name__, req.method)
-            raise RPCError(RPC_MISC_ERROR, f"Internal error ({type(e).__name__})") from e
+            raise internal_bug(req.method, e) from None
         finally:
             running.pop(key, None)
 
@@ -359,6 +358,20 @@ def _single_reply(req: Request, reply: dict, parse_failed: bool):
 def _legacy_error(code, message) -> bytes:
     return (univalue.dumps({"result": None, "error": {"code": code, "message": message}, "id": None})
             + "\n").encode()
+
+
+INTERNAL_BUG = "Internal bug detected: {method} did not complete; the details are in debug.log"
+
+
+def internal_bug(method: str, error: BaseException) -> RPCError:
+    """The answer to an exception no boundary mapped (a bug), in the form of Core's
+    NonFatalCheckError (RPC_MISC_ERROR, "Internal bug detected: ..."), never naming a
+    Python class. debug.log gets the traceback's frames and the exception's type, not
+    its text nor any local value: either may quote the request (a key, say)."""
+    frames = "".join(traceback.format_tb(error.__traceback__))
+    log.error("Internal bug detected in RPC method %s: %s\n%s", _printable(method), type(error).__name__,
+              frames.rstrip())
+    return RPCError(RPC_MISC_ERROR, INTERNAL_BUG.format(method=_printable(method)))
 
 
 def _printable(text) -> str:
