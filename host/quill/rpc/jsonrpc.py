@@ -13,7 +13,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from quill.rpc import univalue
+from quill.rpc import univalue, univalue_sliced
 from quill.rpc.errors import (
     RPC_INVALID_PARAMETER,
     RPC_INVALID_REQUEST,
@@ -299,6 +299,55 @@ class Dispatcher:
         if type(value) is dict or isinstance(value, dict):
             return self._single(value, ctx)
         return self._batch(value, ctx)
+
+    # -- large requests: bounded slices, one reply buffer ---------------------------------
+
+    def parse_large(self, body: bytes | bytearray):
+        """parse_body for a large body, read in bounded slices (univalue_sliced)."""
+        try:
+            value = univalue_sliced.loads(body)
+        except univalue.JSONParseError:
+            return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Parse error")
+        if not isinstance(value, (dict, list)):
+            return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
+        return value
+
+    def process_large(self, value, ctx: CallContext):
+        """process_value for a large request, with the same replies: each reply is written in
+        bounded slices into one buffer as soon as it is made, and a batch's requests are dropped
+        one by one as they run, so neither the requests nor the replies are ever held twice."""
+        if isinstance(value, dict):
+            req = Request()
+            try:
+                parse_request(value, req)
+            except RPCError as e:
+                return _single_reply(req, reply_object(req, error=e), True)
+            del value
+            try:
+                result = self.execute(req, ctx)
+            except RPCError as e:
+                return _single_reply(req, reply_object(req, error=e), False)
+            if req.is_notification:
+                return HTTP_NO_CONTENT, None
+            return HTTP_OK, univalue_sliced.encode(reply_object(req, result))
+        items = value
+        del value
+        out = bytearray(b"[")
+        answered = 0
+        req = Request(id=None)   # Core's JSONRPCRequest starts with a null id
+        for i in range(len(items)):
+            obj, items[i] = items[i], None
+            req, reply, _ = self.exec_one(obj, ctx, req)
+            del obj
+            if not req.is_notification:
+                if answered:
+                    out += b","
+                univalue_sliced.write(reply, out)
+                answered += 1
+        if items and not answered:
+            return HTTP_NO_CONTENT, None
+        out += b"]\n"
+        return HTTP_OK, out
 
     def process_body(self, body: bytes, ctx: CallContext):
         """Request body -> (HTTP status, reply bytes or None); never raises."""

@@ -15,9 +15,16 @@ worker pool (a queue bounded by -rpcworkqueue: 503 when full), and calls that
 need the signing device on the device's own queue (quill.device.queue), so
 waiting signers never hold a worker. A connection reads nothing more while its
 request runs or its reply cannot be written (one request and one reply per
-connection at most), all bodies together are capped (MAX_BUFFERED_BYTES), and
-a request's body and reply are dropped as soon as the reply is handed to the
-socket.
+connection at most), and a request's body and reply are dropped as soon as the
+reply is handed to the socket.
+
+Fairness (issue 24). The requests in flight, from their headers to their reply,
+hold at most MAX_BUFFERED_BYTES of bodies together (each at most MAX_BODY_SIZE;
+beyond, 503 as Core's full work queue). A body of LARGE_BODY_LIMIT or more is
+parsed, run and answered on its own one-thread lane, in bounded slices
+(rpc/univalue_sliced): no C call holds the interpreter for long, so the loop and
+the other clients go on meanwhile, and large requests cannot crowd out the pool.
+Once none is left, the heap's free memory is given back (daemon/memory).
 
 Wrong credentials are answered after AUTH_FAILURE_DELAY, one failure at a time
 for the whole server, so parallel guesses are serialised. The delay belongs to
@@ -40,6 +47,7 @@ from typing import Any, Callable
 
 import httptools
 
+from quill.daemon.memory import release_free_memory
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
@@ -48,8 +56,11 @@ log = logging.getLogger("quill.http")
 
 MAX_HEADERS_SIZE = 8192
 MAX_BODY_SIZE = 0x02000000  # 32 MiB, as Core
-MAX_BUFFERED_BYTES = 4 * MAX_BODY_SIZE  # request bodies held at once, all connections together
+MAX_BUFFERED_BYTES = 4 * MAX_BODY_SIZE  # bodies of the requests in flight, all connections together
 INLINE_BODY_LIMIT = 16384  # larger bodies are parsed and run on a worker, whatever the method
+LARGE_BODY_LIMIT = 1 << 20  # from this size on, on the large lane, in bounded slices
+TRIM_DELAYS = (0.25, 2.0)  # seconds after the last large request to give free memory back
+LISTEN_BACKLOG = 1024  # connections waiting to be accepted: a burst of them is not dropped
 AUTH_FAILURE_DELAY = 0.25
 WRITE_HIGH_WATER = 1 << 20
 
@@ -138,7 +149,7 @@ class _Exchange:
     """One request from its first byte to its reply."""
 
     __slots__ = ("method", "url", "minor", "headers", "header_bytes", "body", "length", "received", "complete",
-                 "early", "keep_alive", "expect_continue", "repeatable", "refused")
+                 "early", "keep_alive", "expect_continue", "repeatable", "refused", "reserved")
 
     def __init__(self) -> None:
         self.method = b""
@@ -156,6 +167,7 @@ class _Exchange:
         self.expect_continue = False
         self.repeatable = False  # passed, and its head may be decided again unparsed (_RepeatHead)
         self.refused = False  # wrong credentials: `early` is the wait of _FailureGate
+        self.reserved = 0  # bytes of MAX_BUFFERED_BYTES held for it until its reply is written
 
 
 class _FailureGate:
@@ -190,6 +202,8 @@ class RPCServer:
         self.node = node
         self.binds = binds
         self.queue = WorkQueue(threads, work_queue)
+        self.large = WorkQueue(1, work_queue)
+        self.large_in_flight = 0
         self.device_queue = device_queue if device_queue is not None else DeviceQueue(work_queue)
         self.timeout = timeout
         self.auth_failure_delay = auth_failure_delay
@@ -210,7 +224,8 @@ class RPCServer:
         self.failures = _FailureGate(self.auth_failure_delay)
         for host, port in self.binds:
             try:
-                server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True)
+                server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True,
+                                                  backlog=LISTEN_BACKLOG)
             except OSError as e:
                 log.warning("Binding RPC on address %s port %d failed: %s", host, port, e.strerror)
                 continue
@@ -236,6 +251,7 @@ class RPCServer:
             await server.wait_closed()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.queue.shutdown)
+        await loop.run_in_executor(None, self.large.shutdown)
         await loop.run_in_executor(None, self.device_queue.close)
 
     def begin(self) -> None:
@@ -303,6 +319,8 @@ class RPCServer:
 
     def run(self, body: bytes | bytearray, ctx: CallContext) -> Any:
         """(status, reply bytes) at once for inline calls, else an awaitable of it."""
+        if len(body) >= LARGE_BODY_LIMIT:
+            return self._run_sliced([body], ctx)
         if len(body) > INLINE_BODY_LIMIT:
             return self._run_large(body, ctx)
         value = self.dispatcher.parse_body(body)
@@ -329,6 +347,35 @@ class RPCServer:
         if self.dispatcher.lane(value) == DEVICE:
             return _ForDevice(value)
         return self.dispatcher.process_value(value, ctx)
+
+    async def _run_sliced(self, box: list[bytes | bytearray], ctx: CallContext) -> tuple[int, Any]:
+        """A large body on the large lane. `box` hands the body over: the lane takes it out,
+        so nothing here keeps it alive while it is parsed."""
+        self.large_in_flight += 1
+        try:
+            outcome = await self.large.run(self._parse_and_run_sliced, box, ctx)
+        finally:
+            self.large_in_flight -= 1
+            loop = asyncio.get_running_loop()
+            for delay in TRIM_DELAYS:
+                loop.call_later(delay, self._give_memory_back)
+        if isinstance(outcome, _ForDevice):
+            return await self._on_device(outcome.value, ctx)
+        return outcome
+
+    def _parse_and_run_sliced(self, box: list[bytes | bytearray], ctx: CallContext) -> Any:
+        """On the large lane: parse and run in bounded slices, unless the call needs the device."""
+        value = self.dispatcher.parse_large(box.pop())
+        if isinstance(value, tuple):
+            return value
+        if self.dispatcher.lane(value) == DEVICE:
+            return _ForDevice(value)
+        return self.dispatcher.process_large(value, ctx)
+
+    def _give_memory_back(self) -> None:
+        """Once no large request is in flight (their replies written by now), on the large lane."""
+        if self.large_in_flight == 0 and not self.stopping:
+            self.large.run(release_free_memory)
 
     async def _on_device(self, value: Any, ctx: CallContext) -> tuple[int, bytes | None]:
         label = _device_label(value)
@@ -425,6 +472,7 @@ class HTTPConnection(asyncio.Protocol):
         self.repeat: _RepeatHead | None = None
         self.learn: CallContext | None = None  # set while a request that may be repeated is being run
         self.refusal: asyncio.Task[None] | None = None  # the wait for a wrong password's 401, while it runs
+        self.running: _Exchange | None = None  # the request being awaited (_await to _finish)
 
     # -- transport events --------------------------------------------------------------
 
@@ -613,6 +661,7 @@ class HTTPConnection(asyncio.Protocol):
             length = int(headers.get(b"content-length", b"0") or b"0")
             ex.body = b""
             ex.length = length
+            ex.reserved = length
             self.reserved += length
             self.server.buffered += length
             expect = headers.get(b"expect")
@@ -640,6 +689,7 @@ class HTTPConnection(asyncio.Protocol):
             if end > MAX_BODY_SIZE:
                 raise HTTPError(413)
             body.extend(bytes(end - len(body)))
+            ex.reserved += end - received
             self.reserved += end - received
             self.server.buffered += end - received
         body[received:end] = chunk
@@ -706,8 +756,7 @@ class HTTPConnection(asyncio.Protocol):
 
     def _run(self, ex: _Exchange) -> Any:
         body = ex.body if ex.body is not None else b""
-        ex.body = None
-        self._release_body_budget()
+        ex.body = None  # its reservation stays until the reply is written (_reply)
         ctx = self.context
         assert ctx is not None
         try:
@@ -718,6 +767,7 @@ class HTTPConnection(asyncio.Protocol):
 
     def _await(self, ex: _Exchange, awaitable: Any) -> None:
         self.busy = True
+        self.running = ex
         self.server.begin()
         task = self.loop.create_task(self._finish(ex, awaitable))
         if ex.refused:
@@ -740,6 +790,8 @@ class HTTPConnection(asyncio.Protocol):
             del outcome, awaitable
             self._reply(ex, status, body, close)
         finally:
+            self._release(ex)
+            self.running = None
             self.busy = False
             self.refusal = None
             self.server.end()
@@ -756,6 +808,8 @@ class HTTPConnection(asyncio.Protocol):
             self.transport.write(b"".join((_ok_json_head(), _LENGTH_ENDS[size] if size < 1024 else b"%d\r\n\r\n" % size,
                                            body)))
             self.last_activity = self.loop.time()
+            if ex.reserved:
+                self._release(ex)
             return
         if not self.closed and self.transport is not None:
             json_body = status not in (204,) and body[:1] in (b"{", b"[")
@@ -767,10 +821,25 @@ class HTTPConnection(asyncio.Protocol):
             if close:
                 self.transport.close()
         self.last_activity = self.loop.time()
+        self._release(ex)
+
+    def _release(self, ex: _Exchange) -> None:
+        """Give back what `ex` held of the bodies' budget (once)."""
+        held = ex.reserved
+        if held:
+            ex.reserved = 0
+            self.reserved -= held
+            self.server.buffered -= held
 
     def _release_body_budget(self) -> None:
-        self.server.buffered -= self.reserved
-        self.reserved = 0
+        """The connection has gone: what its other requests held. A request running still
+        holds its share until it ends (_finish)."""
+        running = self.running.reserved if self.running is not None else 0
+        for ex in (*self.exchanges, self.current):
+            if ex is not None:
+                ex.reserved = 0
+        self.server.buffered -= self.reserved - running
+        self.reserved = running
 
     # -- credentials --------------------------------------------------------------------
 
