@@ -33,6 +33,19 @@ def document(r: random.Random, depth: int = 0) -> str:
     return "{" + ",".join(f'{space}"{key}"{space}:{space}{document(r, depth + 1)}' for key in keys) + "}"
 
 
+def read_as_batch(text: bytes) -> Any:
+    """loads with on_element: a Batch gives back its elements, read again, which must be the
+    elements shown to on_element, in order."""
+    shown: list[Any] = []
+    value = univalue_sliced.loads(text, shown.append)
+    if isinstance(value, univalue_sliced.Batch):
+        elements = value.values()
+        assert repr(elements) == repr(shown)
+        return elements
+    assert shown == []
+    return value
+
+
 def outcome(read: Any, text: bytes) -> tuple[str, str]:
     try:
         value = read(text)
@@ -56,6 +69,7 @@ def test_same_values_refusals_and_bytes(monkeypatch: pytest.MonkeyPatch, slice_s
         text = r.choice(["", " ", "\n"]) + text + r.choice(["", " ", "x"])
         expected = outcome(univalue.loads, text.encode())
         assert outcome(univalue_sliced.loads, text.encode()) == expected, text
+        assert outcome(read_as_batch, text.encode()) == expected, text
         kinds[expected[0]] += 1
         if expected[0] == "read":
             value = univalue.loads(text.encode())
@@ -66,6 +80,7 @@ def test_same_values_refusals_and_bytes(monkeypatch: pytest.MonkeyPatch, slice_s
 def test_nesting_limit_and_invalid_utf8_as_univalue() -> None:
     for text in ("[" * 512 + "]" * 512, "[" * 513 + "]" * 513, "[" * 600, '{"a":' * 300 + "1" + "}" * 300):
         assert outcome(univalue_sliced.loads, text.encode()) == outcome(univalue.loads, text.encode())
+        assert outcome(read_as_batch, text.encode()) == outcome(univalue.loads, text.encode())
     for raw in (b'["\xf5\x80\x80\x80"]', b'["\xc0\xaf"]', b'["\xed\xa0\x80"]', b'["a\xff"]'):
         assert outcome(univalue_sliced.loads, raw) == outcome(univalue.loads, raw)
 

@@ -285,11 +285,7 @@ class Dispatcher:
             name = value.get("method")
             method = self.registry.methods.get(name) if isinstance(name, str) else None
             return method.lane if method is not None else INLINE
-        lanes = set()
-        for item in value:
-            if isinstance(item, dict) and isinstance(item.get("method"), str):
-                method = self.registry.methods.get(item["method"])
-                lanes.add(method.lane if method is not None else INLINE)
+        lanes = {self._item_lane(item) for item in value}
         if DEVICE in lanes:
             return DEVICE
         return POOL if POOL in lanes else INLINE
@@ -303,14 +299,25 @@ class Dispatcher:
     # -- large requests: bounded slices, one reply buffer ---------------------------------
 
     def parse_large(self, body: bytes | bytearray):
-        """parse_body for a large body, read in bounded slices (univalue_sliced)."""
+        """parse_body for a large body, read in bounded slices (univalue_sliced); a long batch
+        comes back as a univalue_sliced.Batch whose `lane` is set."""
+        lanes: set[str] = set()
         try:
-            value = univalue_sliced.loads(body)
+            value = univalue_sliced.loads(body, lambda item: lanes.add(self._item_lane(item)))
         except univalue.JSONParseError:
             return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Parse error")
+        if isinstance(value, univalue_sliced.Batch):
+            value.lane = DEVICE if DEVICE in lanes else POOL if POOL in lanes else INLINE
+            return value
         if not isinstance(value, (dict, list)):
             return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
         return value
+
+    def _item_lane(self, item) -> str:
+        if isinstance(item, dict) and isinstance(item.get("method"), str):
+            method = self.registry.methods.get(item["method"])
+            return method.lane if method is not None else INLINE
+        return INLINE
 
     def process_large(self, value, ctx: CallContext):
         """process_value for a large request, with the same replies: each reply is written in
@@ -336,7 +343,10 @@ class Dispatcher:
         answered = 0
         req = Request(id=None)   # Core's JSONRPCRequest starts with a null id
         for i in range(len(items)):
-            obj, items[i] = items[i], None
+            if isinstance(items, univalue_sliced.Batch):
+                obj = items.element(i)   # read now: one request in memory at a time
+            else:
+                obj, items[i] = items[i], None
             req, reply, _ = self.exec_one(obj, ctx, req)
             del obj
             if not req.is_notification:

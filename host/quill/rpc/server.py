@@ -51,6 +51,7 @@ from quill.daemon.memory import release_free_memory
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
+from quill.rpc.univalue_sliced import Batch
 
 log = logging.getLogger("quill.http")
 
@@ -368,7 +369,10 @@ class RPCServer:
         value = self.dispatcher.parse_large(box.pop())
         if isinstance(value, tuple):
             return value
-        if self.dispatcher.lane(value) == DEVICE:
+        if isinstance(value, Batch):
+            if value.lane == DEVICE:
+                return _ForDevice(value.values())
+        elif self.dispatcher.lane(value) == DEVICE:
             return _ForDevice(value)
         return self.dispatcher.process_large(value, ctx)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import codecs
 import re
+from array import array
+from collections.abc import Callable
 from json.decoder import scanstring as _c_scanstring  # type: ignore[attr-defined]
 from json.encoder import encode_basestring
 from typing import Any
@@ -57,14 +59,53 @@ def decode(data: bytes | bytearray) -> str:
     return "".join(parts)
 
 
-def loads(data: bytes | bytearray | str) -> Any:
-    """univalue.loads, in bounded slices."""
+def loads(data: bytes | bytearray | str, on_element: Callable[[Any], None] | None = None) -> Any:
+    """univalue.loads, in bounded slices. With `on_element`, a top-level array too long to be read
+    at once comes back as a Batch: the whole document is checked as univalue.loads checks it, each
+    element is shown to `on_element` and dropped, and only its place is kept (a giant batch never
+    has all its requests in memory at once)."""
     text = decode(data) if isinstance(data, (bytes, bytearray)) else data
-    if "\\u" in text and univalue._has_lone_surrogate_escape(text):
+    if _contains(text, "\\u") and univalue._has_lone_surrogate_escape(text):
         raise JSONParseError("lone surrogate escape")
-    minus_zero = "-0" in text
+    minus_zero = _contains(text, "-0")
     reader = _Reader(text, univalue._SCAN_MINUS_ZERO if minus_zero else univalue._SCAN, minus_zero)
-    return reader.value()
+    if on_element is None:
+        return reader.value()
+    batch = Batch(reader)
+    value = reader.value(batch, on_element)
+    return batch if value is batch else value
+
+
+class Batch:
+    """A top-level array known by its elements' places in the text: each is read again when
+    its turn comes (element), in the same bounded slices."""
+
+    def __init__(self, reader: _Reader) -> None:
+        self.reader = reader
+        self.starts = array("q")
+        self.ends = array("q")
+        self.lane = ""   # where the batch runs, for the server (set by the dispatcher)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def element(self, i: int) -> Any:
+        reader = self.reader
+        piece = _Reader(reader.text[self.starts[i]:self.ends[i]], reader.scan, reader.minus_zero)
+        piece.failed_windows = MAX_FAILED_WINDOWS if reader.failed_windows >= MAX_FAILED_WINDOWS else 0
+        return piece.value()
+
+    def values(self) -> list[Any]:
+        return [self.element(i) for i in range(len(self))]
+
+
+def _contains(text: str, pattern: str) -> bool:
+    """`pattern in text`, a slice at a time (a two-character search runs ~1 GB/s: 35 ms on 30 MB)."""
+    overlap = len(pattern) - 1
+    for start in range(0, len(text), SLICE):
+        if text.find(pattern, start, start + SLICE + overlap) >= 0:
+            return True
+    return False
 
 
 class _Reader:
@@ -85,16 +126,21 @@ class _Reader:
                 return reached
             pos = reached
 
-    def value(self) -> Any:
+    def value(self, batch: Batch | None = None, on_element: Callable[[Any], None] | None = None) -> Any:
+        """The document's value; with `batch`, a top-level array that cannot be read in one
+        window is returned as `batch`, its elements given to `on_element` and not kept."""
         text = self.text
         end = len(text)
         stack: list[list[Any]] = []   # [items, is_object, pending key]
         pos = self.skip(0)
+        element_start = 0
         while True:
             if pos >= end:
                 raise JSONParseError("Expecting value")
             c = text[pos]
             value: Any = _UNSET
+            if len(stack) == 1:
+                element_start = pos
             if c == "{" or c == "[":
                 value, pos = self.window(pos, len(stack))
                 if value is _UNSET:
@@ -121,7 +167,14 @@ class _Reader:
                         raise JSONParseError("Extra data")
                     return value
                 frame = stack[-1]
-                frame[0].append((frame[2], value) if frame[1] else value)
+                if batch is not None and len(stack) == 1 and not frame[1]:
+                    assert on_element is not None
+                    on_element(value)
+                    batch.starts.append(element_start)
+                    batch.ends.append(pos)
+                    value = None
+                else:
+                    frame[0].append((frame[2], value) if frame[1] else value)
                 pos = self.skip(pos)
                 ch = text[pos:pos + 1]
                 if ch == ",":
@@ -133,7 +186,10 @@ class _Reader:
                     raise JSONParseError("Expecting ',' delimiter")
                 pos += 1
                 stack.pop()
-                value = univalue._object_from_pairs(frame[0]) if frame[1] else frame[0]
+                if batch is not None and not stack and not frame[1]:
+                    value = batch
+                else:
+                    value = univalue._object_from_pairs(frame[0]) if frame[1] else frame[0]
 
     def window(self, pos: int, depth: int) -> tuple[Any, int]:
         """The container at `pos` read whole by the C scanner when it ends within WINDOW
