@@ -688,15 +688,17 @@ class HTTPConnection(asyncio.Protocol):
             return
         body = ex.body
         if type(body) is not bytearray:
-            body = ex.body = bytearray(ex.length)  # allocated once at its announced size
-        if end > len(body):  # chunked, or more than announced
+            # grown as it comes (glibc grows a large block in place, with mremap): a bytearray of
+            # the announced 30 MB would be zeroed, its pages touched, in one go on the loop
+            body = ex.body = bytearray(body)
+        if end > max(ex.length, received):  # chunked, or more than announced: reserve the excess
             if end > MAX_BODY_SIZE:
                 raise HTTPError(413)
-            body.extend(bytes(end - len(body)))
-            ex.reserved += end - received
-            self.reserved += end - received
-            self.server.buffered += end - received
-        body[received:end] = chunk
+            extra = end - max(ex.length, received)
+            ex.reserved += extra
+            self.reserved += extra
+            self.server.buffered += extra
+        body += chunk
         ex.received = end
 
     def on_message_complete(self) -> None:
