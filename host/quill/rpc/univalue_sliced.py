@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import time
 from array import array
 from collections.abc import Callable
 from json.decoder import scanstring as _c_scanstring  # type: ignore[attr-defined]
@@ -30,6 +31,13 @@ FLAT_RUN = 1024        # elements of a long container encoded per C call
 MAX_FAILED_WINDOWS = 4096  # then containers are only walked: a hostile nesting cannot make windows cost more
 
 _UNSET = object()
+
+
+def breathe() -> None:
+    """Between two slices: let go of the interpreter for a moment, so a thread waiting for it
+    (the event loop) takes it now rather than at the next switch interval."""
+    time.sleep(0)
+
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 # the tokens of a string's body up to its closing quote: plain runs, \uXXXX, other escapes
@@ -50,6 +58,7 @@ def decode(data: bytes | bytearray) -> str:
     try:
         for start in range(0, len(data), SLICE):
             parts.append(decoder.decode(view[start:start + SLICE]))
+            breathe()
         parts.append(decoder.decode(b"", final=True))
     except UnicodeDecodeError:
         parts = []
@@ -238,6 +247,7 @@ class _Reader:
             if reached == at:
                 raise JSONParseError("Invalid string")
             pieces.append(_decode_piece(text[at:reached]))
+            breathe()
             at = reached
 
     def scalar(self, pos: int) -> tuple[Any, int]:
@@ -303,6 +313,7 @@ def write(value: Any, out: bytearray) -> None:
                 out += b'"'
                 for start in range(0, len(item), SLICE):
                     out += univalue.encode_reply(univalue._finish(encode_basestring(item[start:start + SLICE])[1:-1]))
+                    breathe()
                 out += b'"'
             continue
         if isinstance(item, dict):
