@@ -63,6 +63,8 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("rpcservertimeout", "Timeout during HTTP requests (default: 30)"),
     Option("rpcauthfailuredelay", "(test only) How long a wrong password is answered after, in milliseconds; failures are answered one at a time (default: 250)"),
     Option("deprecatedrpc", "Allows deprecated RPC method(s) to be used"),
+    # Core's text until it dropped the option (it then always used umask 077); kept here as the issue asks
+    Option("sysperms", "Create new files with system default permissions, instead of umask 077"),
     Option("printtoconsole", "Send trace/debug info to console (default: 1 when no -daemon. To disable logging to file, set -nodebuglogfile)"),
     Option("debuglogfile", "Specify location of debug log file (default: debug.log). Relative paths will be prefixed by a net-specific datadir location."),
     Option("debug", "Output debug and trace logging (default: -nodebug, supplying <category> is optional). If <category> is not supplied or if <category> is 1 or \"all\", output all debug logging. <category> can be: rpc, http, device, chain, wallet."),

@@ -2,6 +2,7 @@
 directory (Core's .lock), and wrong passwords answered one at a time."""
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -111,3 +112,59 @@ def test_a_wallet_directory_is_used_by_one_daemon(tmp_path: Path) -> None:
         with pytest.raises(RPCFailure) as refused:
             first.rpc("loadwallet", shared)
         assert refused.value.message == in_use
+
+
+def test_guessers_that_left_cost_the_next_typo_nothing(tmp_path: Path) -> None:
+    """Issue 24: 500 clients send a wrong password and close at once. Their delays left with
+    them, so the next legitimate typo waits about one delay (it waited 500 x 250 ms = 125 s)."""
+    delay = 0.25
+    with QuillDaemon(tmp_path, "-rpcuser=u", "-rpcpassword=p", f"-rpcauthfailuredelay={int(delay * 1000)}") as d:
+        wrong = head(27, basic("u", "guess")) + b'{"id":1,"method":"uptime"}'
+        for _ in range(500):
+            with socket.create_connection(("127.0.0.1", d.port), timeout=10) as s:
+                s.sendall(wrong)
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", d.port), timeout=30) as s:
+            s.sendall(head(27, basic("u", "typo")) + b'{"id":1,"method":"uptime"}')
+            assert read_reply(s) == (401, b"")
+        waited = time.monotonic() - started
+        assert waited < 20 * delay, f"the typo waited {waited:.1f} s behind clients that had gone"
+        assert d.debug_log().count("incorrect password attempt") == 501
+
+
+def test_the_failure_line_forgets_cancelled_waits() -> None:
+    """_FailureGate's accounting: waits are served one at a time in arrival order; a wait
+    whose connection closed (cancelled), queued or running, leaves the line at once."""
+    from quill.rpc.server import _FailureGate
+
+    async def scenario() -> tuple[list[int], int, int, list[str]]:
+        gate = _FailureGate(0.02)
+        served: list[int] = []
+
+        async def waiter(i: int) -> None:
+            await gate.wait()
+            served.append(i)
+
+        kept = [asyncio.create_task(waiter(i)) for i in range(3)]
+        gone = [asyncio.create_task(waiter(100 + i)) for i in range(200)]
+        await asyncio.sleep(0)
+        queued = gate.waiting
+        for task in gone:
+            task.cancel()
+        await asyncio.gather(*gone, return_exceptions=True)
+        after_cancel = gate.waiting
+        await asyncio.gather(*kept)
+        # a holder cancelled mid-delay frees the line for the next one
+        holder = asyncio.create_task(gate.wait())
+        behind = asyncio.create_task(waiter(7))
+        await asyncio.sleep(0.005)
+        holder.cancel()
+        order = []
+        done, _ = await asyncio.wait({holder, behind}, return_when=asyncio.ALL_COMPLETED)
+        order.append("holder cancelled" if holder.cancelled() else "holder served")
+        return served, queued, after_cancel, order + [str(gate.waiting)]
+
+    served, queued, after_cancel, tail = asyncio.run(scenario())
+    assert queued == 203 and after_cancel == 3
+    assert served == [0, 1, 2, 7]
+    assert tail == ["holder cancelled", "0"]

@@ -3,8 +3,9 @@ from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import STR, Method, Param, Registry
 
 
-def test_a_handler_bug_reports_only_its_type():
-    """An unexpected exception's text can quote the request; the client gets its type only."""
+def test_a_handler_bug_names_no_python_class(caplog):
+    """An unexpected exception's text can quote the request: the client gets Core's generic
+    form of an internal bug, no Python class name; the log gets the traceback's frames."""
     def buggy(ctx, args):
         return int(args[0])  # ValueError quoting the argument
 
@@ -14,4 +15,8 @@ def test_a_handler_bug_reports_only_its_type():
     status, body = Dispatcher(registry).process_body(
         ('{"id":1,"method":"buggy","params":["%s"]}' % secret).encode(), CallContext(node=None))
     assert status == 500
-    assert body == b'{"result":null,"error":{"code":-1,"message":"Internal error (ValueError)"},"id":1}\n'
+    assert body == (b'{"result":null,"error":{"code":-1,"message":"Internal bug detected: buggy did not complete; '
+                    b'the details are in debug.log"},"id":1}\n')
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "Internal bug detected in RPC method buggy: ValueError" in logged
+    assert "return int(args[0])" in logged and secret not in logged

@@ -49,8 +49,14 @@ from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
 from quill.wallet.fallbackfee import FallbackFee
 from quill.wallet.manager import WalletManager
+from quill.wallet.settings import SettingsError
 
 log = logging.getLogger("quill.init")
+
+# How long a thread waiting for the interpreter lets the running one go on before asking it to
+# yield (Python's default: 5 ms). The event loop takes the lock a few times per request, so while
+# a large request runs on its lane, each wait would add up to 5 ms to a small client's call.
+SWITCH_INTERVAL = 0.001
 
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
                    confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
@@ -261,6 +267,10 @@ class Daemon:
         try:
             try:
                 self.open_services(node)
+            except SettingsError as e:  # Core's start-up refusal for settings.json, in its words
+                log.error("Error: %s", e.message)
+                print(f"Error: {e.message}", file=sys.stderr)
+                return 1
             except Exception as e:  # a damaged or locked store: one clear init error, no traceback
                 log.error("Error: cannot open the chain: %s", e)
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)
@@ -278,6 +288,14 @@ class Daemon:
                 auth.remove_cookie(self.cookie_path)
             log.info("Shutdown: done")
         return 1 if aborted else 0
+
+
+def restrict_new_files(args: config.Args) -> None:
+    """Core's umask 077 (init.cpp), set before anything is created: new files are 0600 and new
+    directories 0700, since wallets hold xpubs and the whole history. -sysperms keeps the
+    system's umask. Files already there keep their mode."""
+    if not args.get_bool("sysperms", False):
+        os.umask(0o077)
 
 
 def split_host_port(value: str, default_port: int):
@@ -310,6 +328,7 @@ def main(argv=None) -> int:
         if args.is_set("version"):
             print(f"Quill daemon version v{__version__}")
             return 0
+        restrict_new_files(args)
         daemon = Daemon(args)
         logging_setup.setup(daemon.log_path, args.get_bool("printtoconsole", False),
                             args.get_all("debug"))
@@ -317,6 +336,7 @@ def main(argv=None) -> int:
             log.warning("Warning: %s", warning)
         log.info("Quill version v%s, chain=%s, datadir=%s", __version__, daemon.chain, daemon.datadir)
         return_large_blocks_to_the_system()
+        sys.setswitchinterval(SWITCH_INTERVAL)
         return run_loop(daemon.run())
     except (config.ConfigError, auth.AuthConfigError) as e:
         print(f"Error: {e}", file=sys.stderr)

@@ -1,10 +1,14 @@
 """Give memory back to the system once large requests are done.
 
+Two means, both glibc's (nothing to do elsewhere):
+
 glibc's malloc raises its mmap threshold each time a large block is freed, so
 after the first 30 MB request every later one is carved from the heap, whose top
 is rarely returned: the daemon's RSS would stay at its largest request times the
 number of workers. A fixed threshold (which also stops the adjustment) keeps large
-blocks in their own mappings, unmapped on free.
+blocks in their own mappings, unmapped on free. And the many small blocks of a
+giant batch (its requests and replies) leave the heap's arenas holed: malloc_trim
+gives their free pages back once the batch is over (release_free_memory).
 """
 from __future__ import annotations
 
@@ -16,6 +20,28 @@ M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 256 * 1024
 TRIM_THRESHOLD = 1024 * 1024
+
+
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
+
+
+def release_free_memory() -> bool:
+    """glibc's malloc_trim(0): the free pages of every arena back to the system (the call
+    leaves the GIL while it runs). False where there is no glibc."""
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is None:
+        return False
+    trim.argtypes = [ctypes.c_size_t]
+    return bool(trim(0))
 
 
 def return_large_blocks_to_the_system() -> bool:

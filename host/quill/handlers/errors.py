@@ -87,7 +87,7 @@ def _message(exc: Exception) -> str:
 
 def to_rpc_error(exc: Exception) -> RPCError | None:
     """The RPCError for a domain failure, or None for anything else (a bug: the dispatcher
-    answers it with 'Internal error' and logs it)."""
+    answers it with Core's 'Internal bug detected' form and logs its traceback)."""
     if isinstance(exc, RPCError):
         return exc
     if isinstance(exc, device.DeviceError):

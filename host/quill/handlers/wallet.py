@@ -29,6 +29,7 @@ from quill.wallet.descriptors import BECH32, BECH32M, LEGACY, P2SH_SEGWIT, Deriv
 from quill.wallet.external_signer import signer_descriptors
 from quill.wallet.fallbackfee import FallbackFeeError
 from quill.wallet.names import InvalidWalletName, check_wallet_name
+from quill.wallet.paths import PathTooLong
 
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
 DEFAULT_ADDRESS_TYPE = BECH32
@@ -110,7 +111,10 @@ def createwallet(ctx, args):
         signer = get_external_signer(ctx.node.signer, ctx.node.chain_name)
         descriptors_from_signer = signer_descriptors(signer.get_descriptors(0), ctx.node.chain_name)
     warnings = _fallback_fee_warnings(ctx, "Wallet creation failed. ")
-    wallet = manager.create(name, bool(blank), load_on_startup, descriptors_from_signer)
+    try:
+        wallet = manager.create(name, bool(blank), load_on_startup, descriptors_from_signer)
+    except PathTooLong as e:   # Core lets this filesystem_error escape the call: RPC_MISC_ERROR
+        raise RPCError(RPC_MISC_ERROR, e.message) from None
     if passphrase is not None:   # "": Core creates the wallet unencrypted and says so
         warnings.insert(0, "Empty string given as passphrase, wallet will not be encrypted.")
     return {"name": wallet.name, "warnings": warnings} if warnings else {"name": wallet.name}

@@ -10,14 +10,16 @@ nowhere else.
 import itertools
 import logging
 import time
+import traceback
 from dataclasses import dataclass
 
-from quill.rpc import univalue
+from quill.rpc import univalue, univalue_sliced
 from quill.rpc.errors import (
     RPC_INVALID_PARAMETER,
     RPC_INVALID_REQUEST,
     RPC_METHOD_NOT_FOUND,
     RPC_MISC_ERROR,
+    RPC_OUT_OF_MEMORY,
     RPC_PARSE_ERROR,
     RPC_TYPE_ERROR,
     RPCError,
@@ -243,13 +245,10 @@ class Dispatcher:
             return method.handler(ctx, args)
         except RPCError:
             raise
-        except (MemoryError, RecursionError) as e:
-            raise RPCError(RPC_MISC_ERROR, type(e).__name__) from e
+        except MemoryError:
+            raise RPCError(RPC_OUT_OF_MEMORY, "Out of memory") from None
         except Exception as e:
-            # A handler bug. Its text may quote the request (a key, say), so
-            # neither the client nor the log sees more than its type.
-            log.error("unexpected %s in RPC method %s", type(e).__name__, req.method)
-            raise RPCError(RPC_MISC_ERROR, f"Internal error ({type(e).__name__})") from e
+            raise internal_bug(req.method, e) from None
         finally:
             running.pop(key, None)
 
@@ -286,11 +285,7 @@ class Dispatcher:
             name = value.get("method")
             method = self.registry.methods.get(name) if isinstance(name, str) else None
             return method.lane if method is not None else INLINE
-        lanes = set()
-        for item in value:
-            if isinstance(item, dict) and isinstance(item.get("method"), str):
-                method = self.registry.methods.get(item["method"])
-                lanes.add(method.lane if method is not None else INLINE)
+        lanes = {self._item_lane(item) for item in value}
         if DEVICE in lanes:
             return DEVICE
         return POOL if POOL in lanes else INLINE
@@ -300,6 +295,69 @@ class Dispatcher:
         if type(value) is dict or isinstance(value, dict):
             return self._single(value, ctx)
         return self._batch(value, ctx)
+
+    # -- large requests: bounded slices, one reply buffer ---------------------------------
+
+    def parse_large(self, body: bytes | bytearray):
+        """parse_body for a large body, read in bounded slices (univalue_sliced); a long batch
+        comes back as a univalue_sliced.Batch whose `lane` is set."""
+        lanes: set[str] = set()
+        try:
+            value = univalue_sliced.loads(body, lambda item: lanes.add(self._item_lane(item)))
+        except univalue.JSONParseError:
+            return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Parse error")
+        if isinstance(value, univalue_sliced.Batch):
+            value.lane = DEVICE if DEVICE in lanes else POOL if POOL in lanes else INLINE
+            return value
+        if not isinstance(value, (dict, list)):
+            return HTTP_INTERNAL_SERVER_ERROR, _legacy_error(RPC_PARSE_ERROR, "Top-level object parse error")
+        return value
+
+    def _item_lane(self, item) -> str:
+        if isinstance(item, dict) and isinstance(item.get("method"), str):
+            method = self.registry.methods.get(item["method"])
+            return method.lane if method is not None else INLINE
+        return INLINE
+
+    def process_large(self, value, ctx: CallContext):
+        """process_value for a large request, with the same replies: each reply is written in
+        bounded slices into one buffer as soon as it is made, and a batch's requests are dropped
+        one by one as they run, so neither the requests nor the replies are ever held twice."""
+        if isinstance(value, dict):
+            req = Request()
+            try:
+                parse_request(value, req)
+            except RPCError as e:
+                return _single_reply(req, reply_object(req, error=e), True)
+            del value
+            try:
+                result = self.execute(req, ctx)
+            except RPCError as e:
+                return _single_reply(req, reply_object(req, error=e), False)
+            if req.is_notification:
+                return HTTP_NO_CONTENT, None
+            return HTTP_OK, univalue_sliced.encode(reply_object(req, result))
+        items = value
+        del value
+        out = bytearray(b"[")
+        answered = 0
+        req = Request(id=None)   # Core's JSONRPCRequest starts with a null id
+        for i in range(len(items)):
+            if isinstance(items, univalue_sliced.Batch):
+                obj = items.element(i)   # read now: one request in memory at a time
+            else:
+                obj, items[i] = items[i], None
+            req, reply, _ = self.exec_one(obj, ctx, req)
+            del obj
+            if not req.is_notification:
+                if answered:
+                    out += b","
+                univalue_sliced.write(reply, out)
+                answered += 1
+        if items and not answered:
+            return HTTP_NO_CONTENT, None
+        out += b"]\n"
+        return HTTP_OK, out
 
     def process_body(self, body: bytes, ctx: CallContext):
         """Request body -> (HTTP status, reply bytes or None); never raises."""
@@ -359,6 +417,20 @@ def _single_reply(req: Request, reply: dict, parse_failed: bool):
 def _legacy_error(code, message) -> bytes:
     return (univalue.dumps({"result": None, "error": {"code": code, "message": message}, "id": None})
             + "\n").encode()
+
+
+INTERNAL_BUG = "Internal bug detected: {method} did not complete; the details are in debug.log"
+
+
+def internal_bug(method: str, error: BaseException) -> RPCError:
+    """The answer to an exception no boundary mapped (a bug), in the form of Core's
+    NonFatalCheckError (RPC_MISC_ERROR, "Internal bug detected: ..."), never naming a
+    Python class. debug.log gets the traceback's frames and the exception's type, not
+    its text nor any local value: either may quote the request (a key, say)."""
+    frames = "".join(traceback.format_tb(error.__traceback__))
+    log.error("Internal bug detected in RPC method %s: %s\n%s", _printable(method), type(error).__name__,
+              frames.rstrip())
+    return RPCError(RPC_MISC_ERROR, INTERNAL_BUG.format(method=_printable(method)))
 
 
 def _printable(text) -> str:

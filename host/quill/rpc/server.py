@@ -15,13 +15,23 @@ worker pool (a queue bounded by -rpcworkqueue: 503 when full), and calls that
 need the signing device on the device's own queue (quill.device.queue), so
 waiting signers never hold a worker. A connection reads nothing more while its
 request runs or its reply cannot be written (one request and one reply per
-connection at most), all bodies together are capped (MAX_BUFFERED_BYTES), and
-a request's body and reply are dropped as soon as the reply is handed to the
-socket.
+connection at most), and a request's body and reply are dropped as soon as the
+reply is handed to the socket.
+
+Fairness (issue 24). The requests in flight, from their headers to their reply,
+hold at most MAX_BUFFERED_BYTES of bodies together (each at most MAX_BODY_SIZE;
+beyond, 503 as Core's full work queue). A body of LARGE_BODY_LIMIT or more is
+parsed, run and answered on its own one-thread lane, in bounded slices
+(rpc/univalue_sliced): no C call holds the interpreter for long, so the loop and
+the other clients go on meanwhile, and large requests cannot crowd out the pool.
+Once none is left, the heap's free memory is given back (daemon/memory).
 
 Wrong credentials are answered after AUTH_FAILURE_DELAY, one failure at a time
-per client address and for the whole server, so parallel guesses are
-serialised; the comparison itself is constant-time (rpc/auth.py).
+for the whole server, so parallel guesses are serialised. The delay belongs to
+its connection: while it runs the connection is still read, so a client that
+closes is seen at once and its place in the line is given up; a departed
+client costs nothing afterwards, and the next legitimate typo waits only for
+the guessers still connected. The comparison itself is constant-time (rpc/auth.py).
 """
 from __future__ import annotations
 
@@ -37,16 +47,21 @@ from typing import Any, Callable
 
 import httptools
 
+from quill.daemon.memory import release_free_memory
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
+from quill.rpc.univalue_sliced import Batch
 
 log = logging.getLogger("quill.http")
 
 MAX_HEADERS_SIZE = 8192
 MAX_BODY_SIZE = 0x02000000  # 32 MiB, as Core
-MAX_BUFFERED_BYTES = 4 * MAX_BODY_SIZE  # request bodies held at once, all connections together
+MAX_BUFFERED_BYTES = 4 * MAX_BODY_SIZE  # bodies of the requests in flight, all connections together
 INLINE_BODY_LIMIT = 16384  # larger bodies are parsed and run on a worker, whatever the method
+LARGE_BODY_LIMIT = 1 << 20  # from this size on, on the large lane, in bounded slices
+TRIM_DELAYS = (0.25, 2.0)  # seconds after the last large request to give free memory back
+LISTEN_BACKLOG = 1024  # connections waiting to be accepted: a burst of them is not dropped
 AUTH_FAILURE_DELAY = 0.25
 WRITE_HIGH_WATER = 1 << 20
 
@@ -135,7 +150,7 @@ class _Exchange:
     """One request from its first byte to its reply."""
 
     __slots__ = ("method", "url", "minor", "headers", "header_bytes", "body", "length", "received", "complete",
-                 "early", "keep_alive", "expect_continue", "repeatable")
+                 "early", "keep_alive", "expect_continue", "repeatable", "refused", "reserved")
 
     def __init__(self) -> None:
         self.method = b""
@@ -152,28 +167,30 @@ class _Exchange:
         self.keep_alive = True
         self.expect_continue = False
         self.repeatable = False  # passed, and its head may be decided again unparsed (_RepeatHead)
+        self.refused = False  # wrong credentials: `early` is the wait of _FailureGate
+        self.reserved = 0  # bytes of MAX_BUFFERED_BYTES held for it until its reply is written
 
 
 class _FailureGate:
-    """Wrong credentials answered one at a time, per client address and overall."""
+    """Wrong credentials answered one at a time for the whole server, in arrival order.
+
+    A wait is cancelled when its connection closes (HTTPConnection.connection_lost):
+    asyncio.Lock drops a cancelled waiter from its line and a cancelled holder frees it,
+    so only connected guessers are ever waited for. `waiting` counts the waits now
+    queued or running."""
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
-        self.everyone = asyncio.Lock()
-        self.by_address: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+        self.line = asyncio.Lock()
+        self.waiting = 0
 
-    async def wait(self, address: str) -> None:
-        entry = self.by_address.get(address)
-        if entry is None:
-            entry = self.by_address[address] = (asyncio.Lock(), [0])
-        entry[1][0] += 1
+    async def wait(self) -> None:
+        self.waiting += 1
         try:
-            async with entry[0], self.everyone:
+            async with self.line:
                 await asyncio.sleep(self.delay)
         finally:
-            entry[1][0] -= 1
-            if entry[1][0] == 0:
-                del self.by_address[address]
+            self.waiting -= 1
 
 
 class RPCServer:
@@ -186,6 +203,8 @@ class RPCServer:
         self.node = node
         self.binds = binds
         self.queue = WorkQueue(threads, work_queue)
+        self.large = WorkQueue(1, work_queue)
+        self.large_in_flight = 0
         self.device_queue = device_queue if device_queue is not None else DeviceQueue(work_queue)
         self.timeout = timeout
         self.auth_failure_delay = auth_failure_delay
@@ -206,7 +225,8 @@ class RPCServer:
         self.failures = _FailureGate(self.auth_failure_delay)
         for host, port in self.binds:
             try:
-                server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True)
+                server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True,
+                                                  backlog=LISTEN_BACKLOG)
             except OSError as e:
                 log.warning("Binding RPC on address %s port %d failed: %s", host, port, e.strerror)
                 continue
@@ -232,6 +252,7 @@ class RPCServer:
             await server.wait_closed()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.queue.shutdown)
+        await loop.run_in_executor(None, self.large.shutdown)
         await loop.run_in_executor(None, self.device_queue.close)
 
     def begin(self) -> None:
@@ -275,7 +296,8 @@ class RPCServer:
         user = conn.authenticated(auth_header)
         if user is None:
             log.warning("ThreadRPCServer incorrect password attempt from %s", conn.peer)
-            return self._refuse_later(conn.peer)
+            ex.refused = True
+            return self._refuse_later()
         if length is not None and self.buffered + length > MAX_BUFFERED_BYTES:
             log.warning("Request rejected: %d bytes of request bodies are already buffered", self.buffered)
             return 503, _QUEUE_FULL, False
@@ -289,15 +311,17 @@ class RPCServer:
         return not self.stopping and self.queue.jobs.qsize() < self.queue.depth \
             and self.buffered + length <= MAX_BUFFERED_BYTES
 
-    async def _refuse_later(self, peer: str) -> tuple[int, bytes, bool]:
+    async def _refuse_later(self) -> tuple[int, bytes, bool]:
         assert self.failures is not None
-        await self.failures.wait(peer)
+        await self.failures.wait()
         return 401, b"", False
 
     # -- running a request -------------------------------------------------------------
 
     def run(self, body: bytes | bytearray, ctx: CallContext) -> Any:
         """(status, reply bytes) at once for inline calls, else an awaitable of it."""
+        if len(body) >= LARGE_BODY_LIMIT:
+            return self._run_sliced([body], ctx)
         if len(body) > INLINE_BODY_LIMIT:
             return self._run_large(body, ctx)
         value = self.dispatcher.parse_body(body)
@@ -324,6 +348,38 @@ class RPCServer:
         if self.dispatcher.lane(value) == DEVICE:
             return _ForDevice(value)
         return self.dispatcher.process_value(value, ctx)
+
+    async def _run_sliced(self, box: list[bytes | bytearray], ctx: CallContext) -> tuple[int, Any]:
+        """A large body on the large lane. `box` hands the body over: the lane takes it out,
+        so nothing here keeps it alive while it is parsed."""
+        self.large_in_flight += 1
+        try:
+            outcome = await self.large.run(self._parse_and_run_sliced, box, ctx)
+        finally:
+            self.large_in_flight -= 1
+            loop = asyncio.get_running_loop()
+            for delay in TRIM_DELAYS:
+                loop.call_later(delay, self._give_memory_back)
+        if isinstance(outcome, _ForDevice):
+            return await self._on_device(outcome.value, ctx)
+        return outcome
+
+    def _parse_and_run_sliced(self, box: list[bytes | bytearray], ctx: CallContext) -> Any:
+        """On the large lane: parse and run in bounded slices, unless the call needs the device."""
+        value = self.dispatcher.parse_large(box.pop())
+        if isinstance(value, tuple):
+            return value
+        if isinstance(value, Batch):
+            if value.lane == DEVICE:
+                return _ForDevice(value.values())
+        elif self.dispatcher.lane(value) == DEVICE:
+            return _ForDevice(value)
+        return self.dispatcher.process_large(value, ctx)
+
+    def _give_memory_back(self) -> None:
+        """Once no large request is in flight (their replies written by now), on the large lane."""
+        if self.large_in_flight == 0 and not self.stopping:
+            self.large.run(release_free_memory)
 
     async def _on_device(self, value: Any, ctx: CallContext) -> tuple[int, bytes | None]:
         label = _device_label(value)
@@ -419,6 +475,8 @@ class HTTPConnection(asyncio.Protocol):
         # The last request head that may be decided again without parsing (see _repeated_head)
         self.repeat: _RepeatHead | None = None
         self.learn: CallContext | None = None  # set while a request that may be repeated is being run
+        self.refusal: asyncio.Task[None] | None = None  # the wait for a wrong password's 401, while it runs
+        self.running: _Exchange | None = None  # the request being awaited (_await to _finish)
 
     # -- transport events --------------------------------------------------------------
 
@@ -438,6 +496,9 @@ class HTTPConnection(asyncio.Protocol):
         if self.timer is not None:
             self.timer.cancel()
         self._release_body_budget()
+        if self.refusal is not None:
+            self.refusal.cancel()  # a client that has gone gives up its place in the failures' line
+            self.refusal = None
         self.exchanges.clear()
         self.current = None
         # Nothing of it waits for the garbage collector: the parser holds this connection's
@@ -448,6 +509,7 @@ class HTTPConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_activity = self.loop.time()
+        refusing = self.refusal is not None
         between = self.current is None and not self.exchanges and not self.busy and self.failed is None
         if between and self.repeat is not None and not self.write_paused and self._repeated_head(data):
             return
@@ -471,6 +533,8 @@ class HTTPConnection(asyncio.Protocol):
             pass  # no upgrades: the request is answered as any other
         except httptools.HttpParserError:
             self._fail(400, b"")
+        if refusing:
+            self._pause_reading()  # a request sent during the delay waits its turn, unread beyond this
 
     def _repeated_head(self, data: bytes) -> bool:
         """A keep-alive client repeats its request head, Content-Length aside. When
@@ -601,6 +665,7 @@ class HTTPConnection(asyncio.Protocol):
             length = int(headers.get(b"content-length", b"0") or b"0")
             ex.body = b""
             ex.length = length
+            ex.reserved = length
             self.reserved += length
             self.server.buffered += length
             expect = headers.get(b"expect")
@@ -623,14 +688,17 @@ class HTTPConnection(asyncio.Protocol):
             return
         body = ex.body
         if type(body) is not bytearray:
-            body = ex.body = bytearray(ex.length)  # allocated once at its announced size
-        if end > len(body):  # chunked, or more than announced
+            # grown as it comes (glibc grows a large block in place, with mremap): a bytearray of
+            # the announced 30 MB would be zeroed, its pages touched, in one go on the loop
+            body = ex.body = bytearray(body)
+        if end > max(ex.length, received):  # chunked, or more than announced: reserve the excess
             if end > MAX_BODY_SIZE:
                 raise HTTPError(413)
-            body.extend(bytes(end - len(body)))
-            self.reserved += end - received
-            self.server.buffered += end - received
-        body[received:end] = chunk
+            extra = end - max(ex.length, received)
+            ex.reserved += extra
+            self.reserved += extra
+            self.server.buffered += extra
+        body += chunk
         ex.received = end
 
     def on_message_complete(self) -> None:
@@ -694,8 +762,7 @@ class HTTPConnection(asyncio.Protocol):
 
     def _run(self, ex: _Exchange) -> Any:
         body = ex.body if ex.body is not None else b""
-        ex.body = None
-        self._release_body_budget()
+        ex.body = None  # its reservation stays until the reply is written (_reply)
         ctx = self.context
         assert ctx is not None
         try:
@@ -706,9 +773,16 @@ class HTTPConnection(asyncio.Protocol):
 
     def _await(self, ex: _Exchange, awaitable: Any) -> None:
         self.busy = True
-        self._pause_reading()
+        self.running = ex
         self.server.begin()
-        self.loop.create_task(self._finish(ex, awaitable))
+        task = self.loop.create_task(self._finish(ex, awaitable))
+        if ex.refused:
+            # Read on while the delay runs, so that the client's leaving is seen (and the
+            # wait cancelled); data_received pauses again if it sends more meanwhile.
+            self.refusal = task
+            self._resume_reading()
+        else:
+            self._pause_reading()
 
     async def _finish(self, ex: _Exchange, awaitable: Any) -> None:
         try:
@@ -722,7 +796,10 @@ class HTTPConnection(asyncio.Protocol):
             del outcome, awaitable
             self._reply(ex, status, body, close)
         finally:
+            self._release(ex)
+            self.running = None
             self.busy = False
+            self.refusal = None
             self.server.end()
             self.last_activity = self.loop.time()
             self._pump()
@@ -737,6 +814,8 @@ class HTTPConnection(asyncio.Protocol):
             self.transport.write(b"".join((_ok_json_head(), _LENGTH_ENDS[size] if size < 1024 else b"%d\r\n\r\n" % size,
                                            body)))
             self.last_activity = self.loop.time()
+            if ex.reserved:
+                self._release(ex)
             return
         if not self.closed and self.transport is not None:
             json_body = status not in (204,) and body[:1] in (b"{", b"[")
@@ -748,10 +827,25 @@ class HTTPConnection(asyncio.Protocol):
             if close:
                 self.transport.close()
         self.last_activity = self.loop.time()
+        self._release(ex)
+
+    def _release(self, ex: _Exchange) -> None:
+        """Give back what `ex` held of the bodies' budget (once)."""
+        held = ex.reserved
+        if held:
+            ex.reserved = 0
+            self.reserved -= held
+            self.server.buffered -= held
 
     def _release_body_budget(self) -> None:
-        self.server.buffered -= self.reserved
-        self.reserved = 0
+        """The connection has gone: what its other requests held. A request running still
+        holds its share until it ends (_finish)."""
+        running = self.running.reserved if self.running is not None else 0
+        for ex in (*self.exchanges, self.current):
+            if ex is not None:
+                ex.reserved = 0
+        self.server.buffered -= self.reserved - running
+        self.reserved = running
 
     # -- credentials --------------------------------------------------------------------
 

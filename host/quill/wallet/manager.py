@@ -15,8 +15,11 @@ import time
 
 from quill.atomic_store import StoreWriteFailed, abort_node, write_file_atomically
 from quill.dirlock import try_lock, unlock
+from quill.wallet import paths
 from quill.wallet import store as st
 from quill.wallet.errors import RescanAborted, WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
+from quill.wallet.names import InvalidWalletName, check_wallet_name
+from quill.wallet.settings import SettingsError, read_settings, wallet_names
 from quill.wallet.wallet import Wallet
 
 log = logging.getLogger("quill.wallet")
@@ -105,31 +108,53 @@ class WalletManager:
     # -- files ----------------------------------------------------------------------
 
     def wallet_path(self, name):
-        return os.path.join(self.walletdir, name) if name else self.walletdir
+        return paths.wallet_path(self.walletdir, name)
 
     def db_path(self, name):
         return os.path.join(self.wallet_path(name), "wallet.sqlite")
 
     def _settings(self):
+        """The settings to update (start-up refused any it could not read; {} if one went bad since)."""
         try:
-            with open(self.settings_path) as f:
-                data = json.load(f)
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
+            return read_settings(self.settings_path)
+        except SettingsError:
             return {}
 
     def _update_autoload(self, name, load_on_startup):
         if load_on_startup is None:
             return
         data = self._settings()
-        names = [n for n in data.get("wallet", []) if n != name]
+        try:
+            names = [n for n in wallet_names(data) if n != name]
+        except SettingsError:
+            names = []
         if load_on_startup:
             names.append(name)
         data["wallet"] = names
         write_file_atomically(self.settings_path, json.dumps(data, indent=4))
 
     def load_startup_wallets(self):
-        for name in self._settings().get("wallet", []):
+        """The wallets settings.json names, each checked first as Core's VerifyWallets does: a
+        bad file, value, name or path refuses start-up (SettingsError, in Core's words), a
+        wallet that is not there is skipped with Core's warning."""
+        names = wallet_names(read_settings(self.settings_path))
+        for name in names:
+            try:
+                check_wallet_name(name)
+            except InvalidWalletName as e:
+                raise SettingsError(e.message) from None
+            try:
+                location = paths.check_location(self.walletdir, name)
+                if not os.path.lexists(location):
+                    log.warning("Skipping -wallet path that doesn't exist. Failed to load database path '%s'. "
+                                "Path does not exist.", location)
+                    continue
+                paths.check_loadable(location, self.db_path(name))
+            except WalletError as e:
+                raise SettingsError(e.message.removeprefix(paths.VERIFY_FAILED)) from None
+        for name in names:
+            if not os.path.lexists(self.wallet_path(name)):
+                continue
             try:
                 self.load(name, None)
             except WalletError as e:
@@ -144,13 +169,20 @@ class WalletManager:
         All or nothing: when any step fails (a full disk), what it made is removed again."""
         path = self.db_path(name)
         with self.chain_lock(), self.lock:
+            location = paths.check_location(self.walletdir, name)
             self.check_absent(name)
-            made_dir = not os.path.isdir(self.wallet_path(name))
-            os.makedirs(self.wallet_path(name), exist_ok=True)
+            made_dir = not os.path.isdir(location)
+            paths.make_directories(location)
             store = None
             try:
-                self._lock_wallet(name)
-                store = self._store(name, path, create=True)
+                try:
+                    self._lock_wallet(name)
+                except OSError:
+                    raise paths.not_writable(location) from None
+                try:
+                    store = self._store(name, path, create=True)
+                except st.StoreError as e:
+                    raise paths.cannot_open(str(e)) from None
                 with store.batch():
                     store.set_meta("blank", int(bool(blank) and signer_descriptors is None))
                     store.set_meta("disable_private_keys", 1)
@@ -198,9 +230,7 @@ class WalletManager:
         with self.chain_lock(), self.lock:
             if name in self.wallets:
                 raise WalletAlreadyLoaded(f'Wallet "{name}" is already loaded.')
-            if not os.path.exists(path):
-                raise WalletNotFound(f"Wallet file verification failed. Failed to load database "
-                                     f"path '{self.wallet_path(name)}'. Path does not exist.")
+            paths.check_loadable(paths.check_location(self.walletdir, name), path)
             self._lock_wallet(name)
             try:
                 store = self._store(name, path, create=False)

@@ -1,15 +1,15 @@
 """Wallet names, checked as Core checks them before any file is touched.
 
 A name is a path below the wallets directory (`a/b` is a wallet in a
-subdirectory), so it must be something a file system can hold: valid UTF-8,
-no NUL, no component longer than NAME_MAX bytes, and, as Core, a relative name
-may not start with `.` or `..` (nor, here, climb out with `..` anywhere).
+subdirectory), so it must be something a file system can hold: valid UTF-8 and
+no NUL; as Core, a relative name may not start with `.` or `..`, and a name must
+be a normalized path (Core 31: no `.` component, and `..` only at the start of a
+relative name). Lengths are the file system's to refuse (quill.wallet.paths), in
+Core's words.
 """
 from __future__ import annotations
 
-NAME_MAX = 255     # bytes in one path component (Linux, macOS)
-PATH_MAX = 4096
-
+NOT_NORMALIZED = "Wallet name given as a path must be normalized"
 RELATIVE_DOTS = ("Wallet name given as a relative path cannot begin with ./ or ../, for wallets not in the "
                  "walletdir, please use an absolute path.")
 
@@ -34,14 +34,30 @@ def check_wallet_name(name: str, allow_empty: bool = True) -> None:
         raise InvalidWalletName("Wallet name is not valid UTF-8") from None
     if b"\x00" in encoded:
         raise InvalidWalletName("Wallet name cannot contain a NUL character")
-    if len(encoded) > PATH_MAX:
-        raise InvalidWalletName(f"Wallet name is too long ({len(encoded)} bytes; at most {PATH_MAX})")
     parts = encoded.split(b"/")
-    longest = max(len(p) for p in parts)
-    if longest > NAME_MAX:
-        raise InvalidWalletName(f"Wallet name is too long ({longest} bytes in one path component; "
-                                f"at most {NAME_MAX})")
+    if not is_normalized(name):
+        raise InvalidWalletName(NOT_NORMALIZED)
     if not name.startswith("/") and parts[0] in (b".", b".."):
         raise InvalidWalletName(RELATIVE_DOTS)
-    if b".." in parts:
-        raise InvalidWalletName(RELATIVE_DOTS)
+
+
+def is_normalized(name: str) -> bool:
+    """Whether `name` equals its lexically normal form element by element, as Core compares
+    a path with path.lexically_normal() (std::filesystem; repeated slashes do not count)."""
+    if name == ".":
+        return True
+    absolute = name.startswith("/")
+    elements = [p for p in name.split("/") if p]
+    if "." in elements:
+        return False
+    if ".." in elements:
+        if absolute:
+            return False  # the root has no parent: `/..` is `/`
+        leading = 0
+        while leading < len(elements) and elements[leading] == "..":
+            leading += 1
+        if ".." in elements[leading:]:
+            return False  # `a/..` goes away
+        if elements[-1] == ".." and name.endswith("/"):
+            return False  # a trailing `..` keeps no separator
+    return True
