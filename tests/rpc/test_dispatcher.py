@@ -15,3 +15,24 @@ def test_a_handler_bug_reports_only_its_type():
         ('{"id":1,"method":"buggy","params":["%s"]}' % secret).encode(), CallContext(node=None))
     assert status == 500
     assert body == b'{"result":null,"error":{"code":-1,"message":"Internal error (ValueError)"},"id":1}\n'
+
+
+def test_a_handler_bug_is_logged_with_its_traceback_and_never_its_text(caplog):
+    """debug.log gets where the bug is (each frame's file, line, function and source line), as
+    Core logs an unexpected exception, but not the exception's text, which quotes the request."""
+    from quill.daemon.logging_setup import CoreFormatter
+
+    def buggy(ctx, args):
+        return int(args[0])  # ValueError quoting the argument
+
+    registry = Registry()
+    registry.add([Method("buggy", "test", buggy, [Param("secret", STR, required=True)])])
+    secret = "cVt4o7BGAig1UXywgGSmARhxMdzP5qvQsxKkSsc1XEkw3tDTQFpy"
+    with caplog.at_level("ERROR", logger="quill.rpc"):
+        Dispatcher(registry).process_body(
+            ('{"id":1,"method":"buggy","params":["%s"]}' % secret).encode(), CallContext(node=None))
+    lines = "\n".join(CoreFormatter().format(r) for r in caplog.records)
+    assert "[error] unexpected ValueError in RPC method buggy\nTraceback (most recent call last):" in lines
+    assert ", in buggy\n    return int(args[0])" in lines
+    assert "jsonrpc.py" in lines           # the frames from the dispatcher down
+    assert secret not in lines and secret[:12] not in lines

@@ -13,7 +13,7 @@ import threading
 import weakref
 from typing import Any
 
-from quill.amount import Amount
+from quill.amount import Amount, format_amount
 from quill.chain import pow as chain_pow
 from quill.chain import utxo_stats
 from quill.chain.blockfilter import FilterIndex
@@ -484,6 +484,9 @@ def testmempoolaccept(ctx: Any, args: list[Any]) -> Any:
         raise RPCError(RPC_INVALID_PARAMETER,
                        f"Array must contain between 1 and {MAX_PACKAGE_COUNT} transactions.")
     max_rate = DEFAULT_MAX_RAW_TX_FEE_RATE if args[1] is None else fee_rate_from_value(args[1])
+    if following(ctx):
+        # A follower keeps no UTXO set to test against: the node answers, packages included.
+        return forward(ctx, "testmempoolaccept", [get_str(raw) for raw in raw_txs], format_amount(max_rate))
     txs = []
     for raw in raw_txs:
         text = get_str(raw)
