@@ -105,10 +105,14 @@ def getindexinfo(ctx: Any, args: list[Any]) -> Any:
     result: dict[str, Any] = {}
     if chain.builtin:
         height, _ = chain.tip()
-        # Quill's indexes: every transaction, and BIP158 basic filters (made when asked for).
-        for index_name in ("txindex", BASIC_FILTER_INDEX):
-            if name in ("", index_name):
-                result[index_name] = {"synced": True, "best_block_height": height}
+        # Quill's indexes, in Core's order: every transaction, the spenders (-txospenderindex)
+        # and BIP158 basic filters (made when asked for).
+        states: dict[str, tuple[bool, int] | None] = {
+            "txindex": (True, height), SPENDER_INDEX: chain.spender_index_progress(),
+            BASIC_FILTER_INDEX: (True, height)}
+        for index_name, state in states.items():
+            if state is not None and name in ("", index_name):
+                result[index_name] = {"synced": state[0], "best_block_height": state[1]}
     return result
 
 
@@ -147,7 +151,10 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
         raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, outputs are missing")
     options = {} if args[1] is None else get_obj(args[1])
     check_object(options, {"mempool_only": "bool", "return_spending_tx": "bool"}, allow_null=True, strict=True)
-    mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else True
+    chain = chain_of(ctx)
+    # Core's default: the mempool only when there is no spender index
+    indexed = chain.builtin and chain.spender_index_progress() is not None
+    mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else not indexed
     return_tx = bool(options.get("return_spending_tx"))
     requests = []
     for item in outputs:
@@ -158,22 +165,37 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
         if n < 0:
             raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
         requests.append((OutPoint(txid, n), obj))
-    chain = chain_of(ctx)
-    result = []
+    # Core's order: the outputs the mempool answers (all of them, mempool only), then the rest as
+    # the spender index answers them, each group in the order asked.
+    result, rest = [], []
     with chain.lock:
         pool = chain.mempool()
         for outpoint, obj in requests:
-            spender = pool.spender(outpoint)
-            if spender is None and not mempool_only:
-                # Quill keeps no spender index (Core's -txospenderindex).
-                raise RPCError(RPC_MISC_ERROR,
-                               "Mempool lacks a relevant spend, and txospenderindex is unavailable.")
             entry = dict(obj)
+            spender = pool.spender(outpoint)
             if spender is not None:
                 entry["spendingtxid"] = hash_to_hex(spender)
                 if return_tx:
                     entry["spendingtx"] = pool.get(spender).tx.hex()
+            elif not mempool_only:
+                rest.append((outpoint, entry))
+                continue
             result.append(entry)
+        if not rest:
+            return result
+        confirmed = chain.confirmed_spenders([outpoint for outpoint, _ in rest], return_tx)
+    if confirmed is None:
+        raise RPCError(RPC_MISC_ERROR, "Mempool lacks a relevant spend, and txospenderindex is unavailable.")
+    for (_, entry), found in zip(rest, confirmed, strict=True):
+        if found is not None:
+            spending, block_hash = found
+            if return_tx:
+                entry["spendingtxid"] = spending.txid_hex()
+                entry["spendingtx"] = spending.hex()
+            else:
+                entry["spendingtxid"] = hash_to_hex(spending)
+            entry["blockhash"] = hash_to_hex(block_hash)
+        result.append(entry)
     return result
 
 
@@ -453,6 +475,7 @@ def gettxoutsetinfo(ctx: Any, args: list[Any]) -> Any:
 
 BASIC_FILTER = "basic"
 BASIC_FILTER_INDEX = "basic block filter index"
+SPENDER_INDEX = "txospenderindex"
 _FILTER_INDEXES: weakref.WeakKeyDictionary[Any, FilterIndex] = weakref.WeakKeyDictionary()
 
 
