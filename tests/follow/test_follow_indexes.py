@@ -69,3 +69,46 @@ def test_testmempoolaccept_is_the_nodes_answer(pair: Pair) -> None:
     pair.both("testmempoolaccept", [parent, tx])
     assert pair.both("testmempoolaccept", ["00"])[0] == "error"
     assert "unexpected" not in pair.quill.debug_log()
+
+
+def test_getindexinfo_reports_the_nodes_indexes(pair: Pair) -> None:
+    pair.synced()
+    ours = pair.both("getindexinfo")[1]
+    assert list(ours) == ["txindex", "txospenderindex", "basic block filter index"]
+    for name in ("txindex", "txospenderindex", "basic block filter index", "nosuchindex"):
+        pair.both("getindexinfo", name)
+    # the node's coinstatsindex is not one whose calls Quill passes through: it is not listed
+    assert "coinstatsindex" not in ours
+
+
+def test_spends_raw_transactions_and_filters_are_the_nodes(pair: Pair) -> None:
+    """gettxspendingprevout (confirmed spends need the node's txospenderindex), getrawtransaction
+    without a block (its txindex) and getblockfilter (its filter index)."""
+    sent = pair.wallet("sendtoaddress", pair.wallet("getnewaddress"), 1)
+    pair.core.rpc("generatetoaddress", 1, pair.wallet("getnewaddress"))
+    pending = pair.wallet("sendtoaddress", pair.wallet("getnewaddress"), 2)
+    pair.synced()
+    wait_for(lambda: pending in pair.quill.rpc("getrawmempool"), what="the follower's mempool")
+    confirmed = pair.core.rpc("getrawtransaction", sent, True)
+    unconfirmed = pair.core.rpc("getrawtransaction", pending, True)
+    asked = [{"txid": i["txid"], "vout": i["vout"]} for i in confirmed["vin"] + unconfirmed["vin"]] + \
+        [{"txid": pending, "vout": n} for n in range(len(unconfirmed["vout"]))]
+    for options in ({}, {"mempool_only": True}, {"mempool_only": False}, {"return_spending_tx": True}):
+        answer = pair.both("gettxspendingprevout", asked, options)[1]
+        if options.get("mempool_only") is not True:
+            assert any("blockhash" in a for a in answer)      # a confirmed spend, from the node's index
+    pair.both("gettxspendingprevout", asked)
+    pair.both("gettxspendingprevout", [{"txid": sent, "vout": -1}])
+    pair.both("getrawtransaction", sent, 1)
+    pair.both("getrawtransaction", pending)
+    pair.both("getblockfilter", confirmed["blockhash"])
+
+
+def test_the_followers_mempool_is_listed_in_cores_order(pair: Pair) -> None:
+    for amount in (0.1, 0.2, 0.3, 0.4, 0.5):
+        pair.wallet("send", {pair.wallet("getnewaddress"): amount}, None, "unset", 2 + amount * 10)
+    theirs = pair.core.rpc("getrawmempool")
+    wait_for(lambda: set(pair.quill.rpc("getrawmempool")) == set(theirs), what="the follower's mempool")
+    assert len(theirs) >= 5
+    pair.both("getrawmempool")
+    assert list(pair.quill.rpc("getrawmempool", True)) == list(pair.core.rpc("getrawmempool", True))

@@ -2,10 +2,11 @@
 rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
 gettxspendingprevout, testmempoolaccept, scantxoutset, getblockfilter, gettxoutsetinfo, getblockstats.
 
-Answers come from Quill's own block index and mempool. Following a node (-chainsource),
-what Quill does not keep is asked of that node: `gettxout` and `scantxoutset` (the follower keeps
-no UTXO set)
-and `getmininginfo` (its mining settings and the next block's difficulty rules).
+Answers come from Quill's own block index, mempool and spender index (-txospenderindex,
+quill.chain.spender_index). Following a node (-chainsource), what Quill does not keep is asked of
+that node: `gettxout`, `scantxoutset` and `testmempoolaccept` (the follower keeps no UTXO set),
+`gettxspendingprevout` (its mempool and spender index), `getindexinfo` (the indexes whose calls pass
+through) and `getmininginfo` (its mining settings and the next block's difficulty rules).
 """
 from __future__ import annotations
 
@@ -103,16 +104,20 @@ def getindexinfo(ctx: Any, args: list[Any]) -> Any:
     name = "" if args[0] is None else get_str(args[0])
     chain = chain_of(ctx)
     result: dict[str, Any] = {}
-    if chain.builtin:
-        height, _ = chain.tip()
-        # Quill's indexes, in Core's order: every transaction, the spenders (-txospenderindex)
-        # and BIP158 basic filters (made when asked for).
-        states: dict[str, tuple[bool, int] | None] = {
-            "txindex": (True, height), SPENDER_INDEX: chain.spender_index_progress(),
-            BASIC_FILTER_INDEX: (True, height)}
-        for index_name, state in states.items():
-            if state is not None and name in ("", index_name):
-                result[index_name] = {"synced": state[0], "best_block_height": state[1]}
+    if not chain.builtin:
+        # The indexes whose calls a follower answers through its node, as the node reports them.
+        upstream = forward(ctx, "getindexinfo")
+        return {index_name: state for index_name, state in upstream.items()
+                if index_name in PASSED_THROUGH_INDEXES and name in ("", index_name)}
+    height, _ = chain.tip()
+    # Quill's indexes, in Core's order: every transaction, the spenders (-txospenderindex)
+    # and BIP158 basic filters (made when asked for).
+    states: dict[str, tuple[bool, int] | None] = {
+        "txindex": (True, height), SPENDER_INDEX: chain.spender_index_progress(),
+        BASIC_FILTER_INDEX: (True, height)}
+    for index_name, state in states.items():
+        if state is not None and name in ("", index_name):
+            result[index_name] = {"synced": state[0], "best_block_height": state[1]}
     return result
 
 
@@ -152,10 +157,6 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
     options = {} if args[1] is None else get_obj(args[1])
     check_object(options, {"mempool_only": "bool", "return_spending_tx": "bool"}, allow_null=True, strict=True)
     chain = chain_of(ctx)
-    # Core's default: the mempool only when there is no spender index
-    indexed = chain.builtin and chain.spender_index_progress() is not None
-    mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else not indexed
-    return_tx = bool(options.get("return_spending_tx"))
     requests = []
     for item in outputs:
         obj = get_obj(item)
@@ -165,6 +166,15 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
         if n < 0:
             raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
         requests.append((OutPoint(txid, n), obj))
+    if not chain.builtin:
+        # The node's mempool and its spender index answer (Quill's copy of the mempool may lag).
+        asked = {k: get_bool(v) for k, v in options.items() if v is not None}
+        return forward(ctx, "gettxspendingprevout",
+                       [{"txid": hash_to_hex(o.hash), "vout": o.n} for o, _ in requests], asked)
+    # Core's default: the mempool only when there is no spender index
+    indexed = chain.spender_index_progress() is not None
+    mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else not indexed
+    return_tx = bool(options.get("return_spending_tx"))
     # Core's order: the outputs the mempool answers (all of them, mempool only), then the rest as
     # the spender index answers them, each group in the order asked.
     result, rest = [], []
@@ -476,6 +486,9 @@ def gettxoutsetinfo(ctx: Any, args: list[Any]) -> Any:
 BASIC_FILTER = "basic"
 BASIC_FILTER_INDEX = "basic block filter index"
 SPENDER_INDEX = "txospenderindex"
+# A follower answers these indexes' calls through its node (getrawtransaction without a block,
+# gettxspendingprevout, getblockfilter), so getindexinfo reports the node's.
+PASSED_THROUGH_INDEXES = ("txindex", SPENDER_INDEX, BASIC_FILTER_INDEX)
 _FILTER_INDEXES: weakref.WeakKeyDictionary[Any, FilterIndex] = weakref.WeakKeyDictionary()
 
 
