@@ -38,6 +38,7 @@ def components(nodes: Mapping[bytes, Node]) -> list[list[bytes]]:
                 neighbours[p].add(t)
     seen: set[bytes] = set()
     out = []
+    position = {t: i for i, t in enumerate(nodes)}
     for start in nodes:
         if start in seen:
             continue
@@ -49,7 +50,7 @@ def components(nodes: Mapping[bytes, Node]) -> list[list[bytes]]:
                     seen.add(other)
                     found.add(other)
                     todo.append(other)
-        out.append([t for t in nodes if t in found])
+        out.append(sorted(found, key=position.__getitem__))
     return out
 
 
@@ -211,6 +212,8 @@ class _Descending(_FeerateKey):
 def _linearize(nodes: Mapping[bytes, Node]) -> list[bytes]:
     """An optimal linearization of one cluster: its highest-feerate closed sets one after the
     other, each in a parents-first order (lowest txid first where the order is free)."""
+    if len(nodes) == 1:
+        return list(nodes)
     left = dict(nodes)
     out: list[bytes] = []
     while left:
