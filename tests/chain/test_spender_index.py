@@ -67,6 +67,8 @@ def test_an_index_turned_on_later_catches_up_reports_its_height_and_resumes(tmp_
     chain.state.spender_index = chain.spender_index = True
     assert steps(chain, 50) is False
     assert chain.spender_index_progress() == (False, 49)
+    # unsynced, it answers nothing (gettxspendingprevout: "txospenderindex is unavailable")
+    assert chain.confirmed_spenders([chain.block(chain.block_hash(tip)).txs[1].vin[0].prevout], False) is None
     # a block connected meanwhile leaves the unsynced index alone (Core: BlockConnected before m_synced)
     with_spends(chain, 1)
     assert chain.spender_index_progress() == (False, 49)
@@ -78,6 +80,8 @@ def test_an_index_turned_on_later_catches_up_reports_its_height_and_resumes(tmp_
         wait_synced(chain)
         assert chain.spender_index_progress() == (True, tip + 1)
         assert index_rows(chain) == expected_rows(chain) and len(index_rows(chain)) == 26
+        last = chain.block(chain.block_hash(tip)).txs[1]
+        assert chain.confirmed_spenders([last.vin[0].prevout], True) == [(last, chain.block_hash(tip))]
         # synced: each connect and disconnect moves it in the same transaction
         with_spends(chain, 2)
         assert chain.spender_index_progress() == (True, tip + 3) and index_rows(chain) == expected_rows(chain)
@@ -108,5 +112,46 @@ def test_an_index_left_behind_on_a_stale_branch_rewinds_to_the_fork(tmp_path: Pa
         rows = index_rows(chain)
         assert rows == expected_rows(chain)
         assert not any(block == stale[1] for *_, block in rows)
+    finally:
+        chain.close()
+
+
+def test_kill_9_while_the_index_catches_up_then_restart(tmp_path: Path) -> None:
+    """quilld -txospenderindex on a chain built without it, killed while the index catches up:
+    the restarted node resumes from the last batch it committed and ends equal to the chain's spends."""
+    import signal
+
+    from tests.kit.rpc_daemon import QuillDaemon
+    auth = ("-rpcuser=crash", "-rpcpassword=test", "-txospenderindex")
+    chain_dir = tmp_path / "regtest"
+    chain = ChainService("regtest", str(chain_dir)).start()
+    mine(chain, 101)
+    with_spends(chain, 2500)
+    tip = chain.tip()[0]
+    chain.close()
+    d = QuillDaemon(tmp_path, *auth).start()
+    deadline = time.monotonic() + 60
+    while True:
+        info = d.rpc("getindexinfo", "txospenderindex")["txospenderindex"]
+        assert not info["synced"], "the index caught up before the kill: make the chain longer"
+        if info["best_block_height"] > 0:
+            break
+        assert time.monotonic() < deadline
+    d.proc.send_signal(signal.SIGKILL)
+    d.proc.wait()
+    again = QuillDaemon(tmp_path, *auth).start()
+    try:
+        deadline = time.monotonic() + 60
+        while not again.rpc("getindexinfo", "txospenderindex")["txospenderindex"]["synced"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert again.rpc("getindexinfo", "txospenderindex") == {
+            "txospenderindex": {"synced": True, "best_block_height": tip}}
+        assert "Syncing txospenderindex with block chain from height" in again.debug_log()
+    finally:
+        again.stop()
+    chain = ChainService("regtest", str(chain_dir)).start()
+    try:
+        assert index_rows(chain) == expected_rows(chain) and len(index_rows(chain)) == 5000
     finally:
         chain.close()
