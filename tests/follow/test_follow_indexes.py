@@ -98,6 +98,7 @@ def test_spends_raw_transactions_and_filters_are_the_nodes(pair: Pair) -> None:
         if options.get("mempool_only") is not True:
             assert any("blockhash" in a for a in answer)      # a confirmed spend, from the node's index
     pair.both("gettxspendingprevout", asked)
+    pair.both("gettxspendingprevout", [{"txid": a["txid"].upper(), "vout": a["vout"]} for a in asked])
     pair.both("gettxspendingprevout", [{"txid": sent, "vout": -1}])
     pair.both("getrawtransaction", sent, 1)
     pair.both("getrawtransaction", pending)

@@ -170,7 +170,7 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
         # The node's mempool and its spender index answer (Quill's copy of the mempool may lag).
         asked = {k: get_bool(v) for k, v in options.items() if v is not None}
         return forward(ctx, "gettxspendingprevout",
-                       [{"txid": hash_to_hex(o.hash), "vout": o.n} for o, _ in requests], asked)
+                       [{"txid": obj["txid"], "vout": o.n} for o, obj in requests], asked)  # echoed as given
     # Core's default: the mempool only when there is no spender index
     indexed = chain.spender_index_progress() is not None
     mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else not indexed
