@@ -10,7 +10,6 @@ nowhere else.
 import itertools
 import logging
 import time
-import traceback
 from dataclasses import dataclass
 
 from quill.rpc import univalue
@@ -39,13 +38,6 @@ _monotonic = time.monotonic
 
 
 _NO_PARAMS: list = []  # never changed: check_args copies a handler's arguments out of it
-
-
-def _frames(e: BaseException) -> str:
-    """The traceback of `e` as file, line, function and source line of each frame:
-    never the exception's message or any local value, which may hold request parameters."""
-    return "Traceback (most recent call last):\n" + "".join(
-        traceback.format_list(traceback.extract_tb(e.__traceback__))).rstrip("\n")
 
 
 class Request:
@@ -256,8 +248,8 @@ class Dispatcher:
         except Exception as e:
             # A handler bug. Its text may quote the request (a key, say), so
             # neither the client nor the log sees more than its type; the log
-            # gets where it happened (the frames, without the exception's text).
-            log.error("unexpected %s in RPC method %s\n%s", type(e).__name__, req.method, _frames(e))
+            # gets where it happened (its traceback's frames: logging_setup).
+            log.error("unexpected %s in RPC method %s", type(e).__name__, req.method, exc_info=e)
             raise RPCError(RPC_MISC_ERROR, f"Internal error ({type(e).__name__})") from e
         finally:
             running.pop(key, None)
