@@ -80,6 +80,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("devicetimeout", "How long to wait for the device's immediate answers (ping, get_info, each step of a signing session), in seconds (default: 5; 30 on a qemu target)"),
     Option("chainsource", "Follow a Bitcoin Core-compatible node through its RPC, http://user:pass@host:port (default: the built-in regtest chain)", sensitive=True),
     Option("chainpollinterval", "How often a follower asks its -chainsource node for news, in milliseconds (default: 500)"),
+    Option("txospenderindex", "Maintain a transaction output spender index, used by the gettxspendingprevout rpc call (default: 0)"),
 )}
 
 CLI_OPTIONS = {**COMMON_OPTIONS, **_opts(

@@ -42,13 +42,15 @@ Chain selection (validation.py, index.py)
 
 Storage (store.py): <chain_datadir>/chain.sqlite, WAL mode
     Tables blocks (header, raw block, status, first-seen order), meta (tip),
-    utxo, undo, txindex, mempool, schema_version; MIGRATIONS upgrades older
+    utxo, undo, txindex, mempool, txospender, schema_version; MIGRATIONS upgrades older
     files step by step. Each block connect/disconnect is ONE SQLite transaction
     (UTXO changes, undo record, txindex, tip), so kill -9 at any point leaves a
     consistent chain; a submitted block that extends the tip is stored in that
     same transaction, so a rejected block leaves nothing behind. The mempool is
     saved as it changes and re-validated at start (Core's mempool.dat). The
-    txindex is always on; entries of stale blocks are kept, as Core's.
+    txindex is always on; entries of stale blocks are kept, as Core's. The spender
+    index (-txospenderindex, spender_index.py) moves with the tip in the same
+    transaction once synced, and catches up in the background before that.
 
 Interface: quill.chain.service.ChainService (see its docstring) — the daemon
 sets ctx.node.chain to it; RPC handlers (handlers/blockchain.py, mining.py,

@@ -38,6 +38,7 @@ def components(nodes: Mapping[bytes, Node]) -> list[list[bytes]]:
                 neighbours[p].add(t)
     seen: set[bytes] = set()
     out = []
+    position = {t: i for i, t in enumerate(nodes)}
     for start in nodes:
         if start in seen:
             continue
@@ -49,7 +50,7 @@ def components(nodes: Mapping[bytes, Node]) -> list[list[bytes]]:
                     seen.add(other)
                     found.add(other)
                     todo.append(other)
-        out.append([t for t in nodes if t in found])
+        out.append(sorted(found, key=position.__getitem__))
     return out
 
 
@@ -170,3 +171,71 @@ def _at(points: list[tuple[int, int]], x: int) -> tuple[int, int]:
                 return f1, 1
             return f0 * (x1 - x0) + (f1 - f0) * (x - x0), x1 - x0
     return points[-1][1], 1
+
+
+def mining_order(nodes: Mapping[bytes, Node]) -> list[bytes]:
+    """Every txid of `nodes` in Core 31's mining order (TxGraph's CompareMainTransactions, which
+    getrawmempool lists by): chunk feerate, highest first; then, for equal feerates, the size of
+    the equal-feerate chunks of its cluster up to and including its own, smallest first; then the
+    greatest txid (internal byte order, the mempool's fallback order) of its chunk, lowest first;
+    then its place in its cluster's linearization."""
+    keys: dict[bytes, tuple[_FeerateKey, int, bytes, int]] = {}
+    for members in components(nodes):
+        prefix_rate: tuple[int, int] | None = None
+        prefix_size = 0
+        index = 0
+        for chunk in _chunks(nodes, _linearize({t: nodes[t] for t in members})):
+            rate = (sum(nodes[t].fee for t in chunk), sum(nodes[t].size for t in chunk))
+            same = prefix_rate is not None and not _FeerateKey(rate) < _FeerateKey(prefix_rate)
+            prefix_size = prefix_size + rate[1] if same else rate[1]
+            prefix_rate = rate
+            highest = max(chunk)
+            for t in chunk:
+                keys[t] = (_Descending(rate), prefix_size, highest, index)
+                index += 1
+    return sorted(keys, key=keys.__getitem__)
+
+
+class _Descending(_FeerateKey):
+    """A feerate key that sorts the highest feerate first."""
+    __slots__ = ()
+
+    def __lt__(self, other: _FeerateKey) -> bool:
+        return self.fee * other.size > other.fee * self.size
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FeerateKey) and self.fee * other.size == other.fee * self.size
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _linearize(nodes: Mapping[bytes, Node]) -> list[bytes]:
+    """An optimal linearization of one cluster: its highest-feerate closed sets one after the
+    other, each in a parents-first order (lowest txid first where the order is free)."""
+    if len(nodes) == 1:
+        return list(nodes)
+    left = dict(nodes)
+    out: list[bytes] = []
+    while left:
+        best = _best_closed_set(left)
+        placed: set[bytes] = set()
+        while len(placed) < len(best):
+            ready = min(t for t in best - placed if all(p not in best or p in placed for p in left[t].parents))
+            placed.add(ready)
+            out.append(ready)
+        for t in best:
+            del left[t]
+    return out
+
+
+def _chunks(nodes: Mapping[bytes, Node], linearization: list[bytes]) -> list[list[bytes]]:
+    """Core's chunking of a linearization: a chunk absorbs the one before it while its feerate
+    is strictly higher than that one's (chunks of equal feerate stay apart)."""
+    stack: list[tuple[list[bytes], int, int]] = []
+    for t in linearization:
+        chunk, fee, size = [t], nodes[t].fee, nodes[t].size
+        while stack and _FeerateKey((stack[-1][1], stack[-1][2])) < _FeerateKey((fee, size)):
+            before, f, s = stack.pop()
+            chunk, fee, size = before + chunk, fee + f, size + s
+        stack.append((chunk, fee, size))
+    return [chunk for chunk, _, _ in stack]

@@ -4,6 +4,7 @@ This holds entries and the spends index; the acceptance rules run in
 validation.ChainState.accept_to_mempool, which owns the chain the pool sits on.
 Removal reasons are Core's MemPoolRemovalReason strings.
 """
+from . import cluster
 from .coins import Coin
 
 # Core's MemPoolRemovalReason names
@@ -129,6 +130,11 @@ class Mempool:
                     seen.append(other)
             i += 1
         return seen
+
+    def mining_order(self) -> list[bytes]:
+        """Every txid in Core 31's mining order, the order getrawmempool lists (cluster.mining_order)."""
+        return cluster.mining_order({t: cluster.Node(e.fee, e.weight, frozenset(self.parents(t)))
+                                     for t, e in self.entries.items()})
 
     def sorted(self, txids=None):
         """Txids in an order where every parent comes before its children (arrival order otherwise)."""

@@ -1,6 +1,6 @@
 """ChainService: the one object the daemon, the RPC handlers and the wallet use to reach the chain.
 
-    service = ChainService(chain_name, chain_datadir, chainsource=None, logger=None)
+    service = ChainService(chain_name, chain_datadir, chainsource=None, logger=None, spender_index=False)
     service.start()            # open <chain_datadir>/chain.sqlite, resume, start the follower if any
     service.close()            # stop the follower, close the database
 
@@ -26,6 +26,8 @@ a consistent view). Hashes are 32 bytes in internal order:
     get_transaction(txid) -> (tx, block_hash | None) | None   (mempool first, then the txindex)
     coin(outpoint) -> Coin | None              (UTXO set, without the mempool)
     mempool_entry(txid) -> MempoolEntry | None (fee, vsize, time, height, ...)
+    spender_index_progress() -> (synced, height) | None        (-txospenderindex, spender_index.py)
+    confirmed_spenders(outpoints, with_tx) -> [(tx | txid, block_hash) | None] | None
 
 Changes (raise ChainUnavailable in follower mode where they make no sense):
     submit_block(block) -> None | "duplicate" | "duplicate-invalid" | "inconclusive" | reject reason
@@ -44,10 +46,11 @@ from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
 from . import index as ix
-from . import miner, rules
+from . import miner, rules, spender_index
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
 from .params import chain_params, regtest_genesis_block
 from .rules import Invalid
+from .spender_index import SpenderIndexSync
 from .store import ChainStore
 from .trusted import FOLLOW_MODE, TrustedChainState
 from .validation import ChainError, ChainState
@@ -75,8 +78,10 @@ class HeaderInfo(NamedTuple):
 
 class ChainService:
     def __init__(self, chain_name, chain_datadir, chainsource=None, logger=None, poll_interval=0.5,
-                 clock=time.time):
+                 clock=time.time, spender_index=False):
         self.chain_name = chain_name
+        self.spender_index = spender_index and chainsource is None   # a follower asks its node
+        self.spender_sync = None
         self.chain_datadir = chain_datadir
         self.chainsource = chainsource
         self.log = logger or _log
@@ -106,6 +111,7 @@ class ChainService:
                     raise ChainError(f"{self.store.path} was written by a follower (-chainsource); "
                                      "the built-in chain needs another datadir")
                 self.state = ChainState(self.params, self.store, regtest_genesis_block(), clock=self.clock)
+                self.state.spender_index = self.spender_index
                 # A stop between storing a better branch and connecting it (a crash
                 # mid-reorg) is finished here, as Core's ActivateBestChain at start-up.
                 self.state.activate_best_chain()
@@ -118,9 +124,15 @@ class ChainService:
             from .follower import Follower
             self.follower = Follower(self, self.chainsource, self.poll_interval, self.log)
             self.follower.start()
+        if self.spender_index:
+            self.spender_sync = SpenderIndexSync(self, self.log)
+            self.spender_sync.start()
         return self
 
     def close(self) -> None:
+        if self.spender_sync is not None:
+            self.spender_sync.stop()
+            self.spender_sync = None
         if self.follower is not None:
             self.follower.stop()
             self.follower = None
@@ -305,6 +317,32 @@ class ChainService:
         value = round(float(found["value"]) * COIN)
         height = self.state.tip.height - int(found["confirmations"]) + 1
         return Coin(value, bytes.fromhex(found["scriptPubKey"]["hex"]), height, bool(found["coinbase"]))
+
+    def spender_index_progress(self) -> tuple[bool, int] | None:
+        """(synced, best block height) of the spender index (-txospenderindex), None when off."""
+        if not self.spender_index:
+            return None
+        with self.lock:
+            self._require_chain()
+            return spender_index.progress(self.state)
+
+    def confirmed_spenders(self, outpoints, with_tx: bool):
+        """For each outpoint, the spender index's (spending tx or its txid, block hash), or None;
+        None for the whole answer when the index is off or not synced (Core's
+        BlockUntilSyncedToCurrentChain failing)."""
+        with self.lock:
+            state = self._require_chain()
+            if not self.spender_index or not spender_index.progress(state)[0]:
+                return None
+            out = []
+            for outpoint in outpoints:
+                found = state.store.spender(outpoint.hash, outpoint.n)
+                if found is not None and with_tx:
+                    spender, block_hash = found
+                    block = state.read_block(state.index.get(block_hash))
+                    found = (next(tx for tx in block.txs if tx.txid() == spender), block_hash)
+                out.append(found)
+            return out
 
     def get_transaction(self, txid):
         with self.lock:

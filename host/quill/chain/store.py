@@ -1,4 +1,5 @@
-"""SQLite storage of the chain: block index and data, UTXO set, undo data, txindex, the mempool.
+"""SQLite storage of the chain: block index and data, UTXO set, undo data, txindex, the mempool,
+the spender index.
 
 One file, <chain_datadir>/chain.sqlite, in WAL mode. Each block connect or
 disconnect is ONE SQLite transaction (`with store.transaction():`) covering
@@ -31,6 +32,12 @@ MIGRATIONS = [
     """
     CREATE TABLE mempool(seq INTEGER PRIMARY KEY AUTOINCREMENT, txid BLOB UNIQUE NOT NULL,
                          raw BLOB NOT NULL, time INTEGER NOT NULL);
+    """,
+    # 3: the spender index (Core's -txospenderindex): who spends each output, in which block;
+    # meta "txospenderindex" holds the hash of the last block it covers
+    """
+    CREATE TABLE txospender(txid BLOB NOT NULL, n INTEGER NOT NULL, spender BLOB NOT NULL,
+                            block BLOB NOT NULL, PRIMARY KEY(txid, n)) WITHOUT ROWID;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -151,6 +158,20 @@ class ChainStore:
         return row[0] if row else None
 
     # -- mempool ----------------------------------------------------------------
+
+    # -- spender index (quill.chain.spender_index) -------------------------------
+
+    def add_spenders(self, rows: list[tuple[bytes, int, bytes, bytes]]) -> None:
+        """rows: (spent txid, n, spending txid, block hash)."""
+        self.db.executemany("INSERT OR REPLACE INTO txospender VALUES (?, ?, ?, ?)", rows)
+
+    def remove_spenders(self, keys: list[tuple[bytes, int]]) -> None:
+        self.db.executemany("DELETE FROM txospender WHERE txid = ? AND n = ?", keys)
+
+    def spender(self, txid: bytes, n: int) -> tuple[bytes, bytes] | None:
+        """(spending txid, block hash) of the indexed spend of (txid, n), or None."""
+        row = self.db.execute("SELECT spender, block FROM txospender WHERE txid = ? AND n = ?", (txid, n)).fetchone()
+        return (bytes(row[0]), bytes(row[1])) if row else None
 
     def mempool_add(self, txid, raw, time) -> None:
         self.db.execute("INSERT OR REPLACE INTO mempool(txid, raw, time) VALUES (?, ?, ?)", (txid, raw, time))

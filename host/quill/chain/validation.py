@@ -13,7 +13,7 @@ from quill.atomic_store import DiskSpaceTooLow, RolledBack, check_disk_space
 from quill.tx.hashes import hash_to_hex
 
 from . import index as ix
-from . import policy, replacement, rules
+from . import policy, replacement, rules, spender_index
 from .block import Block
 from .coins import Coin, deserialize_undo, serialize_undo
 from .mempool import REASON_BLOCK, REASON_CONFLICT, REASON_REORG, REASON_REPLACED, Mempool, MempoolEntry
@@ -36,6 +36,7 @@ class ChainState:
         self.mempool = Mempool()
         self.events: list = []
         self.ibd_latched = False
+        self.spender_index = False      # -txospenderindex: kept with the tip once synced
         self._events_mark = 0
         transactions = store.transaction
         transactions.handled = (Invalid, RolledBack)
@@ -244,6 +245,8 @@ class ChainState:
                          for k, c in created.items()])
         store.put_undo(entry.hash, serialize_undo(undo))
         store.index_txs([tx.txid() for tx in block.txs], entry.hash)
+        if self.spender_index:
+            spender_index.connected(store, block, entry.hash, entry.prev.hash)
         entry.status = (entry.status & ~ix.VALID_DATA) | ix.VALID_CONNECTED
         store.set_status(entry.hash, entry.status)
         store.set_meta("tip", entry.hash)
@@ -272,6 +275,8 @@ class ChainState:
                                      c.height, int(c.coinbase)))
             self.store.add_coins(restored)
             self.store.delete_undo(entry.hash)
+            if self.spender_index:
+                spender_index.disconnected(self.store, block, entry.hash, entry.prev.hash)
             self.store.set_meta("tip", entry.prev.hash)
             self.index.set_tip(entry.prev)
         self.events.append(("block_disconnected", (block, entry.height)))

@@ -5,6 +5,7 @@ request parameters are never logged, so keys and passwords cannot reach a log.
 import logging
 import sys
 import time
+import traceback
 
 # The -debug=<category> names: the part of each logger's name after "quill."
 CATEGORIES = ("rpc", "http", "device", "chain", "wallet", "signing")
@@ -16,7 +17,17 @@ class CoreFormatter(logging.Formatter):
         category = record.name.split(".", 1)[1] if "." in record.name else ""
         prefix = f"[{category}] " if record.levelno == logging.DEBUG and category else ""
         level = "" if record.levelno in (logging.INFO, logging.DEBUG) else f"[{record.levelname.lower()}] "
-        return f"{stamp} {level}{prefix}{record.getMessage()}"
+        line = f"{stamp} {level}{prefix}{record.getMessage()}"
+        if record.exc_info and record.exc_info[1] is not None:
+            line += "\n" + frames(record.exc_info[1])
+        return line
+
+
+def frames(error: BaseException) -> str:
+    """An exception's traceback as each frame's file, line, function and source line, and its
+    type: never its message or a local value, which may quote request parameters (a key)."""
+    listed = "".join(traceback.format_list(traceback.extract_tb(error.__traceback__)))
+    return f"Traceback (most recent call last):\n{listed}{type(error).__name__}"
 
 
 def setup(log_path: str | None, print_to_console: bool, debug_categories) -> None:

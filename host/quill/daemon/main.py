@@ -213,7 +213,8 @@ class Daemon:
             return None
         poll_ms = max(10, self.args.get_int("chainpollinterval", 500))
         return ChainService(self.chain, self.chain_datadir, chainsource=source,
-                            logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000).start()
+                            logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000,
+                            spender_index=self.args.get_bool("txospenderindex", False)).start()
 
     def open_services(self, node):
         """Device, chain, then the wallets that follow the chain."""

@@ -248,7 +248,7 @@ def getrawmempool(ctx, args):
         raise RPCError(RPC_INVALID_PARAMETER, "Verbose results cannot contain mempool sequence values.")
     with chain.lock:
         pool = chain.mempool()
-        order = pool.sorted()
+        order = pool.mining_order()   # Core 31's order (its CTxMemPool::entryAll)
         if verbose:
             bip125 = "bip125" in ctx.node.deprecated_rpc
             return {hash_to_hex(t): mempool_entry_json(pool, pool.get(t), bip125) for t in order}

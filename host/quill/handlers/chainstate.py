@@ -2,10 +2,11 @@
 rpc/mining.cpp, rpc/mempool.cpp): getchaintips, getmininginfo, getindexinfo, gettxout,
 gettxspendingprevout, testmempoolaccept, scantxoutset, getblockfilter, gettxoutsetinfo, getblockstats.
 
-Answers come from Quill's own block index and mempool. Following a node (-chainsource),
-what Quill does not keep is asked of that node: `gettxout` and `scantxoutset` (the follower keeps
-no UTXO set)
-and `getmininginfo` (its mining settings and the next block's difficulty rules).
+Answers come from Quill's own block index, mempool and spender index (-txospenderindex,
+quill.chain.spender_index). Following a node (-chainsource), what Quill does not keep is asked of
+that node: `gettxout`, `scantxoutset` and `testmempoolaccept` (the follower keeps no UTXO set),
+`gettxspendingprevout` (its mempool and spender index), `getindexinfo` (the indexes whose calls pass
+through) and `getmininginfo` (its mining settings and the next block's difficulty rules).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import threading
 import weakref
 from typing import Any
 
-from quill.amount import Amount
+from quill.amount import Amount, format_amount
 from quill.chain import pow as chain_pow
 from quill.chain import utxo_stats
 from quill.chain.blockfilter import FilterIndex
@@ -103,12 +104,20 @@ def getindexinfo(ctx: Any, args: list[Any]) -> Any:
     name = "" if args[0] is None else get_str(args[0])
     chain = chain_of(ctx)
     result: dict[str, Any] = {}
-    if chain.builtin:
-        height, _ = chain.tip()
-        # Quill's indexes: every transaction, and BIP158 basic filters (made when asked for).
-        for index_name in ("txindex", BASIC_FILTER_INDEX):
-            if name in ("", index_name):
-                result[index_name] = {"synced": True, "best_block_height": height}
+    if not chain.builtin:
+        # The indexes whose calls a follower answers through its node, as the node reports them.
+        upstream = forward(ctx, "getindexinfo")
+        return {index_name: state for index_name, state in upstream.items()
+                if index_name in PASSED_THROUGH_INDEXES and name in ("", index_name)}
+    height, _ = chain.tip()
+    # Quill's indexes, in Core's order: every transaction, the spenders (-txospenderindex)
+    # and BIP158 basic filters (made when asked for).
+    states: dict[str, tuple[bool, int] | None] = {
+        "txindex": (True, height), SPENDER_INDEX: chain.spender_index_progress(),
+        BASIC_FILTER_INDEX: (True, height)}
+    for index_name, state in states.items():
+        if state is not None and name in ("", index_name):
+            result[index_name] = {"synced": state[0], "best_block_height": state[1]}
     return result
 
 
@@ -147,8 +156,7 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
         raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, outputs are missing")
     options = {} if args[1] is None else get_obj(args[1])
     check_object(options, {"mempool_only": "bool", "return_spending_tx": "bool"}, allow_null=True, strict=True)
-    mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else True
-    return_tx = bool(options.get("return_spending_tx"))
+    chain = chain_of(ctx)
     requests = []
     for item in outputs:
         obj = get_obj(item)
@@ -158,22 +166,46 @@ def gettxspendingprevout(ctx: Any, args: list[Any]) -> Any:
         if n < 0:
             raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, vout cannot be negative")
         requests.append((OutPoint(txid, n), obj))
-    chain = chain_of(ctx)
-    result = []
+    if not chain.builtin:
+        # The node's mempool and its spender index answer (Quill's copy of the mempool may lag).
+        asked = {k: get_bool(v) for k, v in options.items() if v is not None}
+        return forward(ctx, "gettxspendingprevout",
+                       [{"txid": obj["txid"], "vout": o.n} for o, obj in requests], asked)  # echoed as given
+    # Core's default: the mempool only when there is no spender index
+    indexed = chain.spender_index_progress() is not None
+    mempool_only = get_bool(options["mempool_only"]) if options.get("mempool_only") is not None else not indexed
+    return_tx = bool(options.get("return_spending_tx"))
+    # Core's order: the outputs the mempool answers (all of them, mempool only), then the rest as
+    # the spender index answers them, each group in the order asked.
+    result, rest = [], []
     with chain.lock:
         pool = chain.mempool()
         for outpoint, obj in requests:
-            spender = pool.spender(outpoint)
-            if spender is None and not mempool_only:
-                # Quill keeps no spender index (Core's -txospenderindex).
-                raise RPCError(RPC_MISC_ERROR,
-                               "Mempool lacks a relevant spend, and txospenderindex is unavailable.")
             entry = dict(obj)
+            spender = pool.spender(outpoint)
             if spender is not None:
                 entry["spendingtxid"] = hash_to_hex(spender)
                 if return_tx:
                     entry["spendingtx"] = pool.get(spender).tx.hex()
+            elif not mempool_only:
+                rest.append((outpoint, entry))
+                continue
             result.append(entry)
+        if not rest:
+            return result
+        confirmed = chain.confirmed_spenders([outpoint for outpoint, _ in rest], return_tx)
+    if confirmed is None:
+        raise RPCError(RPC_MISC_ERROR, "Mempool lacks a relevant spend, and txospenderindex is unavailable.")
+    for (_, entry), found in zip(rest, confirmed, strict=True):
+        if found is not None:
+            spending, block_hash = found
+            if return_tx:
+                entry["spendingtxid"] = spending.txid_hex()
+                entry["spendingtx"] = spending.hex()
+            else:
+                entry["spendingtxid"] = hash_to_hex(spending)
+            entry["blockhash"] = hash_to_hex(block_hash)
+        result.append(entry)
     return result
 
 
@@ -453,6 +485,10 @@ def gettxoutsetinfo(ctx: Any, args: list[Any]) -> Any:
 
 BASIC_FILTER = "basic"
 BASIC_FILTER_INDEX = "basic block filter index"
+SPENDER_INDEX = "txospenderindex"
+# A follower answers these indexes' calls through its node (getrawtransaction without a block,
+# gettxspendingprevout, getblockfilter), so getindexinfo reports the node's.
+PASSED_THROUGH_INDEXES = ("txindex", SPENDER_INDEX, BASIC_FILTER_INDEX)
 _FILTER_INDEXES: weakref.WeakKeyDictionary[Any, FilterIndex] = weakref.WeakKeyDictionary()
 
 
@@ -484,6 +520,9 @@ def testmempoolaccept(ctx: Any, args: list[Any]) -> Any:
         raise RPCError(RPC_INVALID_PARAMETER,
                        f"Array must contain between 1 and {MAX_PACKAGE_COUNT} transactions.")
     max_rate = DEFAULT_MAX_RAW_TX_FEE_RATE if args[1] is None else fee_rate_from_value(args[1])
+    if following(ctx):
+        # A follower keeps no UTXO set to test against: the node answers, packages included.
+        return forward(ctx, "testmempoolaccept", [get_str(raw) for raw in raw_txs], format_amount(max_rate))
     txs = []
     for raw in raw_txs:
         text = get_str(raw)

@@ -10,7 +10,6 @@ nowhere else.
 import itertools
 import logging
 import time
-import traceback
 from dataclasses import dataclass
 
 from quill.rpc import univalue, univalue_sliced
@@ -427,9 +426,9 @@ def internal_bug(method: str, error: BaseException) -> RPCError:
     NonFatalCheckError (RPC_MISC_ERROR, "Internal bug detected: ..."), never naming a
     Python class. debug.log gets the traceback's frames and the exception's type, not
     its text nor any local value: either may quote the request (a key, say)."""
-    frames = "".join(traceback.format_tb(error.__traceback__))
-    log.error("Internal bug detected in RPC method %s: %s\n%s", _printable(method), type(error).__name__,
-              frames.rstrip())
+    # the frames and the type only: quill.daemon.logging_setup.CoreFormatter formats exc_info
+    log.error("Internal bug detected in RPC method %s: %s", _printable(method), type(error).__name__,
+              exc_info=error)
     return RPCError(RPC_MISC_ERROR, INTERNAL_BUG.format(method=_printable(method)))
 
 
