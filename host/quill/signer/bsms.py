@@ -1,0 +1,115 @@
+"""BIP129 (Bitcoin Secure Multisig Setup) records, without encryption (TOKEN 00).
+
+    key_record(client, fingerprint, chain, path, label)   round 1, the Signer's key record:
+        BSMS 1.0
+        00
+        [<fingerprint>/<path>]<xpub>
+        <label, 80 characters at most>
+        <SIG: the first four lines signed by the key of the third, Bitcoin Core's signmessage
+         (legacy) format: base64 of a 65-byte compact signature>
+    read_descriptor_record(text) -> (descriptor with /<0;1>/*, first address)   round 2's input
+    check_descriptor_record(client, fingerprint, chain, wallet, address)        round 2's checks
+
+Round 2, as BIP129 has the Signer check a descriptor record before it keeps it: the version is
+"BSMS 1.0"; the descriptor (a template whose keys end /** with the restrictions /0/*,/1/*, or
+keys already ending /<0;1>/* or /0/*) is one the device registers; the device's own key is in
+it exactly (fingerprint, path and the xpub the device derives there, not the fingerprint alone);
+the first address is the descriptor's /0/0. quill.signer.commands then registers it on the
+device (quill.device.multisig), which shows the policy and the first address to its user.
+"""
+from __future__ import annotations
+
+import base64
+
+import coincurve
+
+from quill.device import hwkeys
+from quill.device.multisig import Registration
+from quill.tx.address import encode_destination
+from quill.tx.hashes import sha256d
+from quill.wallet.descriptors import DescriptorError, check_checksum, parse
+
+VERSION = "BSMS 1.0"
+NO_ENCRYPTION = "00"
+MAX_LABEL = 80
+PATH_RESTRICTIONS = "/0/*,/1/*"
+_MAGIC = b"\x18Bitcoin Signed Message:\n"
+_COMPRESSED_P2PKH = 31      # the compact signature's header: 27 + 4 (compressed key) + recovery id
+
+
+class BsmsError(ValueError):
+    """A record that cannot be made or is not accepted (the message says why)."""
+
+
+def message_digest(text: str) -> bytes:
+    """Bitcoin Core's MessageHash: the digest signmessage signs."""
+    data = text.encode()
+    size = bytes((len(data),)) if len(data) < 253 else b"\xfd" + len(data).to_bytes(2, "little")
+    return sha256d(_MAGIC + size + data)
+
+
+def compact_signature(rs: bytes, digest: bytes, pubkey: bytes) -> bytes:
+    """The 65-byte signmessage signature: the header whose recovery id gives back `pubkey`."""
+    for recid in range(4):
+        try:
+            recovered = coincurve.PublicKey.from_signature_and_message(rs + bytes((recid,)), digest, hasher=None)
+        except ValueError:
+            continue
+        if recovered.format(compressed=True) == pubkey:
+            return bytes((_COMPRESSED_P2PKH + recid,)) + rs
+    raise BsmsError("The device's signature is not by the key of the record")
+
+
+def _pubkey(xpub: str, chain: str) -> bytes:
+    from quill.wallet.bip32 import decode_ext_pubkey
+    key = decode_ext_pubkey(xpub, chain)
+    if key is None:
+        raise BsmsError("The device answered an extended key of another chain")
+    return bytes(key.pubkey)
+
+
+def key_record(client: hwkeys.DeviceCaller, fingerprint: str, chain: str, path: str, label: str) -> str:
+    if len(label) > MAX_LABEL or "\n" in label or "\r" in label:
+        raise BsmsError(f"The key's description must be one line of {MAX_LABEL} characters at most")
+    xpub = hwkeys.get_xpub(client, path, chain)[0]
+    text = "\n".join((VERSION, NO_ENCRYPTION, f"[{fingerprint}{path[1:]}]{xpub}", label))
+    rs = bytes(client.call("sign_message", {"path": path, "message": text.encode()},
+                           awaits_user=True)["signature"])
+    signature = compact_signature(rs, message_digest(text), _pubkey(xpub, chain))
+    return text + "\n" + base64.b64encode(signature).decode() + "\n"
+
+
+def read_descriptor_record(text: str) -> tuple[str, str]:
+    """(descriptor with /<0;1>/*, first address) of a round-2 descriptor record."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    if len(lines) != 4:
+        raise BsmsError("A BSMS descriptor record has four lines: version, descriptor, "
+                        "path restrictions, first address")
+    version, descriptor, restrictions, address = lines
+    if version != VERSION:
+        raise BsmsError(f"Unsupported BSMS version: {version}")
+    try:
+        body = check_checksum(descriptor, False)
+    except DescriptorError as e:
+        raise BsmsError(str(e)) from None
+    if "/**" in body:
+        if restrictions.replace(" ", "") != PATH_RESTRICTIONS:
+            raise BsmsError(f"Unsupported path restrictions: {restrictions} (the device derives "
+                            f"{PATH_RESTRICTIONS})")
+        body = body.replace("/**", "/<0;1>/*")
+    elif restrictions != "No path restrictions" and restrictions.replace(" ", "") != PATH_RESTRICTIONS:
+        raise BsmsError(f"Unsupported path restrictions: {restrictions}")
+    return body, address
+
+
+def check_descriptor_record(client: hwkeys.DeviceCaller, fingerprint: str, chain: str,
+                            wallet: Registration, body: str, address: str) -> None:
+    ours = [(path, xpub) for fp, path, xpub in wallet.signers if fp.hex() == fingerprint]
+    if not ours:
+        raise BsmsError("The descriptor has no key of this device")
+    for path, xpub in ours:
+        if hwkeys.get_xpub(client, path, chain)[0] != xpub:
+            raise BsmsError(f"The key at {path} is not this device's (its fingerprint only is)")
+    first = encode_destination(parse(body.replace("/<0;1>/*", "/0/*"), chain).script(0), chain)
+    if first != address:
+        raise BsmsError(f"The record's first address {address} is not the descriptor's ({first})")
