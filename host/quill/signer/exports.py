@@ -4,7 +4,7 @@ coldcard(...)     Coldcard's "Generic JSON" export (Coldcard firmware docs/gener
                   which Specter, Sparrow and Nunchuk read: `chain`, `xfp` (the master fingerprint,
                   upper case), `account`, `xpub` (the master key), then one section per account
                   type: bip44, bip49, bip84, bip86 (single key) and bip48_1 (P2SH-P2WSH), bip48_2
-                  (P2WSH) multisig, each with `name`, `xfp` (the account key's own fingerprint),
+                  (P2WSH) and, for account 0, bip45 (P2SH) multisig, each with `name`, `xfp` (the account key's own fingerprint),
                   `deriv`, `xpub`, `desc`, `_pub` (SLIP-132 form, where it differs) and, single
                   key only, `first` (the /0/0 address). Single-key `desc` is the account's
                   descriptor with both branches (`/<0;1>/*`, BIP389); a multisig `desc` is
@@ -32,6 +32,7 @@ _SECTIONS = (
     ("bip86", "86h/{coin}h/{acc}h", "p2tr", "tr({})", False),
     ("bip48_1", "48h/{coin}h/{acc}h/1h", "p2sh-p2wsh", "sh(wsh(sortedmulti(M,{},...)))", True),
     ("bip48_2", "48h/{coin}h/{acc}h/2h", "p2wsh", "wsh(sortedmulti(M,{},...))", True),
+    ("bip45", "45h", "p2sh", "sh(sortedmulti(M,{},...))", True),      # account 0 only, as Coldcard
 )
 
 # SLIP-132 version bytes of the account types that have them: (main, test)
@@ -69,6 +70,8 @@ def coldcard(client: hwkeys.DeviceCaller, fingerprint: str, chain: str, account:
     export: dict[str, Any] = {"chain": _CTYPE[chain], "xfp": fingerprint.upper(), "account": account,
                               "xpub": master}
     for section, path, script, template, multisig in _SECTIONS:
+        if section == "bip45" and account:
+            continue
         deriv = path.format(coin=hwkeys.coin_type(chain), acc=account)
         xpub = hwkeys.get_xpub(client, "m/" + deriv, chain)[0]
         key = f"[{fingerprint}/{deriv}]{xpub}"
