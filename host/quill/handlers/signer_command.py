@@ -99,7 +99,7 @@ HELP_RESULT = """(json value)    What quill-signer prints for the command: a JSO
 
 METHODS = [
     Method(
-        "signercommand", "signer", signercommand, [Param("args", ARR, required=True, placeholder='["arg",...]',
+        "signercommand", "device", signercommand, [Param("args", ARR, required=True, placeholder='["arg",...]',
                                                          help="quill-signer's arguments after --bridge, "
                                                               "files already read")],
         description="Runs one quill-signer command with the device quilld holds, as\n"
