@@ -4,9 +4,9 @@ coldcard(...)     Coldcard's "Generic JSON" export (Coldcard firmware docs/gener
                   which Specter, Sparrow and Nunchuk read: `chain`, `xfp` (the master fingerprint,
                   upper case), `account`, `xpub` (the master key), then one section per account
                   type: bip44, bip49, bip84, bip86 (single key) and bip48_1 (P2SH-P2WSH), bip48_2
-                  (P2WSH) and, for account 0, bip45 (P2SH) multisig, each with `name`, `xfp` (the account key's own fingerprint),
-                  `deriv`, `xpub`, `desc`, `_pub` (SLIP-132 form, where it differs) and, single
-                  key only, `first` (the /0/0 address). Single-key `desc` is the account's
+                  (P2WSH) and, for account 0, bip45 (P2SH) multisig, each with `name`, `xfp` (the
+                  account key's own fingerprint), `deriv`, `xpub`, `desc`, `_pub` (SLIP-132 form,
+                  where it differs) and, single key only, `first` (the /0/0 address). Single-key `desc` is the account's
                   descriptor with both branches (`/<0;1>/*`, BIP389); a multisig `desc` is
                   Coldcard's template `wsh(sortedmulti(M,<key>/0/*,...))`, for the wallet to fill.
 descriptors(...)  the four single-key descriptors of the account, `/<0;1>/*`, one a line.
