@@ -72,6 +72,7 @@ COMMANDS: dict[str, list[str]] = {
     "export-coldcard": ["--chain=regtest", "export", "--format=coldcard"],
     "export-descriptors": ["--chain=regtest", "export", "--format=descriptors", "--account", "2"],
     "export-bsms": ["--chain=regtest", "export", "--format=bsms", "--label", "Quill shared"],
+    "setchain": ["setchain", "regtest"],
     "bad-path": ["--chain=regtest", "getxpub", "m/84x"],
     "wrong-fingerprint": ["--chain=regtest", "--fingerprint=00000000", "getxpub", "m"],
 }

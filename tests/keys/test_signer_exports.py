@@ -204,3 +204,22 @@ def test_bsms_descriptor_record_registers_the_multisig(setup: Setup, tmp_path: P
         assert status == 1 and answer["code"] == -8 and reason in answer["error"], (name, answer)
     status, wallets = setup.signer("registered")
     assert [w["name"] for w in wallets] == ["bsms2of2"]
+
+
+def test_without_chain_the_device_keeps_one(setup: Setup) -> None:
+    def bare(*args: str) -> tuple[int, Any]:
+        proc = subprocess.run([str(VENV_BIN / "quill-signer"), f"--device={setup.device.port}", *args],
+                              capture_output=True, text=True, timeout=180)
+        return proc.returncode, json.loads(proc.stdout)
+    main_xpub = ROOT.derive("m/84h/0h/0h").to_public().to_string(version=NETWORKS["main"]["xpub"])
+    assert bare("getxpub", "m/84h/0h/0h") == (0, {"xpub": main_xpub})      # nothing kept: main
+    assert bare("setchain", "regtest") == (0, {"chain": "regtest"})
+    assert bare("getxpub", "m/84h/1h/0h") == (0, {"xpub": account_xpub(ROOT, "84h/1h/0h")})
+    tprv = master_tprv(TEST_MNEMONIC)
+    assert bare("displayaddress", "--path", "m/84h/1h/0h/0/1") == \
+        (0, {"address": core_address(setup.core, f"wpkh({tprv}/84h/1h/0h/0/1)")})
+    # kept on the device's flash, beside its confirmation policy
+    assert (setup.device.datadir / "quill_chain.txt").read_text() == "regtest"
+    refused = subprocess.run([str(VENV_BIN / "quill-signer"), f"--device={setup.device.port}", "setchain",
+                              "mainnet"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "invalid choice: 'mainnet'" in refused.stderr

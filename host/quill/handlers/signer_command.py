@@ -39,7 +39,7 @@ class DeviceManagerLink:
     def connect(self) -> Iterator[DeviceClient]:
         yield self.device.client()
 
-    def default_chain(self) -> str | None:
+    def default_chain(self, client: DeviceClient) -> str | None:
         return self.chain
 
 

@@ -53,7 +53,7 @@ _TEMPLATE = {"legacy": "pkh({})", "sh_wit": "sh(wpkh({}))", "wit": "wpkh({})", "
 _SCRIPT_TYPE = {"legacy": "p2pkh", "sh_wit": "p2sh-p2wpkh", "wit": "p2wpkh", "tap": "p2tr"}
 EXPORT_FORMATS = ("coldcard", "bsms", "descriptors")
 COMMANDS = ("enumerate", "getdescriptors", "getxpub", "displayaddress", "getkeypool", "signtx", "export",
-            "register", "registered", "unregister")
+            "register", "registered", "unregister", "setchain")
 
 
 class DeviceLink(Protocol):
@@ -64,7 +64,7 @@ class DeviceLink(Protocol):
 
     def connect(self) -> Iterator[DeviceClient]: ...      # a generator: the client for one command
 
-    def default_chain(self) -> str | None: ...             # the chain when --chain is not given
+    def default_chain(self, client: DeviceClient) -> str | None: ...  # the chain without --chain
 
 
 class PortLink:
@@ -80,8 +80,10 @@ class PortLink:
         finally:
             client.close()
 
-    def default_chain(self) -> str | None:
-        return None
+    def default_chain(self, client: DeviceClient) -> str | None:
+        """The chain the device's user chose (get_info's `chain`, protocol/SPEC.md §8)."""
+        chain = client.get_info().get("chain")
+        return chain if chain in CHAINS else None
 
 
 def _unquote(value: str | None) -> str | None:
@@ -148,6 +150,8 @@ def build_parser(local: bool) -> argparse.ArgumentParser:
     commands.add_parser("registered")
     unregister = commands.add_parser("unregister")
     unregister.add_argument("--name", required=True)
+    setchain = commands.add_parser("setchain")
+    setchain.add_argument("new_chain", choices=CHAINS)
     if local:
         sign.add_argument("--in", dest="infile", help="read the PSBT from this file (binary or base64)")
         sign.add_argument("--out", dest="outfile", help="write the signed PSBT to this file")
@@ -206,6 +210,8 @@ def remote_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--name", args.name]
     elif command == "unregister":
         argv += ["--name", args.name]
+    elif command == "setchain":
+        argv.append(args.new_chain)
     return argv
 
 
@@ -234,7 +240,7 @@ def run(args: argparse.Namespace, link: DeviceLink) -> Any:
     if args.command == "enumerate":
         return enumerate_devices(link)
     with _opened(link, args.fingerprint) as (client, fingerprint):
-        chain = args.chain or link.default_chain() or "main"
+        chain = args.chain or link.default_chain(client) or "main"
         return _COMMANDS[args.command](client, fingerprint, chain, args)
 
 
@@ -413,6 +419,12 @@ def _unregister(client: DeviceClient, fingerprint: str, chain: str, args: argpar
     return {"removed": args.name}
 
 
-_COMMANDS = {"getdescriptors": _getdescriptors, "getxpub": _getxpub, "displayaddress": _displayaddress,
+def _setchain(client: DeviceClient, fingerprint: str, chain: str, args: argparse.Namespace) -> Any:
+    """The chain the device keeps for hosts that are not told one (its user confirms)."""
+    client.call("set_chain", {"chain": args.new_chain}, awaits_user=True)
+    return {"chain": args.new_chain}
+
+
+_COMMANDS = {"setchain": _setchain, "getdescriptors": _getdescriptors, "getxpub": _getxpub, "displayaddress": _displayaddress,
              "getkeypool": _getkeypool, "signtx": _signtx, "export": _export, "register": _register,
              "registered": _registered, "unregister": _unregister}
