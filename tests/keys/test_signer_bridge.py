@@ -247,3 +247,32 @@ def test_a_signer_command_that_fails_is_hwis_error(board: Board) -> None:
     wrong = f"--bridge=http://{USER}:nope@127.0.0.1:{board.daemon.port}"
     status, answer = signer(wrong, "enumerate")
     assert status == 1 and answer == {"error": "quilld refused the bridge's credentials", "code": -6}
+
+
+def test_bridge_alone_finds_the_local_quilld_by_its_cookie(tmp_path: Path) -> None:
+    with EmulatedDevice(tmp_path / "emu", f"--test-mnemonic={TEST_MNEMONIC}") as device:
+        daemon = QuillDaemon(tmp_path / "quilld", f"-device={device.port}")
+        # quill-cli's way: the port from quill.conf, the cookie from the chain's directory
+        (tmp_path / "quilld" / "quill.conf").write_text(f"[regtest]\nrpcport={daemon.port}\n")
+        with daemon:
+            for chain in (["--chain=regtest"], []):
+                status, answer = signer("--bridge", f"--datadir={tmp_path / 'quilld'}", *chain,
+                                        "getxpub", "m/84h/1h/0h")
+                assert status == 0 and answer["xpub"].startswith("tpub"), answer
+            status, answer = signer("--bridge", f"--datadir={tmp_path / 'quilld'}", "--chain=signet", "enumerate")
+            assert status == 1 and answer["code"] == -6 and "credentials" in answer["error"]
+
+
+def test_a_device_without_a_seed_lends_no_signer(tmp_path: Path) -> None:
+    with EmulatedDevice(tmp_path / "emu") as device, \
+            QuillDaemon(tmp_path / "quilld", f"-device={device.port}") as daemon:
+        quilld = Quilld(daemon)
+        assert quilld.rpc("enumeratesigners") == {"signers": []}
+        with pytest.raises(Exception) as refused:
+            quilld.rpc("createwallet", named=HW)
+        assert "No external signers found" in str(refused.value)
+    # no device and no -signer: Core's answer
+    with QuillDaemon(tmp_path / "bare") as bare:
+        with pytest.raises(Exception) as refused:
+            Quilld(bare).rpc("enumeratesigners")
+        assert "restart quilld with -signer=<cmd>" in str(refused.value)
