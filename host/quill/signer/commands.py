@@ -425,6 +425,7 @@ def _setchain(client: DeviceClient, fingerprint: str, chain: str, args: argparse
     return {"chain": args.new_chain}
 
 
-_COMMANDS = {"setchain": _setchain, "getdescriptors": _getdescriptors, "getxpub": _getxpub, "displayaddress": _displayaddress,
+_COMMANDS = {"setchain": _setchain, "getdescriptors": _getdescriptors, "getxpub": _getxpub,
+             "displayaddress": _displayaddress,
              "getkeypool": _getkeypool, "signtx": _signtx, "export": _export, "register": _register,
              "registered": _registered, "unregister": _unregister}

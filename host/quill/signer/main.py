@@ -20,9 +20,9 @@ keys on the device, and desktop wallets get its keys as files.
 --device is a serial port path or a pyserial URL (the default finds a supported USB board as
 `quilld -device=auto` does); --bridge asks a running quilld for the device it holds
 (quill.signer.bridge), so one board serves quilld and other programs. --chain, when not given,
-is quilld's chain through the bridge, else the one the device keeps (setchain), else main. Answers are one JSON document on stdout,
-shaped as HWI's (quill.signer.commands), or the export's file; {"error": ..., "code": ...}
-when something fails (exit status 1).
+is quilld's chain through the bridge, else the one the device keeps (setchain), else main.
+Answers are one JSON document on stdout, shaped as HWI's (quill.signer.commands), or the
+export's file; {"error": ..., "code": ...} when something fails (exit status 1).
 """
 from __future__ import annotations
 
