@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import shlex
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 from quill.device.client import DeviceClient
-from quill.device.queue import DeviceQueueFull
+from quill.device.queue import DEVICE_THREAD, DeviceQueueFull
 from quill.extsigner.errors import ExternalSignerError
 from quill.extsigner.signer import SignerSource
 from quill.handlers.device import device_of
@@ -66,11 +67,15 @@ def own_device_runner(ctx: Any) -> Any:
     device queue, answering as run_command_parse_json (a failure is ExternalSignerError)."""
     def run(argv: list[str], stdin: str, timeout: float) -> Any:
         words = [word for word in argv if word != "--stdin"] + shlex.split(stdin)
-        try:
-            future = ctx.node.device_queue.submit(f"signer {_command_name(words)}", run_command, ctx, words)
-            status, answer = future.result(timeout)
-        except (DeviceQueueFull, concurrent.futures.TimeoutError):
-            raise ExternalSignerError(f"Quill device: no answer within {timeout:g} seconds") from None
+        if threading.current_thread().name == DEVICE_THREAD:
+            # already at the device (a call on its queue): queueing again would wait for itself
+            status, answer = run_command(ctx, words)
+        else:
+            try:
+                future = ctx.node.device_queue.submit(f"signer {_command_name(words)}", run_command, ctx, words)
+                status, answer = future.result(timeout)
+            except (DeviceQueueFull, concurrent.futures.TimeoutError):
+                raise ExternalSignerError(f"Quill device: no answer within {timeout:g} seconds") from None
         if status:
             raise ExternalSignerError(f"Quill device: {answer['error']}")
         return answer
