@@ -256,7 +256,7 @@ def test_bridge_alone_finds_the_local_quilld_by_its_cookie(tmp_path: Path) -> No
         (tmp_path / "quilld" / "quill.conf").write_text(f"[regtest]\nrpcport={daemon.port}\n")
         with daemon:
             for chain in (["--chain=regtest"], []):
-                status, answer = signer("--bridge", f"--datadir={tmp_path / 'quilld'}", *chain,
+                status, answer = signer(f"--datadir={tmp_path / 'quilld'}", "--bridge", *chain,
                                         "getxpub", "m/84h/1h/0h")
                 assert status == 0 and answer["xpub"].startswith("tpub"), answer
             status, answer = signer("--bridge", f"--datadir={tmp_path / 'quilld'}", "--chain=signet", "enumerate")

@@ -27,13 +27,15 @@ from quill.device import hwkeys
 from quill.device.multisig import Registration
 from quill.tx.address import encode_destination
 from quill.tx.hashes import sha256d
+from quill.tx.serialize import compact_size
+from quill.wallet.bip32 import decode_ext_pubkey
 from quill.wallet.descriptors import DescriptorError, check_checksum, parse
+from quillfw.psbt.methods import MESSAGE_MAGIC  # the device signs the same digest
 
 VERSION = "BSMS 1.0"
 NO_ENCRYPTION = "00"
 MAX_LABEL = 80
 PATH_RESTRICTIONS = "/0/*,/1/*"
-_MAGIC = b"\x18Bitcoin Signed Message:\n"
 _COMPRESSED_P2PKH = 31      # the compact signature's header: 27 + 4 (compressed key) + recovery id
 
 
@@ -44,8 +46,7 @@ class BsmsError(ValueError):
 def message_digest(text: str) -> bytes:
     """Bitcoin Core's MessageHash: the digest signmessage signs."""
     data = text.encode()
-    size = bytes((len(data),)) if len(data) < 253 else b"\xfd" + len(data).to_bytes(2, "little")
-    return sha256d(_MAGIC + size + data)
+    return sha256d(MESSAGE_MAGIC + compact_size(len(data)) + data)
 
 
 def compact_signature(rs: bytes, digest: bytes, pubkey: bytes) -> bytes:
@@ -61,7 +62,6 @@ def compact_signature(rs: bytes, digest: bytes, pubkey: bytes) -> bytes:
 
 
 def _pubkey(xpub: str, chain: str) -> bytes:
-    from quill.wallet.bip32 import decode_ext_pubkey
     key = decode_ext_pubkey(xpub, chain)
     if key is None:
         raise BsmsError("The device answered an extended key of another chain")

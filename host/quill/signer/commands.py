@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn, Protocol
 
+from quill.chainparams import CHAINS as BASE_CHAINS
 from quill.device import hwkeys
 from quill.device import multisig as device_multisig
 from quill.device.client import DeviceClient
@@ -44,12 +45,12 @@ from quill.signing.psbt_own_keys import PsbtSigningError, sign_psbt_with_device
 from quill.tx.descriptor import add_checksum
 from quill.tx.psbt import PSBTError, decode_base64_psbt, encode_base64_psbt
 
-CHAINS = ("main", "test", "testnet4", "signet", "regtest")
+CHAINS = tuple(BASE_CHAINS)
 MODEL = "quill"
-# HWI's address types (hwilib.common.AddressType), in its order
+# HWI's address types (hwilib.common.AddressType), in its order, and their BIP44-style purposes
 ADDR_TYPES = ("legacy", "wit", "sh_wit", "tap")
 _PURPOSE = {"legacy": 44, "sh_wit": 49, "wit": 84, "tap": 86}
-_TEMPLATE = {"legacy": "pkh({})", "sh_wit": "sh(wpkh({}))", "wit": "wpkh({})", "tap": "tr({})"}
+_TEMPLATE = dict(hwkeys.ACCOUNT_TYPES)     # purpose -> descriptor template
 _SCRIPT_TYPE = {"legacy": "p2pkh", "sh_wit": "p2sh-p2wpkh", "wit": "p2wpkh", "tap": "p2tr"}
 EXPORT_FORMATS = ("coldcard", "bsms", "descriptors")
 COMMANDS = ("enumerate", "getdescriptors", "getxpub", "displayaddress", "getkeypool", "signtx", "export",
@@ -350,7 +351,7 @@ def _keypool_entry(client: DeviceClient, fingerprint: str, chain: str, addr_type
     xpub = hwkeys.get_xpub(client, base, chain)[0]
     origin = "".join("/" + s for s in steps[:hardened])
     suffix = "".join("/" + s for s in steps[hardened:]) + "/*"
-    desc = _TEMPLATE[addr_type].format(f"[{fingerprint}{origin}]{xpub}{suffix}")
+    desc = _TEMPLATE[_PURPOSE[addr_type]].format(key=f"[{fingerprint}{origin}]{xpub}{suffix}")
     return {"desc": add_checksum(desc), "range": [args.start, args.end], "timestamp": "now",
             "internal": internal, "keypool": args.keypool, "active": args.keypool, "watchonly": True}
 

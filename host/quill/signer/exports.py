@@ -24,15 +24,17 @@ from quill.wallet.descriptors import parse
 # Coldcard's chain codes (chains.py: ctype)
 _CTYPE = {"main": "BTC", "test": "XTN", "testnet4": "XTN", "signet": "XTN", "regtest": "XRT"}
 
-# (section, purpose path below m/, script name, descriptor template, multisig); {coin} {acc}
+_SINGLE = dict(hwkeys.ACCOUNT_TYPES)     # purpose -> descriptor template of one key
+# (section, path below m/, script name, descriptor template, multisig); {coin} {acc}
 _SECTIONS = (
-    ("bip44", "44h/{coin}h/{acc}h", "p2pkh", "pkh({})", False),
-    ("bip49", "49h/{coin}h/{acc}h", "p2sh-p2wpkh", "sh(wpkh({}))", False),
-    ("bip84", "84h/{coin}h/{acc}h", "p2wpkh", "wpkh({})", False),
-    ("bip86", "86h/{coin}h/{acc}h", "p2tr", "tr({})", False),
-    ("bip48_1", "48h/{coin}h/{acc}h/1h", "p2sh-p2wsh", "sh(wsh(sortedmulti(M,{},...)))", True),
-    ("bip48_2", "48h/{coin}h/{acc}h/2h", "p2wsh", "wsh(sortedmulti(M,{},...))", True),
-    ("bip45", "45h", "p2sh", "sh(sortedmulti(M,{},...))", True),      # account 0 only, as Coldcard
+    ("bip44", "44h/{coin}h/{acc}h", "p2pkh", _SINGLE[44], False),
+    ("bip49", "49h/{coin}h/{acc}h", "p2sh-p2wpkh", _SINGLE[49], False),
+    ("bip84", "84h/{coin}h/{acc}h", "p2wpkh", _SINGLE[84], False),
+    ("bip86", "86h/{coin}h/{acc}h", "p2tr", _SINGLE[86], False),
+    # Coldcard's templates for the wallet to fill: M, and the other keys for "..."
+    ("bip48_1", "48h/{coin}h/{acc}h/1h", "p2sh-p2wsh", "sh(wsh(sortedmulti(M,{key},...)))", True),
+    ("bip48_2", "48h/{coin}h/{acc}h/2h", "p2wsh", "wsh(sortedmulti(M,{key},...))", True),
+    ("bip45", "45h", "p2sh", "sh(sortedmulti(M,{key},...))", True),      # account 0 only, as Coldcard
 )
 
 # SLIP-132 version bytes of the account types that have them: (main, test)
@@ -61,7 +63,7 @@ def _own_fingerprint(xpub: str, chain: str) -> str:
 
 
 def _first_address(template: str, key: str, chain: str) -> str:
-    script = parse(template.format(key + "/0/*"), chain).script(0)
+    script = parse(template.format(key=key + "/0/*"), chain).script(0)
     return str(encode_destination(script, chain))
 
 
@@ -78,9 +80,9 @@ def coldcard(client: hwkeys.DeviceCaller, fingerprint: str, chain: str, account:
         entry: dict[str, Any] = {"name": script, "xfp": _own_fingerprint(xpub, chain), "deriv": "m/" + deriv,
                                  "xpub": xpub}
         if multisig:
-            entry["desc"] = template.format(key + "/0/*")
+            entry["desc"] = template.format(key=key + "/0/*")
         else:
-            entry["desc"] = add_checksum(template.format(key + "/<0;1>/*"))
+            entry["desc"] = add_checksum(template.format(key=key + "/<0;1>/*"))
         slip = slip132(xpub, script, chain)
         if slip is not None:
             entry["_pub"] = slip

@@ -42,6 +42,8 @@ PSBT_MAGIC = b"psbt\xff"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
+    # a bare --bridge takes no value: the word after it is the command (Core appends `enumerate`)
+    argv = ["--bridge=" if word == "--bridge" else word for word in argv]
     parser = commands.build_parser(local=True)
     parser.description = (__doc__ or "").split("\n\n")[0]
     args = parser.parse_args(argv)
