@@ -276,3 +276,16 @@ def test_a_device_without_a_seed_lends_no_signer(tmp_path: Path) -> None:
         with pytest.raises(Exception) as refused:
             Quilld(bare).rpc("enumeratesigners")
         assert "restart quilld with -signer=<cmd>" in str(refused.value)
+
+
+def test_signercommand_checks_its_arguments(board: Board) -> None:
+    quilld = board.quilld
+    with pytest.raises(Exception) as refused:
+        quilld.rpc("signercommand", ["getxpub", 7])
+    assert "args must be an array of strings" in str(refused.value)
+    # quill-signer's own refusals come back as its answer, never as a traceback or an exit
+    answer = quilld.rpc("signercommand", ["--chain=regtest", "reboot"])
+    assert answer["code"] == -8 and "invalid choice: 'reboot'" in answer["error"]
+    answer = quilld.rpc("signercommand", ["signtx", "--in", "/etc/passwd"])
+    assert answer["code"] == -8 and "unrecognized arguments: --in" in answer["error"]
+    assert quilld.rpc("signercommand", ["getxpub", "m/84h/1h/0h"]) == board.direct["getxpub"][1]
