@@ -139,6 +139,21 @@ class Driver:
         return {"signatures": signed_by, "complete": raw["complete"], "accepted": accepted, "sent": sent,
                 "pending": sorted(wallet.pending_psbts)}
 
+    def send_signed(self, name, txid, signed):
+        """The signing devices' PSBTs (signed elsewhere, e.g. files a hardware wallet wrote) through
+        the combine page (combinepsbt, finalizepsbt) and the broadcast button."""
+        wallet = self._wallet(name)
+        combined = self.node.rpc.combinepsbt([wallet.pending_psbts[txid].to_string(), *signed])
+        raw = self.node.rpc.finalizepsbt(combined)
+        if "psbt" not in raw:
+            raw["psbt"] = combined
+        wallet.update_pending_psbt(combined, txid, raw)
+        accepted = wallet.rpc.testmempoolaccept([raw["hex"]])[0]
+        sent = self.node.rpc.sendrawtransaction(raw["hex"])
+        wallet.delete_spent_pending_psbts([raw["hex"]])
+        return {"complete": raw["complete"], "accepted": accepted, "sent": sent,
+                "pending": sorted(wallet.pending_psbts)}
+
     def discard_psbts(self, name):
         """The pending-PSBT page's delete button, for each: the coins are unlocked again."""
         wallet = self._wallet(name)
