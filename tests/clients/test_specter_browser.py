@@ -30,7 +30,6 @@ from tests.keys.test_core_send import PSBT_HEAP
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.kit.toolchains import unavailable
 
-CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromedriver")
 DEVICES = ("Quill A", "Quill B", "Quill C")
 
 
@@ -42,13 +41,16 @@ def browser() -> Any:
     except ImportError:
         unavailable("selenium is not installed (pip install selenium)")
         raise
-    if not all(Path(p).exists() for p in CHROMIUM) and not shutil.which("chromedriver"):
-        unavailable("Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
+    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or chromedriver is None:
+        unavailable("Chromium and chromedriver are not installed (make browser, as root: apt-get install "
+                    "chromium chromium-driver)")
+        raise AssertionError("unreachable")
     options = Options()
-    options.binary_location = CHROMIUM[0]
+    options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1100"):
         options.add_argument(arg)
-    return webdriver.Chrome(service=Service(CHROMIUM[1]), options=options)
+    return webdriver.Chrome(service=Service(chromedriver), options=options)
 
 
 @dataclass
