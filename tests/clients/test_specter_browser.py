@@ -3,11 +3,11 @@ keys that stay on Quill devices (issue 25). From a fresh Specter data folder: th
 devices by uploading each one's Coldcard generic JSON (`quill-signer export --format=coldcard`,
 device A through quilld's bridge) on Specter's "Upload Keys" page, makes a single-sig wallet of A
 and a 2-of-3 P2WSH multisig of A, B and C on Specter's new-wallet pages, and reads the receive
-addresses Specter shows. The chain pays both; each spend is built by Specter (its classes, the
-send page's own code: tests/clients/specter_driver.py), signed by the devices from PSBT files
-(`signtx --in/--out`; the multisig's policy registered on each device from Specter's
-descriptors), combined, finalized and broadcast by Specter, and confirmed; the browser then shows
-each wallet's history. Screenshots of every page go to the test's tmp directory
+addresses Specter shows. The chain pays both; Specter's send page makes each spend, the devices
+sign it from PSBT files (`signtx --in/--out`; the multisig's policy registered on each device from
+Specter's descriptors), the signed files go back through "Paste signed transaction", "Send
+Transaction" broadcasts through quilld, and the spends confirm; the browser then shows each
+wallet's history. Screenshots of every page go to the test's tmp directory
 (`screenshots/`). Nothing is typed by hand but the device and wallet names."""
 from __future__ import annotations
 
@@ -193,25 +193,45 @@ def create_wallet(page: Page, kind: str, name: str, devices: list[str], keys: li
     page.shot(f"wallet-{name}-receive")
 
 
-def spend(scene: Scene, name: str, signers: list[int], amount: float) -> str:
-    """Specter's send page's work (its classes) with the devices signing PSBT files; the txid."""
-    specter = Specter(scene.python, scene.data)
-    try:
-        specter.call("attach")
-        built = specter.call("createpsbt", name=name, address=ELSEWHERE, amount=amount, fee_rate=2,
-                             selected_coins=[])
-        signed = []
-        for device in signers:
-            unsigned = scene.work / f"{name}-{device}.psbt"
-            unsigned.write_bytes(base64.b64decode(built["psbt"]))
-            done = scene.work / f"{name}-{device}-signed.psbt"
-            run_signer(scene.where[device], "signtx", "--in", str(unsigned), "--out", str(done))
-            signed.append(base64.b64encode(done.read_bytes()).decode())
-        sent = specter.call("send_signed", name=name, txid=built["txid"], signed=signed)
-        assert sent["complete"] is True and sent["accepted"]["allowed"] is True
-        return str(sent["sent"])
-    finally:
-        specter.close()
+def spend(scene: Scene, page: Page, name: str, alias: str, signers: list[int], amount: str) -> str:
+    """Specter's send page makes the PSBT; the devices sign it from files (`signtx --in/--out`);
+    each signed PSBT goes back through "Paste signed transaction"; "Send Transaction" broadcasts
+    it from the node. The txid."""
+    page.open(f"/wallets/wallet/{alias}/send/new")
+    page.wait(lambda: page.css("#create_psbt_btn"), f"{name}'s send page")
+    # the recipients as text ("address, amount"), one of the page's own two forms
+    page.driver.execute_script("document.querySelector('input[name=ui_option][value=text]').click()")
+    page.css("#recipients-txt").send_keys(f"{ELSEWHERE}, {amount}")
+    page.shot(f"wallet-{name}-send")
+    page.css("#create_psbt_btn").click()
+    raw = page.wait(lambda: page.css("#raw-psbt").get_attribute("value"), f"{name}'s unsigned transaction")
+    page.shot(f"wallet-{name}-unsigned")
+    for device in signers:
+        unsigned = scene.work / f"{name}-{device}.psbt"
+        unsigned.write_bytes(base64.b64decode(raw))
+        signed = scene.work / f"{name}-{device}-signed.psbt"
+        run_signer(scene.where[device], "signtx", "--in", str(unsigned), "--out", str(signed))
+        page.driver.execute_script("document.getElementById('pastetx').click()")
+        page.wait(lambda: page.css("#paste-tx-text").is_displayed(), "the paste box")
+        page.css("#paste-tx-text").send_keys(base64.b64encode(signed.read_bytes()).decode())
+        page.driver.execute_script(
+            "document.querySelector('#paste-tx-popup button.bg-accent').click()")
+        time.sleep(2)          # Specter combines it with what it has (combinepsbt, finalizepsbt)
+    # once complete, Specter offers to broadcast at once (else its "Send Transaction" button does)
+    page.wait(lambda: page.css("#send_tx_btn").is_displayed() or page.css("#broadcast_local_btn").is_displayed(),
+              f"{name}'s signed transaction")
+    if not page.css("#broadcast_local_btn").is_displayed():
+        page.driver.execute_script("document.getElementById('send_tx_btn').click()")
+    page.wait(lambda: page.css("#broadcast_local_btn").is_displayed(), "the broadcast choices")
+    page.shot(f"wallet-{name}-broadcast")
+    mempool = set(scene.quilld.rpc("getrawmempool"))
+    page.css("#broadcast_local_btn").click()
+    new = page.wait(lambda: set(scene.quilld.rpc("getrawmempool")) - mempool, f"{name}'s transaction in quilld")
+    (txid,) = new
+    # Specter goes on to the wallet's history by itself once the node took it
+    page.wait(lambda: "/send" not in page.driver.current_url, f"{name}'s page after broadcasting")
+    page.shot(f"wallet-{name}-sent")
+    return str(txid)
 
 
 def wallet_info(scene: Scene, name: str) -> dict[str, Any]:
@@ -241,7 +261,9 @@ def test_specter_in_a_browser_with_the_devices_key_files(scene: Scene, page: Pag
     for address in (single["addresses"][0], vault["addresses"][0]):
         scene.quilld.rpc("generatetoaddress", 1, address)
     scene.quilld.rpc("generatetoaddress", 100, ELSEWHERE)
-    sent = {"Quill": spend(scene, "Quill", [0], 1.5), "Vault": spend(scene, "Vault", [0, 2], 2.25)}
+    page.server.wallets_loaded()
+    sent = {"Quill": spend(scene, page, "Quill", single["alias"], [0], "1.5"),
+            "Vault": spend(scene, page, "Vault", vault["alias"], [0, 2], "2.25")}
     scene.quilld.rpc("generatetoaddress", 1, ELSEWHERE)
     for name, txid in sent.items():
         assert scene.quilld.rpc("getrawtransaction", txid, True)["confirmations"] == 1
