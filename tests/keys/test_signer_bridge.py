@@ -289,3 +289,7 @@ def test_signercommand_checks_its_arguments(board: Board) -> None:
     answer = quilld.rpc("signercommand", ["signtx", "--in", "/etc/passwd"])
     assert answer["code"] == -8 and "unrecognized arguments: --in" in answer["error"]
     assert quilld.rpc("signercommand", ["getxpub", "m/84h/1h/0h"]) == board.direct["getxpub"][1]
+    # help's example, as written
+    done = board.daemon.cli(f"-rpcuser={USER}", f"-rpcpassword={PASSWORD}", "signercommand",
+                            '["getxpub", "m/84h/1h/0h"]')
+    assert done.returncode == 0 and json.loads(done.stdout) == board.direct["getxpub"][1], done.stderr

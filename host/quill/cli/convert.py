@@ -51,6 +51,7 @@ CONVERT_PARAMS = [
     ("rescanblockchain", 1, "stop_height"),
     ("getbalances", 0, "avoid_reuse"),
     ("setconfirmationpolicy", 1, "amount"),
+    ("signercommand", 0, "args"),
 ]
 
 _BY_POSITION = {(m, i) for m, i, _ in CONVERT_PARAMS}
