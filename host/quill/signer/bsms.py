@@ -102,6 +102,11 @@ def read_descriptor_record(text: str) -> tuple[str, str]:
     return body, address
 
 
+def first_address(body: str, chain: str) -> str:
+    """The descriptor's first receive address (/0/0): what a descriptor record's fourth line says."""
+    return str(encode_destination(parse(body.replace("/<0;1>/*", "/0/*"), chain).script(0), chain))
+
+
 def check_descriptor_record(client: hwkeys.DeviceCaller, fingerprint: str, chain: str,
                             wallet: Registration, body: str, address: str) -> None:
     ours = [(path, xpub) for fp, path, xpub in wallet.signers if fp.hex() == fingerprint]
@@ -110,6 +115,6 @@ def check_descriptor_record(client: hwkeys.DeviceCaller, fingerprint: str, chain
     for path, xpub in ours:
         if hwkeys.get_xpub(client, path, chain)[0] != xpub:
             raise BsmsError(f"The key at {path} is not this device's (its fingerprint only is)")
-    first = encode_destination(parse(body.replace("/<0;1>/*", "/0/*"), chain).script(0), chain)
+    first = first_address(body, chain)
     if first != address:
         raise BsmsError(f"The record's first address {address} is not the descriptor's ({first})")
