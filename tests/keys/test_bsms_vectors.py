@@ -9,7 +9,7 @@ import base64
 import coincurve
 import pytest
 
-from quill.signer import bsms
+from quill.signer import bsms, message
 from quill.signer.multisig import registration
 from quill.wallet.bip32 import decode_ext_pubkey
 
@@ -34,13 +34,13 @@ DESCRIPTOR_RECORD = (
 def test_the_signed_digest_is_bip129s(record: str) -> None:
     version, token, key, label, signature = record.split("\n")
     compact = base64.b64decode(signature)
-    digest = bsms.message_digest("\n".join((version, token, key, label)))
+    digest = message.message_digest("\n".join((version, token, key, label)))
     recovered = coincurve.PublicKey.from_signature_and_message(
         compact[1:] + bytes(((compact[0] - 27) & 3,)), digest, hasher=None)
     xpub = decode_ext_pubkey(key.split("]")[1], "main")
     assert xpub is not None and recovered.format() == bytes(xpub.pubkey)
     # and the header quill-signer writes for that signature is the BIP's (compressed, legacy)
-    assert bsms.compact_signature(compact[1:], digest, bytes(xpub.pubkey)) == compact
+    assert message.compact_signature(compact[1:], digest, bytes(xpub.pubkey)) == compact
 
 
 def test_the_descriptor_record_reads_as_bip129_says() -> None:

@@ -69,6 +69,7 @@ COMMANDS: dict[str, list[str]] = {
     "getkeypool-path": ["--chain=regtest", "getkeypool", "--nokeypool", "--internal", "--path", "m/84h/1h/5h/1/*",
                         "3", "9"],
     "signtx": ["--chain=regtest", "signtx", encode_base64_psbt(p2wpkh_psbt(2))],
+    "signmessage": ["--chain=regtest", "signmessage", "Quill signs this", "m/44h/1h/0h/0/0"],
     "export-coldcard": ["--chain=regtest", "export", "--format=coldcard"],
     "export-descriptors": ["--chain=regtest", "export", "--format=descriptors", "--account", "2"],
     "export-bsms": ["--chain=regtest", "export", "--format=bsms", "--label", "Quill shared"],
@@ -131,6 +132,9 @@ def test_answers_are_hwis(board: Board) -> None:
     core.rpc("createwallet", named={"wallet_name": "pool", "disable_private_keys": True, "blank": True})
     assert all(r["success"] for r in core.rpc("importdescriptors", pool, wallet="pool"))
     assert core.rpc("getnewaddress", "", "bech32", wallet="pool") == core_address(core, f"wpkh({tprv}/84h/1h/0h/0/0)")
+    # signmessage: Core's verifymessage takes it for the P2PKH address of the key
+    legacy = core_address(core, f"pkh({tprv}/44h/1h/0h/0/0)")
+    assert core.rpc("verifymessage", legacy, answers["signmessage"]["signature"], "Quill signs this") is True
     (entry,) = answers["getkeypool-path"]
     assert entry["desc"].startswith(f"wpkh([{FINGERPRINT}/84h/1h/5h]tpub") and "/1/*)#" in entry["desc"]
     assert (entry["range"], entry["internal"], entry["keypool"], entry["active"]) == ([3, 9], True, False, False)

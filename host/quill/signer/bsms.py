@@ -6,7 +6,7 @@
         [<fingerprint>/<path>]<xpub>
         <label, 80 characters at most>
         <SIG: the first four lines signed by the key of the third, Bitcoin Core's signmessage
-         (legacy) format: base64 of a 65-byte compact signature>
+         (legacy) format: base64 of a 65-byte compact signature (quill.signer.message)>
     read_descriptor_record(text) -> (descriptor with /<0;1>/*, first address)   round 2's input
     check_descriptor_record(client, fingerprint, chain, wallet, address)        round 2's checks
 
@@ -19,53 +19,20 @@ device (quill.device.multisig), which shows the policy and the first address to 
 """
 from __future__ import annotations
 
-import base64
-
-import coincurve
-
 from quill.device import hwkeys
 from quill.device.multisig import Registration
+from quill.signer.message import MessageError, sign_message
 from quill.tx.address import encode_destination
-from quill.tx.hashes import sha256d
-from quill.tx.serialize import compact_size
-from quill.wallet.bip32 import decode_ext_pubkey
 from quill.wallet.descriptors import DescriptorError, check_checksum, parse
-from quillfw.psbt.methods import MESSAGE_MAGIC  # the device signs the same digest
 
 VERSION = "BSMS 1.0"
 NO_ENCRYPTION = "00"
 MAX_LABEL = 80
 PATH_RESTRICTIONS = "/0/*,/1/*"
-_COMPRESSED_P2PKH = 31      # the compact signature's header: 27 + 4 (compressed key) + recovery id
 
 
 class BsmsError(ValueError):
     """A record that cannot be made or is not accepted (the message says why)."""
-
-
-def message_digest(text: str) -> bytes:
-    """Bitcoin Core's MessageHash: the digest signmessage signs."""
-    data = text.encode()
-    return sha256d(MESSAGE_MAGIC + compact_size(len(data)) + data)
-
-
-def compact_signature(rs: bytes, digest: bytes, pubkey: bytes) -> bytes:
-    """The 65-byte signmessage signature: the header whose recovery id gives back `pubkey`."""
-    for recid in range(4):
-        try:
-            recovered = coincurve.PublicKey.from_signature_and_message(rs + bytes((recid,)), digest, hasher=None)
-        except ValueError:
-            continue
-        if recovered.format(compressed=True) == pubkey:
-            return bytes((_COMPRESSED_P2PKH + recid,)) + rs
-    raise BsmsError("The device's signature is not by the key of the record")
-
-
-def _pubkey(xpub: str, chain: str) -> bytes:
-    key = decode_ext_pubkey(xpub, chain)
-    if key is None:
-        raise BsmsError("The device answered an extended key of another chain")
-    return bytes(key.pubkey)
 
 
 def key_record(client: hwkeys.DeviceCaller, fingerprint: str, chain: str, path: str, label: str) -> str:
@@ -73,10 +40,11 @@ def key_record(client: hwkeys.DeviceCaller, fingerprint: str, chain: str, path: 
         raise BsmsError(f"The key's description must be one line of {MAX_LABEL} characters at most")
     xpub = hwkeys.get_xpub(client, path, chain)[0]
     text = "\n".join((VERSION, NO_ENCRYPTION, f"[{fingerprint}{path[1:]}]{xpub}", label))
-    rs = bytes(client.call("sign_message", {"path": path, "message": text.encode()},
-                           awaits_user=True)["signature"])
-    signature = compact_signature(rs, message_digest(text), _pubkey(xpub, chain))
-    return text + "\n" + base64.b64encode(signature).decode() + "\n"
+    try:
+        signature = sign_message(client, path, text, chain)
+    except MessageError as e:
+        raise BsmsError(str(e)) from None
+    return text + "\n" + signature + "\n"
 
 
 def read_descriptor_record(text: str) -> tuple[str, str]:

@@ -31,7 +31,7 @@ from quill.device import hwkeys
 from quill.device import multisig as device_multisig
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError, DeviceUnavailable
-from quill.signer import bsms, exports
+from quill.signer import bsms, exports, message
 from quill.signer.errors import (
     BAD_ARGUMENT,
     DEVICE_CONN_ERROR,
@@ -53,8 +53,8 @@ _PURPOSE = {"legacy": 44, "sh_wit": 49, "wit": 84, "tap": 86}
 _TEMPLATE = dict(hwkeys.ACCOUNT_TYPES)     # purpose -> descriptor template
 _SCRIPT_TYPE = {"legacy": "p2pkh", "sh_wit": "p2sh-p2wpkh", "wit": "p2wpkh", "tap": "p2tr"}
 EXPORT_FORMATS = ("coldcard", "bsms", "descriptors")
-COMMANDS = ("enumerate", "getdescriptors", "getxpub", "displayaddress", "getkeypool", "signtx", "export",
-            "register", "registered", "unregister", "setchain")
+COMMANDS = ("enumerate", "getdescriptors", "getxpub", "displayaddress", "getkeypool", "signtx", "signmessage",
+            "export", "register", "registered", "unregister", "setchain")
 
 
 class DeviceLink(Protocol):
@@ -139,6 +139,9 @@ def build_parser(local: bool) -> argparse.ArgumentParser:
     keypool.add_argument("end", type=int)
     sign = commands.add_parser("signtx")
     sign.add_argument("psbt", nargs="?" if local else None, help="base64 PSBT")
+    signmessage = commands.add_parser("signmessage")
+    signmessage.add_argument("message")
+    signmessage.add_argument("path")
     export = commands.add_parser("export")
     export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
     export.add_argument("--account", type=int, default=0)
@@ -200,6 +203,8 @@ def remote_argv(args: argparse.Namespace) -> list[str]:
         argv += [str(args.start), str(args.end)]
     elif command == "signtx":
         argv.append(args.psbt)
+    elif command == "signmessage":
+        argv += [args.message, args.path]
     elif command == "export":
         argv += ["--format", args.format, "--account", str(args.account)]
         argv += ["--path", args.path] if args.path is not None else []
@@ -385,6 +390,15 @@ def _signtx(client: DeviceClient, fingerprint: str, chain: str, args: argparse.N
     return {"psbt": encode_base64_psbt(psbt)}
 
 
+def _signmessage(client: DeviceClient, fingerprint: str, chain: str, args: argparse.Namespace) -> Any:
+    """HWI's signmessage: {"signature": base64}, Bitcoin Core's signmessage format (the device shows
+    the text first)."""
+    try:
+        return {"signature": message.sign_message(client, parse_path(args.path), args.message, chain)}
+    except message.MessageError as e:
+        raise SignerError(str(e), BAD_ARGUMENT) from None
+
+
 def _export(client: DeviceClient, fingerprint: str, chain: str, args: argparse.Namespace) -> Any:
     if args.format == "coldcard":
         return exports.coldcard(client, fingerprint, chain, args.account)
@@ -427,6 +441,6 @@ def _setchain(client: DeviceClient, fingerprint: str, chain: str, args: argparse
 
 
 _COMMANDS = {"setchain": _setchain, "getdescriptors": _getdescriptors, "getxpub": _getxpub,
-             "displayaddress": _displayaddress,
-             "getkeypool": _getkeypool, "signtx": _signtx, "export": _export, "register": _register,
+             "displayaddress": _displayaddress, "getkeypool": _getkeypool, "signtx": _signtx,
+             "signmessage": _signmessage, "export": _export, "register": _register,
              "registered": _registered, "unregister": _unregister}

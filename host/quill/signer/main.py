@@ -10,6 +10,7 @@ keys on the device, and desktop wallets get its keys as files.
       getkeypool [--keypool|--nokeypool] [--internal] [--addr-type T | --all] [--account N]
                  [--path PATH/*] START END             importdescriptors requests, as HWI
       signtx [PSBT] [--in FILE] [--out FILE]           FILE: binary or base64
+      signmessage MESSAGE PATH                         {"signature": ...}, Core's signmessage form
       export --format=coldcard|bsms|descriptors [--account N] [--path P] [--label L] [--out FILE]
       register (--desc DESC [--desc DESC] | --bsms RECORD_FILE) --name NAME
       registered
