@@ -6,7 +6,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: start test lint bench clean boards-check deploy system-deps mcu-toolchain
+.PHONY: start test lint bench clean boards-check deploy system-deps mcu-toolchain browser
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,7 +20,7 @@ start: $(STAMP)
 	$(BIN)/quilld -regtest -device=emulator -printtoconsole
 
 # Lint first: a red lint fails the suite before any test runs.
-test: lint system-deps mcu-toolchain
+test: lint system-deps mcu-toolchain browser
 	$(BIN)/python -m tests.run_suite
 
 # System libraries the tests' toolchains need: the ZMQ build of bitcoind (tests/follow) links
@@ -29,6 +29,15 @@ system-deps:
 	@ldconfig -p | grep -q 'libzmq\.so\.5' || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  { apt-get install -y -q libzmq5 >/dev/null 2>&1 || { apt-get update -q >/dev/null && \
 	    apt-get install -y -q libzmq5 >/dev/null; }; }; } || echo "libzmq5 is not installed"
+
+# Specter Desktop's browser test (tests/clients/test_specter_browser.py) drives Debian's Chromium,
+# headless: installed when missing and this is root (CI); otherwise that test skips locally.
+BROWSER_PACKAGES := chromium chromium-driver
+browser:
+	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || { [ "$$(id -u)" = 0 ] && \
+	  command -v apt-get >/dev/null && { apt-get install -y -q $(BROWSER_PACKAGES) >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && apt-get install -y -q $(BROWSER_PACKAGES) >/dev/null; }; }; } || \
+	  echo "note: $(BROWSER_PACKAGES) missing and not root: Specter's browser test will skip"
 
 # The Cortex-M targets (quill.emulator.qemu) need Debian's ARM toolchain and QEMU:
 # installed here when missing and this is root (CI); otherwise their tests skip

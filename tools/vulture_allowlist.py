@@ -71,3 +71,7 @@ SubmittedChain  # tests/follow/corekit.py: the 20,000-block chain of tests/bench
 mcu_emulator  # tests/device fixture, requested by name (request.getfixturevalue) for the Cortex-M0+ runs
 discard_psbts  # tests/clients/specter_driver.py: an operation the Specter test sends by name over the driver's stdin
 sign_and_send  # tests/clients/specter_driver.py: an operation the Specter test sends by name over the driver's stdin
+send_signed  # tests/clients/specter_driver.py: an operation the Specter tests send by name over the driver's stdin
+wallet_info  # tests/clients/specter_driver.py: likewise
+attach  # tests/clients/specter_driver.py: likewise
+binary_location  # tests/clients/test_specter_browser.py: Selenium's Options reads it (the Chromium binary)

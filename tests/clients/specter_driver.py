@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+import time
 import traceback
 
 PREFIX = "SPECTER-DRIVER "
@@ -42,17 +43,29 @@ class Driver:
     def connect(self, host, port, user, password):
         """What the node settings page does: add an external node, test it, keep it."""
         from cryptoadvance.specter.managers.config_manager import ConfigManager
-        from cryptoadvance.specter.managers.wallet_manager import WalletManager
 
         self.node = self.node_manager.add_external_node("BTC", "quill", False, "", user, password,
                                                         str(port), host, "http")
         ConfigManager(self.data_folder).update_active_node(self.node.alias)   # the "use this node" choice
+        return self.attach()
+
+    def attach(self):
+        """Open the data folder's active node (as the server does at start) and its wallets."""
+        from cryptoadvance.specter.managers.config_manager import ConfigManager
+        from cryptoadvance.specter.managers.wallet_manager import WalletManager
+
+        config = ConfigManager(self.data_folder)
+        self.node = self.node_manager.get_by_alias(config.data["active_node_alias"])
         test = self.node.test_rpc()
         self.node.check_info()
         # the admin user's wallets, under the name the server gives them in Core: specter<uid>/<alias>
-        uid = ConfigManager(self.data_folder).data["uid"]
+        uid = config.data["uid"]
         self.wallet_manager = WalletManager(os.path.join(self.data_folder, "wallets"), self.node.rpc,
                                             self.node.chain, self.device_manager, path=f"specter{uid}")
+        # the wallets already in the folder (made by the server's pages) load in a thread: wait
+        deadline = time.monotonic() + 120
+        while self.wallet_manager.is_loading and time.monotonic() < deadline:
+            time.sleep(0.1)
         return {"test_rpc": test, "is_running": self.node.is_running, "chain": self.node.chain,
                 "blocks": self.node.info.get("blocks"), "core_version": self.node.bitcoin_core_version_raw,
                 "mempool_info": self.node.info.get("mempool_info"),
@@ -77,6 +90,15 @@ class Driver:
 
     def _wallet(self, name):
         return self.wallet_manager.wallets[name]
+
+    def wallet_info(self, name):
+        """What a wallet's settings page shows of a wallet made elsewhere (e.g. in the browser)."""
+        if name not in self.wallet_manager.wallets:
+            raise KeyError(f"{name} not loaded; failed: {self.wallet_manager.failed_load_wallets}")
+        wallet = self._wallet(name)
+        return {"alias": wallet.alias, "recv_descriptor": wallet.recv_descriptor,
+                "change_descriptor": wallet.change_descriptor,
+                "addresses": [wallet.get_address(i) for i in range(3)]}
 
     def balance(self, name):
         """The balance line above a wallet's pages (getbalances alone)."""
@@ -137,6 +159,21 @@ class Driver:
         sent = self.node.rpc.sendrawtransaction(raw["hex"])
         wallet.delete_spent_pending_psbts([raw["hex"]])
         return {"signatures": signed_by, "complete": raw["complete"], "accepted": accepted, "sent": sent,
+                "pending": sorted(wallet.pending_psbts)}
+
+    def send_signed(self, name, txid, signed):
+        """The signing devices' PSBTs (signed elsewhere, e.g. files a hardware wallet wrote) through
+        the combine page (combinepsbt, finalizepsbt) and the broadcast button."""
+        wallet = self._wallet(name)
+        combined = self.node.rpc.combinepsbt([wallet.pending_psbts[txid].to_string(), *signed])
+        raw = self.node.rpc.finalizepsbt(combined)
+        if "psbt" not in raw:
+            raw["psbt"] = combined
+        wallet.update_pending_psbt(combined, txid, raw)
+        accepted = wallet.rpc.testmempoolaccept([raw["hex"]])[0]
+        sent = self.node.rpc.sendrawtransaction(raw["hex"])
+        wallet.delete_spent_pending_psbts([raw["hex"]])
+        return {"complete": raw["complete"], "accepted": accepted, "sent": sent,
                 "pending": sorted(wallet.pending_psbts)}
 
     def discard_psbts(self, name):

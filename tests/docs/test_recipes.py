@@ -18,13 +18,8 @@ from tests.kit.toolchains import bitcoind_path
 REPO = recipes.REPO
 VENV_BIN = REPO / ".venv" / "bin"
 
-# Sessions that need work merged from other branches (issue 25): expected to fail until then.
-# The lead empties this when the device-lending and emulator branches are merged.
-PENDING_ON_THIS_BRANCH: dict[tuple[str, str], str] = {
-    ("README.md", "tour"): "needs quilld's own device as a signer (issue 25 items 1 and 4: device lending, "
-                           "the seeded device of make start)",
-    ("docs/external-signer.md", "multisig"): "needs quill-signer getxpub (issue 25 item 3)",
-}
+# Sessions that cannot pass yet, each with its reason, run as xfail (none today).
+PENDING_ON_THIS_BRANCH: dict[tuple[str, str], str] = {}
 
 
 def documents() -> list[Path]:

@@ -71,7 +71,8 @@ def _overview_sections(text: str) -> dict[str, list[str]]:
 def test_the_help_overview_is_cores_for_the_methods_quill_has(nodes: Any) -> None:
     core, builtin, _ = nodes
     ours, cores = _overview_sections(builtin.rpc("help")), _overview_sections(core.rpc("help"))
-    assert ours.pop("== Device ==") == ["getdeviceinfo", 'setconfirmationpolicy "policy" ( amount )']
+    assert ours.pop("== Device ==") == ["getdeviceinfo", 'setconfirmationpolicy "policy" ( amount )',
+                                        'signercommand ["arg",...]']
     assert list(ours) == [title for title in cores if title in ours]
     for title, lines in ours.items():
         assert lines == [line for line in cores[title] if line in lines], title

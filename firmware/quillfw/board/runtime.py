@@ -7,14 +7,62 @@ signing integration adds its module here; get_info then reports its methods
 and what it can sign. The user confirmation (quillfw.signing.confirm) is part of
 every build: its set_confirm_policy method, its get_info fields, and the
 Confirmation object the signing methods ask before their first signature.
+So is the chain its user chose (set_chain, get_info's `chain`): what a host
+uses when it is not told which chain (quill-signer without --chain), as a
+Coldcard or a Jade keeps its network setting.
 """
 from quillfw.board.info import core_methods
 from quillfw.signing.confirm import DEFAULT_TIMEOUT_MS, Confirmation
 from quillfw.wire.dispatcher import TEXT, UINT, Dispatcher, Method
+from quillfw.wire.errors import INVALID_PARAMS, DeviceError
 from quillfw.wire.framing import DEFAULT_IDLE_MS
 from quillfw.wire.server import LinkBuffers, Server
 
 EXTENSIONS = ("quillfw.signing.methods",)
+CHAINS = ("main", "test", "testnet4", "signet", "regtest")
+CHAIN_FILE = "quill_chain.txt"     # beside the confirmation policy's file
+CHAIN_REFUSED = "Chain refused on the device"
+
+
+class ChainSetting:
+    """set_chain {chain} -> null, once the user agreed; kept on flash (in RAM without a
+    policy file); get_info's `chain` when one was set."""
+
+    def __init__(self, policy_path, confirmation):
+        self.path = None if policy_path is None else \
+            policy_path[:policy_path.rfind("/") + 1] + CHAIN_FILE
+        self.confirmation = confirmation
+        self.memory = None
+
+    def current(self):
+        if self.path is None:
+            return self.memory
+        try:
+            with open(self.path) as f:
+                chain = f.read().strip()
+        except OSError:
+            return None
+        return chain if chain in CHAINS else None
+
+    def set_chain(self, ctx, params):
+        chain = params["chain"]
+        if chain not in CHAINS:
+            raise DeviceError(INVALID_PARAMS, "chain must be one of " + ", ".join(CHAINS))
+        from quillfw.signing.confirm import drop, flow
+        try:
+            flow().ask(self.confirmation, ctx, "Use chain " + chain, CHAIN_REFUSED)
+        finally:
+            drop(self.confirmation.approver)
+        if self.path is None:
+            self.memory = chain
+        else:
+            with open(self.path, "w") as f:
+                f.write(chain)
+        return None
+
+    def info(self):
+        chain = self.current()
+        return {} if chain is None else {"chain": chain}
 
 
 def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
@@ -36,6 +84,8 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     dispatcher.register([Method("set_confirm_policy", confirmation.set_policy,
                                 {"policy": (TEXT, True), "amount": (UINT, False)})],
                         info=confirmation.info)
+    chain = ChainSetting(policy_path, confirmation)
+    dispatcher.register([Method("set_chain", chain.set_chain, {"chain": (TEXT, True)})], info=chain.info)
     for name in EXTENSIONS:
         module = __import__(name, None, None, ["register"])
         module.register(dispatcher)

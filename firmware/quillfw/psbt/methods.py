@@ -18,6 +18,7 @@ confirmed what is sent (quillfw.psbt.session has the rules).
     psbt_legacy_finish {}                                   -> signature
     psbt_end {} / psbt_abort {}                             -> null
     display_address    {path, script_type, network}         -> {address}
+    sign_message       {path, message}                      -> {signature}: r || s, 64 bytes
 
 register(dispatcher, boot) is called with quillfw.keys.methods' state by the
 entry that registers the keys (a board's main.py, quill-emu's key module).
@@ -39,6 +40,10 @@ from quillfw.wire.errors import (
 
 SCRIPT_TYPES = ("p2pkh", "p2sh-p2wpkh", "p2wpkh", "p2tr")
 ADDRESS_REFUSED = "Address refused on the device"
+MESSAGE_REFUSED = "Message refused on the device"
+MAX_SIGNED_MESSAGE = 1024          # bytes of text: a BIP129 key record is ~200
+# Bitcoin Core's MESSAGE_MAGIC (common/signmessage.cpp), with its length byte
+MESSAGE_MAGIC = b"\x18Bitcoin Signed Message:\n"
 
 def require_unlocked(boot):
     """LOCKED unless the seed is in RAM (a seed stored without a PIN, the
@@ -235,6 +240,48 @@ class PsbtMethods:
             drop(self.confirmation.approver)
         return {"address": address}
 
+    def sign_message(self, ctx, p):
+        if self._psbt is None:
+            self._loaded = set(sys.modules)
+        try:
+            return self._sign_message(ctx, p)
+        finally:
+            if self._psbt is None:
+                self._release()
+
+    def _sign_message(self, ctx, p):
+        """Core's signmessage digest (MessageHash: double SHA-256 of the magic, the text's
+        compact size and the text), signed after the user saw the text. The host makes the
+        compact signature's recovery byte: it knows the key (protocol/SPEC.md §11)."""
+        message = p["message"]
+        if len(message) > MAX_SIGNED_MESSAGE:
+            raise DeviceError(INVALID_PARAMS, "message is longer than %d bytes" % MAX_SIGNED_MESSAGE)
+        try:
+            text = message.decode()
+        except UnicodeError:
+            raise DeviceError(INVALID_PARAMS, "message must be UTF-8 text") from None
+        require_unlocked(self.boot)
+        from quillfw.keys.bip32 import format_path, master_node, parse_path
+        try:
+            path = parse_path(p["path"])
+        except ValueError as e:
+            raise DeviceError(INVALID_PARAMS, "Invalid path: %s" % e) from None
+        node = master_node(self.boot[2][0])
+        for index in path:
+            node = node.child(index)
+        from quillfw.signing.confirm import drop, flow
+        try:
+            flow().ask(self.confirmation, ctx, "Sign message with %s: %s" % (format_path(path), text),
+                       MESSAGE_REFUSED)
+        finally:
+            drop(self.confirmation.approver)
+        size = len(message)
+        prefix = bytes((size,)) if size < 253 else b"\xfd" + size.to_bytes(2, "little")
+        from quillfw.crypto import ecdsa
+        from quillfw.crypto.hashes import sha256d
+        r, s = ecdsa.der_decode(ecdsa.sign(node.secret, sha256d(MESSAGE_MAGIC + prefix + message)))
+        return {"signature": r.to_bytes(32, "big") + s.to_bytes(32, "big")}
+
     def methods(self):
         u = (UINT, True)
         return [
@@ -254,6 +301,7 @@ class PsbtMethods:
             Method("psbt_abort", self.abort),
             Method("display_address", self.display_address, {
                 "path": (TEXT, True), "script_type": (TEXT, True), "network": (TEXT, True)}),
+            Method("sign_message", self.sign_message, {"path": (TEXT, True), "message": (BYTES, True)}),
         ]
 
 

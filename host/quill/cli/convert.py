@@ -62,6 +62,7 @@ _POSITIONAL = {
     "sendtoaddress": "1 amount, 4 subtractfeefromamount, 5 replaceable, 6 conf_target, 8 avoid_reuse, "
                      "9 fee_rate, 10 verbose",
     "setconfirmationpolicy": "1 amount",  # Quill's own method
+    "signercommand": "0 args",  # Quill's own method
     "signrawtransactionwithkey": "1 privkeys, 2 prevtxs",
     "signrawtransactionwithwallet": "1 prevtxs",
     "stop": "0 wait",

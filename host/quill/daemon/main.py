@@ -34,6 +34,7 @@ from quill.handlers import (
     psbt_process,
     rawtransactions,
     rawtransactions_chain,
+    signer_command,
     signing,
     wallet,
     wallet_coins,
@@ -61,7 +62,7 @@ SWITCH_INTERVAL = 0.001
 HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
                    confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
                    psbt_process, feebump, external_signer, wallet_send,
-                   wallet_signing]
+                   wallet_signing, signer_command]
 
 
 def build_registry() -> Registry:

@@ -19,6 +19,8 @@ import time
 from collections import deque
 from typing import Any, Callable
 
+DEVICE_THREAD = "device-queue"
+
 
 class DeviceQueueFull(Exception):
     """More calls are waiting for the device than the queue holds."""
@@ -42,7 +44,7 @@ class DeviceQueue:
         self._waiting: deque[_Job] = deque()
         self._running: _Job | None = None
         self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="device-queue", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=DEVICE_THREAD, daemon=True)
         self._thread.start()
 
     def submit(self, label: str, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:

@@ -3,7 +3,8 @@ GetExternalSigner and DisplayAddress (wallet/external_signer_scriptpubkeyman.cpp
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from quill.extsigner.errors import (
@@ -24,6 +25,10 @@ log = logging.getLogger("quill.wallet")
 QUERY_TIMEOUT = 60.0
 USER_TIMEOUT = 300.0
 SIGHASH_DEFAULT, SIGHASH_ALL, SIGHASH_ANYONECANPAY = 0, 1, 0x80
+# How a signer command runs: (argv, stdin, timeout) -> its JSON answer. Core's way is a process
+# (run_command_parse_json); quilld without -signer runs quill-signer's commands with its own
+# device (quill.handlers.signer_command), the argv then being only the arguments.
+Runner = Callable[[list[str], str, float], Any]
 
 
 @dataclass
@@ -32,15 +37,16 @@ class ExternalSigner:
     chain: str
     fingerprint: str
     name: str
+    runner: Runner = field(default=run_command_parse_json)
 
     def _args(self, *tail: str) -> list[str]:
         return [*self.command, "--fingerprint", self.fingerprint, "--chain", self.chain, *tail]
 
     def get_descriptors(self, account: int) -> Any:
-        return run_command_parse_json(self._args("getdescriptors", "--account", str(account)), "", QUERY_TIMEOUT)
+        return self.runner(self._args("getdescriptors", "--account", str(account)), "", QUERY_TIMEOUT)
 
     def display_address(self, descriptor: str) -> Any:
-        return run_command_parse_json(self._args("displayaddress", "--desc", descriptor), "", USER_TIMEOUT)
+        return self.runner(self._args("displayaddress", "--desc", descriptor), "", USER_TIMEOUT)
 
     def sign_transaction(self, psbt: PSBT) -> PSBT:
         """Core's SignTransaction: the signer's PSBT. Raises SignerFailed (the reason logged) when
@@ -56,7 +62,7 @@ class ExternalSigner:
         if not any(self._is_ours(txin) for txin in psbt.inputs):
             raise SignRefused(f"Signer fingerprint {self.fingerprint} does not match any of the inputs:\n"
                                       f"{encoded}")
-        result = run_command_parse_json([*self.command, "--stdin", "--fingerprint", self.fingerprint,
+        result = self.runner([*self.command, "--stdin", "--fingerprint", self.fingerprint,
                                          "--chain", self.chain], "signtx " + encoded, USER_TIMEOUT)
         error = result.get("error") if isinstance(result, dict) else None
         if isinstance(error, str):
@@ -101,15 +107,19 @@ def check_signer_outputs(original: PSBT, signed: PSBT) -> None:
             raise SignRefused("Signer used an unsafe sighash type in taproot scriptpath sig")
 
 
-def enumerate_signers(command: str, chain: str) -> list[ExternalSigner]:
-    """Core's ExternalSigner::Enumerate: `<command> enumerate`, duplicates skipped."""
-    result = run_command_parse_json([*split_command(command), "enumerate"], "", QUERY_TIMEOUT)
+def enumerate_signers(command: str, chain: str, runner: Runner = run_command_parse_json,
+                      ready_only: bool = False) -> list[ExternalSigner]:
+    """Core's ExternalSigner::Enumerate: `<command> enumerate`, duplicates skipped. `ready_only`
+    (quilld's own device): a device that cannot sign (no seed, locked) is left out, not an error."""
+    result = runner([*split_command(command), "enumerate"], "", QUERY_TIMEOUT)
     if not isinstance(result, list):
         raise ExternalSignerError(f"'{command}' received invalid response, expected array of signers")
     signers: list[ExternalSigner] = []
     for entry in result:
         entry = entry if isinstance(entry, dict) else {}
         error = entry.get("error")
+        if error is not None and ready_only:
+            continue
         if error is not None:
             if not isinstance(error, str):
                 raise ExternalSignerError(f"'{command}' error")
@@ -123,7 +133,7 @@ def enumerate_signers(command: str, chain: str) -> list[ExternalSigner]:
             continue
         model = entry.get("model")
         name = model if isinstance(model, str) else ""
-        signers.append(ExternalSigner(split_command(command), chain, fingerprint, name))
+        signers.append(ExternalSigner(split_command(command), chain, fingerprint, name, runner))
     return signers
 
 
@@ -135,11 +145,22 @@ def no_signer_option() -> NoSingleSigner:
     return NoSingleSigner("restart quilld with -signer=<cmd>")
 
 
-def get_external_signer(command: str, chain: str) -> ExternalSigner:
+@dataclass(frozen=True)
+class SignerSource:
+    """Where a node's signers come from: Core's -signer command, or (command "") quilld's own
+    device through `runner`."""
+    command: str
+    runner: Runner = field(default=run_command_parse_json)
+
+    def enumerate(self, chain: str) -> list[ExternalSigner]:
+        return enumerate_signers(self.command, chain, self.runner, ready_only=not self.command)
+
+
+def get_external_signer(source: SignerSource | None, chain: str) -> ExternalSigner:
     """Core's ExternalSignerScriptPubKeyMan::GetExternalSigner: the one signer connected."""
-    if not command:
+    if source is None:
         raise no_signer_option()
-    signers = enumerate_signers(command, chain)
+    signers = source.enumerate(chain)
     if not signers:
         raise NoSingleSigner("No external signers found")
     if len(signers) > 1:
@@ -147,19 +168,19 @@ def get_external_signer(command: str, chain: str) -> ExternalSigner:
     return signers[0]
 
 
-def signer_for_signing(command: str, chain: str) -> ExternalSigner:
+def signer_for_signing(source: SignerSource | None, chain: str) -> ExternalSigner:
     """GetExternalSigner as FillPSBT uses it: its own failures are EXTERNAL_SIGNER_NOT_FOUND (the
     reason logged); a signer that cannot be run or answers nonsense fails as ExternalSignerError."""
     try:
-        return get_external_signer(command, chain)
+        return get_external_signer(source, chain)
     except NoSingleSigner as e:
         log.warning("%s", e.message)
         raise SignerNotFound() from None
 
 
-def display_address(command: str, chain: str, descriptor: str, address: str) -> None:
+def display_address(source: SignerSource | None, chain: str, descriptor: str, address: str) -> None:
     """Core's CWallet::DisplayAddress through the signer: it must echo `address`."""
-    result = get_external_signer(command, chain).display_address(descriptor)
+    result = get_external_signer(source, chain).display_address(descriptor)
     error = result.get("error") if isinstance(result, dict) else None
     if isinstance(error, str):
         raise DisplayAddressError(f"Signer returned error: {error}")

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from quill.extsigner.errors import ExternalSignerError
-from quill.extsigner.signer import display_address, enumerate_signers, no_signer_option, signer_for_signing
+from quill.extsigner.signer import display_address, no_signer_option, signer_for_signing
 from quill.handlers.blockchain import chain_of
 from quill.handlers.rawtransactions_chain import broadcast
+from quill.handlers.signer_command import signer_source
 from quill.handlers.wallet import _decode_address, _Locked
 from quill.rpc.args import get_bool
 from quill.rpc.errors import RPC_MISC_ERROR, RPCError
@@ -25,9 +26,10 @@ DEFAULT_TRANSACTION_MAXFEE = 10_000_000  # Core's -maxtxfee default (0.1 BTC): C
 
 
 def enumeratesigners(ctx: Any, args: list[Any]) -> Any:
-    if not ctx.node.signer:
+    source = signer_source(ctx)
+    if source is None:
         raise RPCError(RPC_MISC_ERROR, "Error: " + no_signer_option().message)
-    signers = enumerate_signers(ctx.node.signer, ctx.node.chain_name)
+    signers = source.enumerate(ctx.node.chain_name)
     return {"signers": [{"fingerprint": s.fingerprint, "name": s.name} for s in signers]}
 
 
@@ -40,7 +42,7 @@ def walletdisplayaddress(ctx: Any, args: list[Any]) -> Any:
             raise ExternalSignerError(NO_SCRIPTPUBKEYMAN)
         desc_id, index = owners[0]
         descriptor = wallet.descs[desc_id].desc.inferred_string(index)
-    display_address(ctx.node.signer, ctx.node.chain_name, descriptor, address)
+    display_address(signer_source(ctx), ctx.node.chain_name, descriptor, address)
     return {"address": address}
 
 
@@ -48,7 +50,7 @@ def signer_of(ctx: Any) -> Any:
     """The signing step an external-signer wallet's FillPSBT takes: Core's GetExternalSigner
     (any failure: EXTERNAL_SIGNER_NOT_FOUND), then its SignTransaction."""
     def sign(psbt: PSBT) -> PSBT:
-        return signer_for_signing(ctx.node.signer, ctx.node.chain_name).sign_transaction(psbt)
+        return signer_for_signing(signer_source(ctx), ctx.node.chain_name).sign_transaction(psbt)
     return sign
 
 

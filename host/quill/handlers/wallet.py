@@ -9,6 +9,7 @@ import time
 from quill.amount import Amount
 from quill.extsigner.signer import get_external_signer
 from quill.handlers.errors import to_rpc_error
+from quill.handlers.signer_command import signer_source
 from quill.rpc import univalue
 from quill.rpc.args import INT64, get_bool, get_int, get_str, label_from_value, parse_descriptor_range, parse_hash_v
 from quill.rpc.errors import (
@@ -108,7 +109,7 @@ def createwallet(ctx, args):
         # Core's SetupDescriptorScriptPubKeyMans, asked before any file is made: the signer's
         # account 0 descriptors (nothing is left behind when the signer fails)
         manager.check_absent(name)
-        signer = get_external_signer(ctx.node.signer, ctx.node.chain_name)
+        signer = get_external_signer(signer_source(ctx), ctx.node.chain_name)
         descriptors_from_signer = signer_descriptors(signer.get_descriptors(0), ctx.node.chain_name)
     warnings = _fallback_fee_warnings(ctx, "Wallet creation failed. ")
     try:

@@ -1,261 +1,144 @@
-"""quill-signer: Bitcoin Core's external signer (doc/external-signer.md) for a
-Quill device, so that `bitcoind -signer="quill-signer --device=PORT"` keeps a
-wallet's keys on the device.
+"""quill-signer: Bitcoin Core's external signer (doc/external-signer.md) and an HWI-style tool
+for a Quill device, so that `bitcoind -signer="quill-signer --device=PORT"` keeps a wallet's
+keys on the device, and desktop wallets get its keys as files.
 
-    quill-signer [--device=PORT] enumerate
-    quill-signer [--device=PORT] --fingerprint=FP --chain=CHAIN getdescriptors --account N
-    quill-signer [--device=PORT] --fingerprint=FP --chain=CHAIN displayaddress --desc DESC
-    quill-signer [--device=PORT] --stdin --fingerprint=FP --chain=CHAIN   (stdin: signtx PSBT)
-    quill-signer [--device=PORT] --chain=CHAIN register --desc DESC [--desc DESC] --name NAME
-    quill-signer [--device=PORT] registered
-    quill-signer [--device=PORT] unregister --name NAME
+    quill-signer [--device=PORT | --bridge[=URL]] [--fingerprint=FP] [--chain=CHAIN] COMMAND
+      enumerate
+      getdescriptors [--account N]
+      getxpub PATH                                     {"xpub": ...}
+      displayaddress (--desc DESC | --path PATH [--addr-type legacy|wit|sh_wit|tap])
+      getkeypool [--keypool|--nokeypool] [--internal] [--addr-type T | --all] [--account N]
+                 [--path PATH/*] START END             importdescriptors requests, as HWI
+      signtx [PSBT] [--in FILE] [--out FILE]           FILE: binary or base64
+      signmessage MESSAGE PATH                         {"signature": ...}, Core's signmessage form
+      export --format=coldcard|bsms|descriptors [--account N] [--path P] [--label L] [--out FILE]
+      register (--desc DESC [--desc DESC] | --bsms RECORD_FILE) --name NAME
+      registered
+      unregister --name NAME
+      setchain CHAIN                                   the device keeps it: --chain's default
+    quill-signer ... --stdin    (the command on stdin, as Core sends `signtx <psbt>`)
 
-Answers are one JSON document on stdout, shaped as HWI's: a list of devices
-for enumerate, {"receive": [...], "internal": [...]} for getdescriptors,
-{"address": ...} for displayaddress, {"psbt": ...} for signtx, {"name": ...,
-"address": <first receive address>} for register (a multisig wallet, shown on
-the device and kept there: quill.signer.multisig; Core's protocol has no such
-command), the registered wallets for registered, {"removed": NAME}, and
-{"error": ..., "code": ...} when something fails (exit status 1).
---device is a serial port path or a pyserial URL; the default finds a
-supported USB board as `quilld -device=auto` does. Core quotes some values
-("73c5da0a"); the quotes are taken off.
+--device is a serial port path or a pyserial URL (the default finds a supported USB board as
+`quilld -device=auto` does); --bridge asks a running quilld for the device it holds
+(quill.signer.bridge), so one board serves quilld and other programs. --chain, when not given,
+is quilld's chain through the bridge, else the one the device keeps (setchain), else main.
+Answers are one JSON document on stdout, shaped as HWI's (quill.signer.commands), or the
+export's file; {"error": ..., "code": ...} when something fails (exit status 1).
 """
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import json
-import re
 import shlex
 import sys
 from typing import Any
 
-from quill.device import hwkeys
-from quill.device import multisig as device_multisig
-from quill.device.client import DeviceClient
-from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import find_board
-from quill.signer.multisig import RegistrationError, registration
-from quill.signing.errors import DeviceCannotSign
-from quill.signing.psbt_own_keys import PsbtSigningError, sign_psbt_with_device
-from quill.tx.psbt import PSBTError, decode_base64_psbt, encode_base64_psbt
+from quill.signer import bridge, commands
+from quill.signer.errors import BAD_ARGUMENT, NO_DEVICE_TYPE, SignerError
 
-CHAINS = ("main", "test", "testnet4", "signet", "regtest")
-MODEL = "quill"
-
-# HWI's error codes (hwilib.errors) for the failures an external signer reports
-DEVICE_CONN_ERROR = -6
-DEVICE_NOT_READY = -7
-BAD_ARGUMENT = -8
-NO_DEVICE_TYPE = -3
-UNKNOWN_ERROR = -13
-
-
-class SignerError(Exception):
-    def __init__(self, message: str, code: int = UNKNOWN_ERROR) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-
-
-def _unquote(value: str | None) -> str | None:
-    if value is not None and len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1]
-    return value
+PSBT_MAGIC = b"psbt\xff"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="quill-signer", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", help="serial port path or pyserial URL (default: find a board)")
-    parser.add_argument("--fingerprint", help="master key fingerprint of the device to use")
-    parser.add_argument("--chain", default="main", help="main, test, testnet4, signet or regtest")
-    parser.add_argument("--stdin", action="store_true", help="read the command from stdin")
-    commands = parser.add_subparsers(dest="command")
-    commands.add_parser("enumerate")
-    descriptors = commands.add_parser("getdescriptors")
-    descriptors.add_argument("--account", type=int, default=0)
-    display = commands.add_parser("displayaddress")
-    display.add_argument("--desc", required=True)
-    sign = commands.add_parser("signtx")
-    sign.add_argument("psbt")
-    register = commands.add_parser("register")
-    register.add_argument("--desc", required=True, action="append")
-    register.add_argument("--name", required=True)
-    commands.add_parser("registered")
-    unregister = commands.add_parser("unregister")
-    unregister.add_argument("--name", required=True)
+    # a bare --bridge takes no value: the word after it is the command (Core appends `enumerate`)
+    argv = ["--bridge=" if word == "--bridge" else word for word in argv]
+    parser = commands.build_parser(local=True)
+    parser.description = (__doc__ or "").split("\n\n")[0]
     args = parser.parse_args(argv)
     if args.stdin:
-        words = shlex.split(sys.stdin.read())
-        args = parser.parse_args(argv + words)
-    args.fingerprint = _unquote(args.fingerprint)
-    args.chain = _unquote(args.chain)
-    if args.chain not in CHAINS:
-        parser.error(f"--chain must be one of {', '.join(CHAINS)}")
-    if args.command is None:
-        parser.error("a command is required: enumerate, getdescriptors, displayaddress, signtx, "
-                     "register, registered or unregister")
+        args = parser.parse_args(argv + shlex.split(sys.stdin.read()))
+    if args.device is not None and args.bridge is not None:
+        parser.error("give --device or --bridge, not both")
+    try:
+        commands.check_args(args)
+    except SignerError as e:
+        parser.error(e.message)
     return args
 
 
-def _port(args: argparse.Namespace) -> str:
-    port = args.device or find_board()
-    if not port:
-        raise SignerError("No Quill device found", NO_DEVICE_TYPE)
-    return port
+def read_files(args: argparse.Namespace) -> bool | None:
+    """Put the files the command names into its arguments; True when signtx's PSBT came as
+    binary (the signed one is written the same way), None without --in."""
+    if args.command == "register" and args.bsms:
+        args.bsms_record = _read_text(args.bsms)
+    if args.command != "signtx":
+        return None
+    if (args.psbt is None) == (args.infile is None):
+        raise SignerError("signtx takes a PSBT or --in FILE", BAD_ARGUMENT)
+    if args.infile is None:
+        return None
+    data = _read_bytes(args.infile)
+    if data.startswith(PSBT_MAGIC):
+        args.psbt = base64.b64encode(data).decode()
+        return True
+    args.psbt = data.decode(errors="replace").strip()
+    return False
 
 
-def enumerate_devices(args: argparse.Namespace) -> list[dict[str, Any]]:
-    port = args.device or find_board()
-    if not port:
-        return []
-    entry: dict[str, Any] = {"type": MODEL, "model": MODEL, "label": None, "path": port,
-                             "needs_pin_sent": False, "needs_passphrase_sent": False}
+def _read_bytes(path: str) -> bytes:
     try:
-        with DeviceClient(port) as client:
-            state = hwkeys.key_state(client.get_info())
-            if state.state == "unlocked" and state.fingerprint is None:
-                state = hwkeys.KeyState(state.state, hwkeys.master_fingerprint(client))
-    except (DeviceUnavailable, DeviceError, hwkeys.KeysUnavailable) as e:
-        entry["error"] = f"Could not open device: {e}"
-        entry["code"] = DEVICE_CONN_ERROR
-        return [entry]
-    if state.state == "locked":
-        entry["needs_pin_sent"] = True
-        entry["error"] = "Device is locked: unlock it with its PIN"
-        entry["code"] = DEVICE_NOT_READY
-    elif state.state != "unlocked" or state.fingerprint is None:
-        entry["error"] = "Device has no seed: generate or restore one first"
-        entry["code"] = DEVICE_NOT_READY
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise SignerError(f"Cannot read {path}: {e.strerror}", BAD_ARGUMENT) from None
+
+
+def _read_text(path: str) -> str:
+    return _read_bytes(path).decode(errors="replace")
+
+
+def _write(path: str, data: bytes) -> None:
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise SignerError(f"Cannot write {path}: {e.strerror}", BAD_ARGUMENT) from None
+
+
+def write_files(args: argparse.Namespace, answer: Any, binary: bool | None) -> Any:
+    """Write --out; the answer printed then (signtx: still {"psbt"}, export: {"file"})."""
+    outfile = getattr(args, "outfile", None)
+    if outfile is None:
+        return answer
+    if args.command == "signtx":
+        signed = str(answer["psbt"])
+        _write(outfile, binascii.a2b_base64(signed) if binary is not False else signed.encode() + b"\n")
+        return answer
+    text = answer if isinstance(answer, str) else json.dumps(answer, indent=4) + "\n"
+    _write(outfile, text.encode())
+    return {"file": outfile}
+
+
+def run(args: argparse.Namespace) -> tuple[int, Any]:
+    binary = read_files(args)
+    if args.bridge is not None:
+        status, answer = bridge.connect(args.bridge, args.chain, args.datadir).run(commands.remote_argv(args))
     else:
-        entry["fingerprint"] = state.fingerprint
-    return [entry]
-
-
-def _open(args: argparse.Namespace) -> DeviceClient:
-    client = DeviceClient(_port(args)).open()
-    try:
-        state = hwkeys.key_state(client.get_info())
-        if state.state != "unlocked":
-            raise SignerError(f"Device is {state.state}", DEVICE_NOT_READY)
-        fingerprint = state.fingerprint or hwkeys.master_fingerprint(client)
-        if args.fingerprint and fingerprint != args.fingerprint.lower():
-            raise SignerError(f"No device with fingerprint {args.fingerprint}", DEVICE_CONN_ERROR)
-    except BaseException:
-        client.close()
-        raise
-    return client
-
-
-def device_network(chain: str) -> str:
-    """The device's name for the chain's address format (protocol/SPEC.md §11)."""
-    return chain if chain in ("main", "regtest") else "test"
-
-
-# The descriptors Core's walletdisplayaddress passes (InferDescriptor of one address):
-# pkh/sh(wpkh)/wpkh/tr of one key with its origin, e.g. wpkh([73c5da0a/84h/1h/0h/0/0]02ab...)
-_DISPLAY_FORMS = (("pkh(", ")", "p2pkh"), ("sh(wpkh(", "))", "p2sh-p2wpkh"),
-                  ("wpkh(", ")", "p2wpkh"), ("tr(", ")", "p2tr"))
-_ORIGIN = re.compile(r"^\[([0-9a-fA-F]{8})((?:/[0-9]+[hH']?)*)\]([0-9A-Za-z]+)((?:/[0-9]+[hH']?)*)$")
-
-
-def display_request(desc: str, fingerprint: str) -> tuple[str, str]:
-    """(path, script type) of a single-key descriptor of this device's key."""
-    body = desc.split("#", 1)[0]
-    forms = [(body[len(prefix):len(body) - len(suffix)], kind) for prefix, suffix, kind in _DISPLAY_FORMS
-             if body.startswith(prefix) and body.endswith(suffix)]
-    if not forms:
-        raise SignerError("Unsupported descriptor: the device displays pkh, sh(wpkh), wpkh "
-                          "and tr addresses of one key", BAD_ARGUMENT)
-    key, script_type = forms[0]
-    match = _ORIGIN.match(key)
-    if match is None:
-        raise SignerError("Descriptor key has no key origin", BAD_ARGUMENT)
-    if match.group(1).lower() != fingerprint:
-        raise SignerError("Descriptor key is not this device's", BAD_ARGUMENT)
-    path = "m" + (match.group(2) + match.group(4)).replace("'", "h").replace("H", "h")
-    return path, script_type
-
-
-def run(args: argparse.Namespace) -> Any:
-    if args.command == "enumerate":
-        return enumerate_devices(args)
-    if args.command == "getdescriptors":
-        if args.account < 0 or args.account >= hwkeys.HARDENED:
-            raise SignerError("Account must be between 0 and 2^31 - 1", BAD_ARGUMENT)
-        client = _open(args)
-        try:
-            return hwkeys.account_descriptors(client, args.chain, args.account)
-        finally:
-            client.close()
-    if args.command == "displayaddress":
-        client = _open(args)
-        try:
-            fingerprint = hwkeys.master_fingerprint(client)
-            path, script_type = display_request(args.desc, fingerprint)
-            result = client.call("display_address", {"path": path, "script_type": script_type,
-                                                      "network": device_network(args.chain)},
-                                 awaits_user=True)
-            return {"address": result["address"]}
-        finally:
-            client.close()
-    if args.command in ("register", "registered", "unregister"):
-        return multisig_command(args)
-    return sign_tx(args)
-
-
-def multisig_command(args: argparse.Namespace) -> Any:
-    if args.command == "register":
-        try:
-            wallet = registration(args.desc, args.name, args.chain, device_network(args.chain))
-        except RegistrationError as e:
-            raise SignerError(str(e), BAD_ARGUMENT) from None
-    client = _open(args)
-    try:
-        if args.command == "register":
-            return device_multisig.register(client, wallet)
-        if args.command == "registered":
-            return device_multisig.registered(client)
-        device_multisig.remove(client, args.name)
-        return {"removed": args.name}
-    finally:
-        client.close()
-
-
-def sign_tx(args: argparse.Namespace) -> dict[str, str]:
-    """HWI's signtx: the PSBT with the device's signatures added."""
-    try:
-        psbt = decode_base64_psbt(args.psbt)
-    except PSBTError as e:
-        raise SignerError(f"TX decode failed {e}", BAD_ARGUMENT) from None
-    client = _open(args)
-    try:
-        fingerprint = bytes.fromhex(hwkeys.master_fingerprint(client))
-        sign_psbt_with_device(client, client.get_info(), psbt, fingerprint,
-                              device_network(args.chain))
-    except (PsbtSigningError, DeviceCannotSign) as e:
-        raise SignerError(str(e), BAD_ARGUMENT) from None
-    finally:
-        client.close()
-    return {"psbt": encode_base64_psbt(psbt)}
+        port = args.device or find_board()
+        if not port:
+            if args.command == "enumerate":
+                return 0, []
+            raise SignerError("No Quill device found", NO_DEVICE_TYPE)
+        status, answer = commands.execute(args, commands.PortLink(port))
+    return status, (write_files(args, answer, binary) if status == 0 else answer)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        result = run(args)
+        status, result = run(args)
     except SignerError as e:
-        result, status = {"error": e.message, "code": e.code}, 1
-    except DeviceError as e:
-        result, status = {"error": e.message, "code": UNKNOWN_ERROR}, 1
-    except DeviceUnavailable as e:
-        result, status = {"error": str(e), "code": DEVICE_CONN_ERROR}, 1
-    else:
-        status = 0
+        status, result = 1, {"error": e.message, "code": e.code}
     if status:
         # Core's RunCommandParseJSON reports only stderr when a signer fails
         print(f"quill-signer: {result['error']}", file=sys.stderr)
-    print(json.dumps(result))
+    if isinstance(result, str):
+        sys.stdout.write(result)
+    else:
+        print(json.dumps(result))
     return status
 
 
