@@ -206,14 +206,19 @@ class PsbtMethods:
         self.confirmation.reset()
         return None
 
-    def display_address(self, ctx, p):
+    def _outside_session(self, method, ctx, p):
+        """`method`, whose modules are freed again after it unless a signing session holds
+        them (they load on demand: the heap is the session's)."""
         if self._psbt is None:
             self._loaded = set(sys.modules)
         try:
-            return self._display_address(ctx, p)
+            return method(ctx, p)
         finally:
             if self._psbt is None:
                 self._release()
+
+    def display_address(self, ctx, p):
+        return self._outside_session(self._display_address, ctx, p)
 
     def _display_address(self, ctx, p):
         from quillfw.psbt import owned
@@ -241,13 +246,7 @@ class PsbtMethods:
         return {"address": address}
 
     def sign_message(self, ctx, p):
-        if self._psbt is None:
-            self._loaded = set(sys.modules)
-        try:
-            return self._sign_message(ctx, p)
-        finally:
-            if self._psbt is None:
-                self._release()
+        return self._outside_session(self._sign_message, ctx, p)
 
     def _sign_message(self, ctx, p):
         """Core's signmessage digest (MessageHash: double SHA-256 of the magic, the text's
