@@ -199,12 +199,14 @@ class WalletManager:
                         for desc, internal in signer_descriptors:
                             wallet.add_descriptor(desc, now, 0, wallet.keypool, 0, True, internal, None)
                 self._update_autoload(name, load_on_startup)
-            except BaseException:
-                self._discard_new(name, store, made_dir)
+            except BaseException as e:
+                # A refused write (a full disk) leaves nothing, so the name is free once there is
+                # room again; Core's own refusals of a path leave its folders as Core leaves them
+                self._discard_new(name, store, made_dir and isinstance(e, StoreWriteFailed))
                 raise
             return wallet
 
-    def _discard_new(self, name, store, made_dir):
+    def _discard_new(self, name, store, remove_folder):
         """Undo a createwallet that failed part way: no wallet, no file, no lock left behind."""
         self.wallets.pop(name, None)
         if store is not None:
@@ -215,7 +217,7 @@ class WalletManager:
                          ".walletlock"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(folder, leftover))
-        if made_dir:
+        if remove_folder:
             with contextlib.suppress(OSError):
                 os.rmdir(folder)
 
