@@ -26,7 +26,6 @@ from tests.clients.specter_env import specter_python
 from tests.clients.test_specter import Server, Specter
 from tests.clients.test_specter_keyfiles import ELSEWHERE, MNEMONICS, PASSWORD, USER, run_signer
 from tests.keys.emulated import EmulatedDevice
-from tests.keys.test_core_send import PSBT_HEAP
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.kit.toolchains import unavailable
 
@@ -104,7 +103,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     work = tmp_path_factory.mktemp("specter-browser")
     shots = work / "screenshots"
     shots.mkdir()
-    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}", f"--heapsize={PSBT_HEAP}")
+    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}")
                for i, words in enumerate(MNEMONICS)]
     for device in devices:
         device.start()

@@ -28,7 +28,6 @@ import pytest
 from tests.clients.specter_env import specter_python
 from tests.clients.test_specter import Specter, sats
 from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
-from tests.keys.test_core_send import PSBT_HEAP
 from tests.kit.rpc_daemon import QuillDaemon
 
 USER, PASSWORD = "specter", "keys"
@@ -74,7 +73,7 @@ class Scene:
 def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     python = specter_python()
     work = tmp_path_factory.mktemp("specter-keyfiles")
-    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}", f"--heapsize={PSBT_HEAP}")
+    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}")
                for i, words in enumerate(MNEMONICS)]
     for device in devices:
         device.start()

@@ -16,9 +16,9 @@ TEST_MNEMONIC = "abandon " * 11 + "about"
 
 
 class EmulatedDevice:
-    """quill-emu modelling board (quill-emu --board), with args."""
+    """quill-emu modelling board (quill-emu --board; its default, the Pico, unless named), with args."""
 
-    def __init__(self, workdir: Path, *args: str, board: str) -> None:
+    def __init__(self, workdir: Path, *args: str, board: str = DEFAULT_BOARD) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.datadir = self.workdir / "device"

@@ -1,7 +1,7 @@
 """Bitcoin Core spends with the Quill device as its external signer, end to end on
 regtest: the real bitcoind runs `-signer="<venv>/bin/quill-signer --device=<pty>"`
 against quill-emu started with the BIP39 test mnemonic and the test-only
-confirmation channel, at PSBT_HEAP (below). Coins mined to the device's P2WPKH, P2TR, P2SH-P2WPKH and
+confirmation channel, on PSBT_BOARD (below). Coins mined to the device's P2WPKH, P2TR, P2SH-P2WPKH and
 P2PKH addresses are spent with `send` (with change) and `sendall`; the device
 shows the recipient, change and fee on its channel before signing; Core
 broadcasts and the transactions confirm. The device's signatures are the bytes

@@ -25,7 +25,6 @@ from quillfw.keys import bip32
 from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice, process_command_lines
 from tests.keys.p2wpkh_psbt import p2wpkh_psbt
 from tests.keys.test_core_external_signer import FINGERPRINT, core_address, master_tprv
-from tests.keys.test_core_send import PSBT_HEAP
 from tests.keys.test_quilld_external_signer import ELSEWHERE, HW, Quilld
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
@@ -92,7 +91,7 @@ class Board:
 @pytest.fixture(scope="module")
 def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Board]:
     work = tmp_path_factory.mktemp("bridge")
-    with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", f"--heapsize={PSBT_HEAP}") as device:
+    with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}") as device:
         # quill-signer --device answers first: once quilld runs, the port is quilld's
         direct = {name: signer(f"--device={device.port}", *argv) for name, argv in COMMANDS.items()}
         with QuillDaemon(work / "quilld", f"-device={device.port}", f"-rpcuser={USER}",

@@ -29,7 +29,6 @@ from embit.networks import NETWORKS
 
 from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import FINGERPRINT, core_address, master_tprv
-from tests.keys.test_core_send import PSBT_HEAP
 from tests.kit.bitcoind import BitcoinD
 
 REGTEST = NETWORKS["regtest"]
@@ -78,7 +77,7 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     work = tmp_path_factory.mktemp("exports")
-    with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", f"--heapsize={PSBT_HEAP}") as device, \
+    with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}") as device, \
             BitcoinD(work / "core") as core:
         yield Setup(device, core)
 
