@@ -3,19 +3,22 @@ stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 
     micropython main_emulator.py [--idle-ms N] [--board NAME] [--approve auto|ask|channel]
                                  [--datadir DIR] [--confirm-timeout-ms N] [--target NAME]
-                                 [--boot-id HEX]
+                                 [--boot-id HEX] [--display KIND] [--screen-dir DIR]
 
 --approve: who confirms (firmware/emulator_approval.py; default auto);
 --datadir: where the confirmation policy is kept (confirm_policy.json) and
 where the ask/channel approvers exchange their files (without it the policy
 lives in memory and only auto is possible); --confirm-timeout-ms: how long a
 confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS);
---keys: answer the seed and key methods (emulator_keys.py).
+--keys: answer the seed and key methods (emulator_keys.py); --display: the
+emulated panel (emulator_display.PANELS, or none; default st7789-240x240, the
+Pico board profile's), --screen-dir: where it writes every screen as PNG and text.
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
 while busy or awaiting the user), debug_alloc (a request that can exhaust the
-heap), debug_heap (free heap and largest free block) and debug_raise (a handler bug).
+heap), debug_heap (free heap and largest free block) and debug_raise (a handler bug),
+and the debug link (emulator_debuglink: debug_layout, debug_press).
 """
 import sys
 import time
@@ -103,6 +106,14 @@ def _approver(kind, datadir):
     return (kind, "emulator_approval", datadir)
 
 
+def _display(kind, screen_dir):
+    """The display spec (quillfw.signing.confirm): None for --display none."""
+    from emulator_display import PANELS, info
+    if kind != "none" and kind not in PANELS:
+        raise SystemExit("quill-fw: --display must be none or one of " + ", ".join(PANELS))
+    return None if kind == "none" else (info(kind), "emulator_display", kind, screen_dir)
+
+
 def main(argv):
     idle_ms = int(_option(argv, "--idle-ms", "2000"))
     board = _option(argv, "--board", "emulator")
@@ -111,14 +122,18 @@ def main(argv):
     timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
     target = _option(argv, "--target", "unix")
     boot_id = _option(argv, "--boot-id", None)  # ports whose os.urandom repeats at every boot
+    display = _display(_option(argv, "--display", "st7789-240x240"), _option(argv, "--screen-dir", None))
     if kind not in ("auto", "ask", "channel"):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
         raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
     dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
-                                  confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id)
+                                  confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id,
+                                  display=display)
     dispatcher.register(DEBUG_METHODS)
+    from emulator_debuglink import METHODS as DEBUG_LINK
+    dispatcher.register(DEBUG_LINK)
     if "--keys" in argv and datadir is not None:
         from emulator_keys import register_keys
         # a qemu board has no filesystem: its seed and registrations are kept in RAM

@@ -65,6 +65,13 @@ from quillfw.compat import const, forget
 # an approver's answers
 APPROVED = "approve"
 REFUSED = "refuse"
+# an approver's button presses (quillfw.ui.flow pages with them; without a display,
+# OK approves and NO refuses)
+NEXT = "n"
+PREV = "p"
+OK = "a"
+NO = "r"
+HOLD = "h"
 
 ALWAYS = "always"
 ABOVE = "above"
@@ -77,7 +84,30 @@ AUTO = ("auto",)
 
 # imported for a confirmation or a policy change, dropped afterwards (with the
 # approver spec's own module)
-_TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers")
+_TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers", "quillfw.ui.screens",
+              "quillfw.ui.screen", "quillfw.ui.display", "quillfw.ui.flow", "quillfw.psbt.address",
+              "quillfw.keys.base58")
+
+# Outputs a transaction review lists one by one (address and amount, quillfw.ui.screens);
+# the outputs after them are summed, so that the review costs a bounded heap
+# (~40 bytes of script and ~50 of list per output)
+MAX_LISTED = const(32)
+NETWORKS = ("main", "test", "regtest")
+
+
+def _input_weight(script):
+    """Estimated BIP141 weight of an input spending script (its signature's space
+    included): for the fee rate the user is shown, which is approximate."""
+    n = len(script)
+    if n == 22 and script[0] == 0:
+        return 272                  # P2WPKH: 41 bytes + a 108-byte witness
+    if n == 34 and script[0] == 0x51:
+        return 230                  # P2TR key path: 41 bytes + a 66-byte witness
+    if n == 34 and script[0] == 0:
+        return 418                  # P2WSH (taken as 2-of-3 multisig)
+    if n == 23:
+        return 364                  # P2SH (taken as P2SH-P2WPKH)
+    return 592                      # P2PKH and the rest: 148 bytes
 
 
 def auto_approves(spec):
@@ -101,23 +131,52 @@ def drop(spec=None):
 
 
 class Confirmation:
-    def __init__(self, approver=None, path=None, timeout_ms=DEFAULT_TIMEOUT_MS):
+    def __init__(self, approver=None, path=None, timeout_ms=DEFAULT_TIMEOUT_MS, display=None):
+        """display: None (a device without a display: the approver gets one line of
+        text), or (info, module, *args): get_info's "display" map, and the module
+        whose display(*args) builds the panel while a confirmation waits
+        (quillfw.ui.boards on a board, the emulator's own in quill-emu)."""
         self.approver = approver
         self.path = path
         self.timeout_ms = timeout_ms
+        self.display = display
         self.policy = None          # the stored policy's map, read on first use
+        self.network = "main"       # the session's network: its addresses' form
         self.reset()
 
-    def reset(self):
+    def reset(self, network="main", locktime=0):
         """A new session (or none): nothing confirmed, nothing counted."""
         self.confirmed = False
         self.counts = [0, 0, 0, 0]  # inputs, their total, outputs, their total
+        # the review (quillfw.ui.screens.review): [index, amount, script, change] of the
+        # first MAX_LISTED outputs, the others' count and total, the change's total
+        self.outputs = []
+        self.others = [0, 0]
+        self.change_total = 0
+        self.network = network if network in NETWORKS else "main"
+        self.locktime = locktime
+        self.nonfinal = False       # an input's sequence below 0xffffffff: locktime applies
+        self.weight = 42            # version, counts, locktime, segwit marker (BIP141)
 
-    def count(self, amount, output=False):
-        """One input (or output) of the session's first pass."""
+    def count(self, amount, output=False, script=b"", change=False, sequence=0xFFFFFFFF):
+        """One input (or output) of the session's first pass: its amount, script
+        (the review's address), whether the device derived it as change."""
         i = 2 if output else 0
         self.counts[i] += 1
         self.counts[i + 1] += amount
+        if not output:
+            self.weight += _input_weight(script)
+            if sequence != 0xFFFFFFFF:
+                self.nonfinal = True
+            return
+        self.weight += 4 * (9 + len(script))
+        if change:
+            self.change_total += amount
+        if len(self.outputs) < MAX_LISTED:
+            self.outputs.append((self.counts[2] - 1, amount, bytes(script), change))
+        else:
+            self.others[0] += 1
+            self.others[1] += amount
 
     def current(self):
         if self.policy is None:
@@ -132,13 +191,13 @@ class Confirmation:
                 drop(self.approver)
         return self.policy
 
-    def before_signature(self, ctx, hash_type, prompt=None):
+    def before_signature(self, ctx, hash_type):
         """Return once this session may sign: confirmed now or earlier, or not
         needing it (a DeviceError when the user refused or did not answer).
-        prompt: what the user is shown (default: the counts' summary)."""
+        The user is shown the review (quillfw.ui.screens.review)."""
         if self.confirmed:
             return
-        if auto_approves(self.approver):
+        if auto_approves(self.approver) and self.display is None:
             self.confirmed = True
             return
         policy = self.current()
@@ -148,7 +207,7 @@ class Confirmation:
                                     (policy["policy"] == ABOVE and amount <= policy["amount"])):
             return
         try:
-            flow().confirm_signature(self, ctx, hash_type, prompt)
+            flow().confirm_signature(self, ctx, hash_type)
         finally:
             drop(self.approver)
         self.confirmed = True
@@ -171,4 +230,4 @@ class Confirmation:
         else:
             fields["approver"] = spec.name
         fields["timeout_ms"] = self.timeout_ms
-        return {"confirmation": fields}
+        return {"confirmation": fields, "display": None if self.display is None else self.display[0]}

@@ -5,13 +5,14 @@ validation, file and comparison, the approvers, and the wait.
 A policy is its protocol map: {"policy": "always"|"never"} or
 {"policy": "above", "amount": satoshis}.
 """
+import gc
 import json
 import os
 import time
 
 from quillfw.compat import const
 from quillfw.consensus import MAX_MONEY
-from quillfw.signing.confirm import ABOVE, ALWAYS, APPROVED, NEVER, REFUSED, auto_approves
+from quillfw.signing.confirm import ABOVE, ALWAYS, APPROVED, NEVER, NO, OK, REFUSED, auto_approves
 from quillfw.wire.errors import CONFIRM_TIMEOUT, INTERNAL_ERROR, INVALID_PARAMS, USER_CANCELLED, DeviceError
 
 _POLL_MS = const(20)
@@ -97,8 +98,8 @@ def change_policy(conf, ctx, params):
     """set_confirm_policy: tightening at once, loosening once the user agreed."""
     new = make_policy(params["policy"], params.get("amount"))
     if loosens(conf.policy, new):
-        ask(conf, ctx, "Change policy from %s to %s?" % (describe(conf.policy), describe(new)),
-            POLICY_REFUSED)
+        from quillfw.ui.screens import policy
+        ask(conf, ctx, policy(describe(conf.policy), describe(new)), POLICY_REFUSED)
     save_policy(conf.path, new)
     conf.policy = new
     return new
@@ -114,38 +115,80 @@ def approver(spec):
     return module.approver(spec[0], *spec[2:])
 
 
-def confirm_signature(conf, ctx, hash_type, prompt=None):
-    if prompt is None:
-        n_in, total_in, n_out, total_out = conf.counts
-        prompt = "Sign: %d inputs %s BTC, %d outputs %s BTC" % (n_in, btc(total_in), n_out,
-                                                                  btc(total_out))
-    if (hash_type & 3) >= 2:
-        prompt += ", outputs not committed (sighash 0x%02x)" % hash_type
-    ask(conf, ctx, prompt + "?", SIGN_REFUSED)
+def confirm_signature(conf, ctx, hash_type):
+    """The transaction's review (quillfw.ui.screens.review), confirmed by the user."""
+    from quillfw.ui.screens import review
+    ask(conf, ctx, review(conf, hash_type), SIGN_REFUSED)
 
 
-def ask(conf, ctx, prompt, refused_message):
-    """Return once the user approved; DeviceError when refused or timed out."""
-    if auto_approves(conf.approver):
+def ask(conf, ctx, screen, refused_message):
+    """Return once the user approved screen (quillfw.ui.screen.Screen); DeviceError
+    when refused or timed out. Without a display the approver gets its one-line
+    prompt; with one, the screen is drawn and paged (quillfw.ui.flow)."""
+    auto = auto_approves(conf.approver)
+    if auto and conf.display is None:
         return
-    user = approver(conf.approver)
-    if user is None:
+    user = None if auto else approver(conf.approver)
+    if user is None and not auto:
         raise DeviceError(USER_CANCELLED, refused_message)
+    if conf.display is not None:
+        return _on_display(conf, ctx, screen, user, refused_message)
     start = ticks_ms()
     ctx.awaiting_user(True)
     try:
-        user.begin(prompt, start)
+        user.begin(screen.prompt() + "?", start)
         while True:
             now = ticks_ms()
             answer = user.poll(now)
-            if answer == APPROVED:
+            if answer in (APPROVED, OK):
                 return
-            if answer == REFUSED:
+            if answer in (REFUSED, NO):
                 raise DeviceError(USER_CANCELLED, refused_message)
             if ticks_diff(now, start) >= conf.timeout_ms:
                 raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)
             ctx.poll_link()
             sleep_ms(_POLL_MS)
     finally:
-        user.end()
+        if user is not None:
+            user.end()
         ctx.awaiting_user(False)
+
+
+def show(conf, screen):
+    """Draw a screen that asks nothing (an error, a step's result); nothing without a
+    display."""
+    if conf.display is None:
+        return
+    display = make_display(conf.display)
+    from quillfw.ui.flow import _footer
+    pages = display.pages(screen)
+    display.draw(screen, pages[0], 0, len(pages), _footer(0, len(pages), len(pages) - 1, False,
+                                                          len(pages), screen.action))
+
+
+def make_display(spec):
+    """The Display of a spec (info, module, *args) (quillfw.signing.confirm)."""
+    gc.collect()    # the frame buffer needs a whole block
+    from quillfw.ui.display import Display
+    module = __import__(spec[1], None, None, ["display"])
+    return Display(module.display(*spec[2:]))
+
+
+def _on_display(conf, ctx, screen, user, refused_message):
+    from quillfw.ui.flow import run
+    display = make_display(conf.display)
+    ctx.awaiting_user(True)
+    if user is not None:
+        user.begin(screen.prompt() + "?", ticks_ms())
+    try:
+        answer = run(display, screen, user, ctx, conf.timeout_ms, auto=user is None)
+    finally:
+        if user is not None:
+            user.end()
+        ctx.awaiting_user(False)
+        display = None
+    if answer == APPROVED:
+        return
+    if answer == REFUSED:
+        raise DeviceError(USER_CANCELLED, refused_message)
+    raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)

@@ -34,8 +34,13 @@ DEFAULT_IDLE_MS = 2000
 FIRMWARE_DIR = Path(quillfw.__file__).resolve().parent.parent
 ENTRY = FIRMWARE_DIR / "main_emulator.py"
 # Beside the quillfw package, so that no board's build contains them.
-EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", FIRMWARE_DIR / "emulator_keys.py", ENTRY)
+EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", FIRMWARE_DIR / "emulator_keys.py",
+                    FIRMWARE_DIR / "emulator_debuglink.py", FIRMWARE_DIR / "emulator_display.py", ENTRY)
 APPROVERS = ("auto", "ask", "channel")
+# quill-emu --display (firmware/emulator_display.py's panels); the default is the Pico
+# board profile's panel (boards/rpi_pico/board.json: the Waveshare Pico-LCD-1.3)
+DISPLAYS = ("st7789-240x240", "st7789-240x135", "ssd1306-128x64", "none")
+DEFAULT_DISPLAY = "st7789-240x240"
 CRYPTO = ("auto", "native", "python")
 SEED_FILE = "seed.bin"     # emulator_keys.py: the encrypted seed in the device's datadir
 # Where the firmware runs: the unix port (default, fastest) or a Cortex-M under QEMU

@@ -6,6 +6,7 @@
               [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
               [--crypto auto|native|python] [--frozen]
               [--keys] [--test-mnemonic "WORDS"]
+              [--display st7789-240x240|st7789-240x135|ssd1306-128x64|none] [--screen-dir DIR]
 
 Prints the pty path to open (e.g. with pyserial, or quilld -device=PATH) on
 its first stdout line, then runs until SIGTERM/SIGINT. With --stdio the
@@ -18,6 +19,14 @@ channel is the test-only approval channel: a test answers by writing
 appears (quill.emulator.asker.write_answer). The confirmation policy is kept
 in <datadir>/confirm_policy.json, the encrypted seed in <datadir>/seed.bin
 (without --datadir: a scratch directory removed at exit).
+
+The screen (issue 26): --display is the emulated panel (default: the Pico
+board profile's, st7789-240x240; none: a device without a display, confirming
+blind). The firmware draws every confirmation on it with the same code as a
+board; --approve=auto then shows every page and approves, channel waits for a
+test's presses (the debug link's debug_press, or the answer file). With
+--screen-dir every screen drawn is written as DIR/<6-digit sequence>-<screen>.png
+(the panel's native size) and DIR/<same>.txt (its logical text).
 
 Signing arithmetic: --crypto=native deploys libsecp256k1 as a native module
 (built from ../shared/toolchains into a cache, quill.emulator.natmod) and the
@@ -57,7 +66,9 @@ from quill.emulator.asker import NoTerminal, TerminalAsker
 from quill.emulator.launcher import (
     APPROVERS,
     CRYPTO,
+    DEFAULT_DISPLAY,
     DEFAULT_HEAPSIZE,
+    DISPLAYS,
     DEFAULT_IDLE_MS,
     SEED_FILE,
     TARGETS,
@@ -101,6 +112,11 @@ def parse_args(argv):
                              "source (cached), as the smallest board runs it")
     parser.add_argument("--keys", action="store_true",
                         help="answer the seed and key methods (implied by --test-mnemonic)")
+    parser.add_argument("--display", choices=DISPLAYS, default=DEFAULT_DISPLAY,
+                        help="the emulated panel (default: the Pico board profile's, "
+                             f"{DEFAULT_DISPLAY}); none: no display")
+    parser.add_argument("--screen-dir", help="write every screen drawn as DIR/<sequence>-<screen>"
+                                             ".png and .txt")
     parser.add_argument("--test-mnemonic", metavar="WORDS",
                         help="test only: start initialised with this BIP39 mnemonic, unlocked, "
                              "without a PIN")
@@ -154,6 +170,10 @@ def main(argv=None):
             print(f"quill-emu: {e}", file=sys.stderr)
             return 2
     confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
+    confirmation += ["--display", args.display]
+    if args.screen_dir:
+        os.makedirs(args.screen_dir, exist_ok=True)
+        confirmation += ["--screen-dir", os.path.abspath(args.screen_dir)]
     if args.keys:
         confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
     if args.stdio:

@@ -1,0 +1,51 @@
+"""The emulator's debug link (like Trezor's DebugLink). EMULATOR ONLY: this
+module lives outside the quillfw package, so no board's build, deploy list or
+freeze manifest contains it (tests/boards checks that).
+
+    debug_layout {}                -> {name, title, page, pages, lines} of the screen on
+                                      the panel (null before the first), lines: its logical
+                                      text (quillfw.ui.screen.Screen.lines)
+    debug_press  {button}          -> null: a press of next, prev, approve, reject or hold,
+                                      read by the approver of a confirmation that waits
+                                      (quill-emu --approve=channel)
+
+Both are out of band: answered while the device waits for its user. The state
+stays in RAM between requests: a few hundred bytes.
+"""
+from quillfw.wire.dispatcher import TEXT, Method
+from quillfw.wire.errors import INVALID_PARAMS, DeviceError
+
+BUTTONS = {"next": "n", "prev": "p", "approve": "a", "reject": "r", "hold": "h"}
+MAX_QUEUED = 64
+
+LAYOUT = [None]         # the screen on the panel: its debug_layout map
+PRESSES = []            # presses not read yet (quillfw.ui.flow's codes)
+
+
+def shown(screen, page, pages):
+    LAYOUT[0] = {"name": screen.name, "title": screen.title, "page": page, "pages": pages,
+                 "lines": screen.lines()}
+
+
+def debug_layout(ctx, params):
+    return LAYOUT[0]
+
+
+def debug_press(ctx, params):
+    button = params["button"]
+    if button not in BUTTONS:
+        raise DeviceError(INVALID_PARAMS, "button must be one of next, prev, approve, reject, hold")
+    if len(PRESSES) >= MAX_QUEUED:
+        raise DeviceError(INVALID_PARAMS, "too many presses queued")
+    PRESSES.append(BUTTONS[button])
+    return None
+
+
+def take_press():
+    return PRESSES.pop(0) if PRESSES else None
+
+
+METHODS = [
+    Method("debug_layout", debug_layout, out_of_band=True),
+    Method("debug_press", debug_press, {"button": (TEXT, True)}, out_of_band=True),
+]
