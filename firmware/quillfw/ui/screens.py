@@ -58,6 +58,8 @@ def destination(script, network):
 
 
 def sighash_warning(hash_type):
+    """SIGHASH_NONE/SINGLE: outputs can be changed after signing; ANYONECANPAY: inputs
+    can be added."""
     base = hash_type & 0x1F
     names = []
     if base == 2:
@@ -68,7 +70,8 @@ def sighash_warning(hash_type):
         names.append("ANYONECANPAY")
     if not names:
         return None
-    return "Warning: %s: outputs or inputs can change after signing" % "|".join(names)
+    what = "outputs not committed" if base in (2, 3) else "other inputs not committed"
+    return "Warning: %s (sighash 0x%02x, %s)" % (what, hash_type, "|".join(names))
 
 
 def _rate(fee, weight):
@@ -123,8 +126,7 @@ def address(text, path=None, name=None):
 
 
 def policy(old, new):
-    return Screen("policy", "Confirm less", [("Confirmation policy from:", old), ("to:", new)],
-                  "Change")
+    return Screen("policy", "Confirm less", [("Change policy from", old, "to", new)], "Change")
 
 
 def message(name, title, lines, action="OK"):
