@@ -10,6 +10,7 @@ DIR/<same>.txt (the screen's logical text, one item per line).
 """
 import os
 import struct
+from binascii import crc32
 
 import emulator_debuglink
 
@@ -31,7 +32,6 @@ def info(kind):
             "buttons": [{"name": b, "role": b} for b in BUTTONS]}
 
 
-from binascii import crc32
 
 
 def _chunk(f, kind, data):

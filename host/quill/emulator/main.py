@@ -68,8 +68,8 @@ from quill.emulator.launcher import (
     CRYPTO,
     DEFAULT_DISPLAY,
     DEFAULT_HEAPSIZE,
-    DISPLAYS,
     DEFAULT_IDLE_MS,
+    DISPLAYS,
     SEED_FILE,
     TARGETS,
     Emulator,
@@ -153,6 +153,15 @@ def write_test_seed(datadir: str, words: str) -> None:
     store.save(bip39.seed_from_mnemonic(words), "", DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS)
 
 
+def display_options(display: str, screen_dir: str | None) -> list[str]:
+    """main_emulator.py's options for the panel and the screens' folder (made here)."""
+    options = ["--display", display]
+    if screen_dir:
+        os.makedirs(screen_dir, exist_ok=True)
+        options += ["--screen-dir", os.path.abspath(screen_dir)]
+    return options
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     scratch = None
@@ -170,10 +179,7 @@ def main(argv=None):
             print(f"quill-emu: {e}", file=sys.stderr)
             return 2
     confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
-    confirmation += ["--display", args.display]
-    if args.screen_dir:
-        os.makedirs(args.screen_dir, exist_ok=True)
-        confirmation += ["--screen-dir", os.path.abspath(args.screen_dir)]
+    confirmation += display_options(args.display, args.screen_dir)
     if args.keys:
         confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
     if args.stdio:

@@ -34,6 +34,7 @@ from quill.device import hwkeys
 from quill.device import multisig as device_multisig
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError, DeviceUnavailable
+from quill.device.hwkeys import device_network
 from quill.device.manager import find_board
 from quill.signer.multisig import RegistrationError, registration
 from quill.signing.errors import DeviceCannotSign
@@ -145,11 +146,6 @@ def _open(args: argparse.Namespace) -> DeviceClient:
         client.close()
         raise
     return client
-
-
-def device_network(chain: str) -> str:
-    """The device's name for the chain's address format (protocol/SPEC.md §11)."""
-    return chain if chain in ("main", "regtest") else "test"
 
 
 # The descriptors Core's walletdisplayaddress passes (InferDescriptor of one address):
