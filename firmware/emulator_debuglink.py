@@ -9,10 +9,10 @@ freeze manifest contains it (tests/boards checks that).
                                       read by the approver of a confirmation that waits
                                       (quill-emu --approve=channel)
 
-Both are out of band: answered while the device waits for its user. The state
-stays in RAM between requests: a few hundred bytes.
+Both are out of band: answered while the device waits for its user. main_emulator.py
+registers them and imports this module at their first use (or the first screen
+drawn); it then stays, with its state: a few hundred bytes.
 """
-from quillfw.wire.dispatcher import TEXT, Method
 from quillfw.wire.errors import INVALID_PARAMS, DeviceError
 
 BUTTONS = {"next": "n", "prev": "p", "approve": "a", "reject": "r", "hold": "h"}
@@ -43,9 +43,3 @@ def debug_press(ctx, params):
 
 def take_press():
     return PRESSES.pop(0) if PRESSES else None
-
-
-METHODS = [
-    Method("debug_layout", debug_layout, out_of_band=True),
-    Method("debug_press", debug_press, {"button": (TEXT, True)}, out_of_band=True),
-]

@@ -25,7 +25,7 @@ import time
 
 from quillfw.board.runtime import build_dispatcher, serve
 from quillfw.signing.confirm import AUTO, DEFAULT_TIMEOUT_MS
-from quillfw.wire.dispatcher import ANY, BOOL, BYTES, UINT, Method
+from quillfw.wire.dispatcher import ANY, BOOL, BYTES, TEXT, UINT, Method
 from quillfw.wire.errors import INVALID_PARAMS, DeviceError
 from quillfw.wire.transport import StdioTransport
 
@@ -107,11 +107,28 @@ def _approver(kind, datadir):
 
 
 def _display(kind, screen_dir):
-    """The display spec (quillfw.signing.confirm): None for --display none."""
-    from emulator_display import PANELS, info
-    if kind != "none" and kind not in PANELS:
-        raise SystemExit("quill-fw: --display must be none or one of " + ", ".join(PANELS))
-    return None if kind == "none" else (info(kind), "emulator_display", kind, screen_dir)
+    """The display spec (quillfw.signing.confirm): None for --display none; kind is
+    <panel>-<width>x<height> (emulator_display.PANELS, imported only to draw: at boot
+    every name a module brings is interned on the heap)."""
+    if kind == "none":
+        return None
+    panel, _, size = kind.partition("-")
+    width, _, height = size.partition("x")
+    if panel not in ("st7789", "ssd1306") or not (width.isdigit() and height.isdigit()):
+        raise SystemExit("quill-fw: --display must be none or <panel>-<width>x<height>")
+    buttons = [{"name": b, "role": b} for b in ("next", "prev", "approve", "reject")]
+    info = {"panel": panel, "width": int(width), "height": int(height), "buttons": buttons}
+    return (info, "emulator_display", kind, screen_dir)
+
+
+def _debug_layout(ctx, params):
+    from emulator_debuglink import debug_layout
+    return debug_layout(ctx, params)
+
+
+def _debug_press(ctx, params):
+    from emulator_debuglink import debug_press
+    return debug_press(ctx, params)
 
 
 def main(argv):
@@ -131,9 +148,9 @@ def main(argv):
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id,
                                   display=display)
-    dispatcher.register(DEBUG_METHODS)
-    from emulator_debuglink import METHODS as DEBUG_LINK
-    dispatcher.register(DEBUG_LINK)
+    dispatcher.register(DEBUG_METHODS + [
+        Method("debug_layout", _debug_layout, out_of_band=True),                # the debug link
+        Method("debug_press", _debug_press, {"button": (TEXT, True)}, out_of_band=True)])
     if "--keys" in argv and datadir is not None:
         from emulator_keys import register_keys
         # a qemu board has no filesystem: its seed and registrations are kept in RAM

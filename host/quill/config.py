@@ -70,7 +70,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("emuheap", "Heap size of the emulated device, as MicroPython's -X heapsize (default: the smallest board's; on a qemu target its board's)"),
     Option("emutarget", "Where the emulated device's firmware runs: unix (MicroPython's unix port), qemu-m0plus (a Cortex-M0+, the RP2040's core, under QEMU) or qemu-m4 (a Cortex-M4, the pyboard's) (default: unix)"),
     Option("emuapprove", "How the emulated device's user confirms signing: auto (approve at once), ask (y/n on quill-emu's terminal), channel (test-only: answer \"approve\" or \"refuse\" in <datadir>/<chain>/emulator/confirm-answer) (default: auto)"),
-    Option("emudisplay", "The emulated device's panel: st7789-240x240, st7789-240x135, ssd1306-128x64 or none (default: st7789-240x240)"),
+    Option("emudisplay", "The emulated device's panel: st7789-240x240, st7789-240x135, ssd1306-128x64 or none (default: st7789-240x240; none on a qemu target and below 128K of -emuheap)"),
     Option("emuscreen", "Write every screen the emulated device draws to this directory, as <sequence>-<screen>.png and .txt"),
     Option("emuconfirmtimeout", "How long the emulated device waits for a confirmation, in milliseconds (default: 120000)"),
     Option("signer", "External signing tool, see doc/external-signer.md"),

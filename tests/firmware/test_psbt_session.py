@@ -103,7 +103,7 @@ def test_p2wpkh_input_signed_and_change_recognised():
     # what the user reviews: the PSBT methods count the same outputs into the confirmation
     from quillfw.signing.confirm import Confirmation
     from quillfw.ui.screens import review
-    conf = Confirmation()
+    conf = Confirmation(display=({}, "a panel"))    # a device with a display keeps the record
     conf.reset("regtest")
     conf.count(AMOUNT, False, spk, sequence=0xFFFFFFFD)
     conf.count(60000, True, OTHER)

@@ -65,13 +65,6 @@ from quillfw.compat import const, forget
 # an approver's answers
 APPROVED = "approve"
 REFUSED = "refuse"
-# an approver's button presses (quillfw.ui.flow pages with them; without a display,
-# OK approves and NO refuses)
-NEXT = "n"
-PREV = "p"
-OK = "a"
-NO = "r"
-HOLD = "h"
 
 ALWAYS = "always"
 ABOVE = "above"
@@ -90,24 +83,17 @@ _TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers", "quil
 
 # Outputs a transaction review lists one by one (address and amount, quillfw.ui.screens);
 # the outputs after them are summed, so that the review costs a bounded heap
-# (~40 bytes of script and ~50 of list per output)
-MAX_LISTED = const(32)
-NETWORKS = ("main", "test", "regtest")
-
-
-def _input_weight(script):
-    """Estimated BIP141 weight of an input spending script (its signature's space
-    included): for the fee rate the user is shown, which is approximate."""
-    n = len(script)
-    if n == 22 and script[0] == 0:
-        return 272                  # P2WPKH: 41 bytes + a 108-byte witness
-    if n == 34 and script[0] == 0x51:
-        return 230                  # P2TR key path: 41 bytes + a 66-byte witness
-    if n == 34 and script[0] == 0:
-        return 418                  # P2WSH (taken as 2-of-3 multisig)
-    if n == 23:
-        return 364                  # P2SH (taken as P2SH-P2WPKH)
-    return 592                      # P2PKH and the rest: 148 bytes
+# (~40 bytes of script and ~50 of list per output). (Few names here: this module is
+# loaded at boot, where every name is interned on the heap of a ROMFS build.)
+_MAX_LISTED = const(32)
+# the record's fields (Confirmation.review)
+_OUTPUTS = const(0)     # [(index, amount, script, change)] of the first _MAX_LISTED outputs
+_OTHERS = const(1)      # the outputs after them: [count, total]
+_CHANGE = const(2)      # the change's total
+_NONFINAL = const(3)    # an input's sequence below 0xffffffff: the locktime applies
+_WEIGHT = const(4)      # estimated BIP141 weight, for the fee rate (approximate)
+_NETWORK = const(5)     # main, test or regtest: the addresses' form
+_LOCKTIME = const(6)
 
 
 def auto_approves(spec):
@@ -141,22 +127,17 @@ class Confirmation:
         self.timeout_ms = timeout_ms
         self.display = display
         self.policy = None          # the stored policy's map, read on first use
-        self.network = "main"       # the session's network: its addresses' form
         self.reset()
 
     def reset(self, network="main", locktime=0):
-        """A new session (or none): nothing confirmed, nothing counted."""
+        """A new session (or none): nothing confirmed, nothing counted. network: the
+        session's (main, test or regtest), the form of the addresses it shows."""
         self.confirmed = False
         self.counts = [0, 0, 0, 0]  # inputs, their total, outputs, their total
-        # the review (quillfw.ui.screens.review): [index, amount, script, change] of the
-        # first MAX_LISTED outputs, the others' count and total, the change's total
-        self.outputs = []
-        self.others = [0, 0]
-        self.change_total = 0
-        self.network = network if network in NETWORKS else "main"
-        self.locktime = locktime
-        self.nonfinal = False       # an input's sequence below 0xffffffff: locktime applies
-        self.weight = 42            # version, counts, locktime, segwit marker (BIP141)
+        # what the review shows (quillfw.ui.screens.review): the fields _OUTPUTS.._LOCKTIME;
+        # 42: the weight of version, counts, locktime and the segwit marker (BIP141)
+        self.review = None if self.display is None else [[], [0, 0], 0, False, 42, network,
+                                                         locktime]
 
     def count(self, amount, output=False, script=b"", change=False, sequence=0xFFFFFFFF):
         """One input (or output) of the session's first pass: its amount, script
@@ -164,19 +145,28 @@ class Confirmation:
         i = 2 if output else 0
         self.counts[i] += 1
         self.counts[i + 1] += amount
+        if self.display is None:
+            return                  # nobody is shown more than the counts
+        r = self.review
+        n = len(script)
         if not output:
-            self.weight += _input_weight(script)
+            # estimated weight of the input, its signature's space included: P2WPKH 41
+            # bytes + a 108-byte witness, P2TR key path 41 + 66, P2WSH taken as 2-of-3
+            # multisig, P2SH as P2SH-P2WPKH, the rest as P2PKH (148 bytes)
+            first = script[0] if n else 1
+            r[_WEIGHT] += (272 if n == 22 and first == 0 else 230 if n == 34 and first == 0x51
+                           else 418 if n == 34 and first == 0 else 364 if n == 23 else 592)
             if sequence != 0xFFFFFFFF:
-                self.nonfinal = True
+                r[_NONFINAL] = True
             return
-        self.weight += 4 * (9 + len(script))
+        r[_WEIGHT] += 4 * (9 + n)
         if change:
-            self.change_total += amount
-        if len(self.outputs) < MAX_LISTED:
-            self.outputs.append((self.counts[2] - 1, amount, bytes(script), change))
+            r[_CHANGE] += amount
+        if len(r[_OUTPUTS]) < _MAX_LISTED:
+            r[_OUTPUTS].append((self.counts[2] - 1, amount, bytes(script), change))
         else:
-            self.others[0] += 1
-            self.others[1] += amount
+            r[_OTHERS][0] += 1
+            r[_OTHERS][1] += amount
 
     def current(self):
         if self.policy is None:

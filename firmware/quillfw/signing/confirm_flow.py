@@ -5,14 +5,13 @@ validation, file and comparison, the approvers, and the wait.
 A policy is its protocol map: {"policy": "always"|"never"} or
 {"policy": "above", "amount": satoshis}.
 """
-import gc
 import json
 import os
 import time
 
 from quillfw.compat import const
 from quillfw.consensus import MAX_MONEY
-from quillfw.signing.confirm import ABOVE, ALWAYS, APPROVED, NEVER, NO, OK, REFUSED, auto_approves
+from quillfw.signing.confirm import ABOVE, ALWAYS, APPROVED, NEVER, REFUSED, auto_approves
 from quillfw.wire.errors import CONFIRM_TIMEOUT, INTERNAL_ERROR, INVALID_PARAMS, USER_CANCELLED, DeviceError
 
 _POLL_MS = const(20)
@@ -98,8 +97,11 @@ def change_policy(conf, ctx, params):
     """set_confirm_policy: tightening at once, loosening once the user agreed."""
     new = make_policy(params["policy"], params.get("amount"))
     if loosens(conf.policy, new):
-        from quillfw.ui.screens import policy
-        ask(conf, ctx, policy(describe(conf.policy), describe(new)), POLICY_REFUSED)
+        prompt = "Change policy from %s to %s?" % (describe(conf.policy), describe(new))
+        if conf.display is not None:
+            from quillfw.ui.screens import policy
+            prompt = policy(describe(conf.policy), describe(new))
+        ask(conf, ctx, prompt, POLICY_REFUSED)
     save_policy(conf.path, new)
     conf.policy = new
     return new
@@ -116,15 +118,25 @@ def approver(spec):
 
 
 def confirm_signature(conf, ctx, hash_type):
-    """The transaction's review (quillfw.ui.screens.review), confirmed by the user."""
-    from quillfw.ui.screens import review
-    ask(conf, ctx, review(conf, hash_type), SIGN_REFUSED)
+    """The transaction, confirmed by the user: its review (quillfw.ui.screens.review)
+    on a device with a display."""
+    if conf.display is not None:
+        from quillfw.ui.flow import review
+        return ask(conf, ctx, review(conf, hash_type), SIGN_REFUSED)
+    # nobody reads it on a blind device (its button approves): a one-line summary that
+    # needs none of the address modules (no room for them beside the smallest heap's session)
+    n_in, total_in, n_out, total_out = conf.counts
+    prompt = "Sign: %d inputs %s BTC, %d outputs %s BTC" % (n_in, btc(total_in), n_out,
+                                                           btc(total_out))
+    if (hash_type & 3) >= 2:
+        prompt += ", outputs not committed (sighash 0x%02x)" % hash_type
+    ask(conf, ctx, prompt + "?", SIGN_REFUSED)
 
 
-def ask(conf, ctx, screen, refused_message):
-    """Return once the user approved screen (quillfw.ui.screen.Screen); DeviceError
-    when refused or timed out. Without a display the approver gets its one-line
-    prompt; with one, the screen is drawn and paged (quillfw.ui.flow)."""
+def ask(conf, ctx, prompt, refused_message):
+    """Return once the user approved; DeviceError when refused or timed out.
+    prompt: a quillfw.ui.screen.Screen, drawn and paged on a device with a display
+    (quillfw.ui.flow), or its one line of text on a device without one."""
     auto = auto_approves(conf.approver)
     if auto and conf.display is None:
         return
@@ -132,63 +144,27 @@ def ask(conf, ctx, screen, refused_message):
     if user is None and not auto:
         raise DeviceError(USER_CANCELLED, refused_message)
     if conf.display is not None:
-        return _on_display(conf, ctx, screen, user, refused_message)
+        from quillfw.ui.flow import confirm
+        if confirm(conf, ctx, prompt, user) == APPROVED:
+            return
+        raise DeviceError(USER_CANCELLED, refused_message)
+    if not isinstance(prompt, str):
+        prompt = prompt.prompt() + "?"
     start = ticks_ms()
     ctx.awaiting_user(True)
     try:
-        user.begin(screen.prompt() + "?", start)
+        user.begin(prompt, start)
         while True:
             now = ticks_ms()
             answer = user.poll(now)
-            if answer in (APPROVED, OK):
+            if answer in (APPROVED, "a"):     # the approve button (quillfw.ui.flow.OK)
                 return
-            if answer in (REFUSED, NO):
+            if answer in (REFUSED, "r"):      # the reject button (quillfw.ui.flow.NO)
                 raise DeviceError(USER_CANCELLED, refused_message)
             if ticks_diff(now, start) >= conf.timeout_ms:
                 raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)
             ctx.poll_link()
             sleep_ms(_POLL_MS)
     finally:
-        if user is not None:
-            user.end()
+        user.end()
         ctx.awaiting_user(False)
-
-
-def show(conf, screen):
-    """Draw a screen that asks nothing (an error, a step's result); nothing without a
-    display."""
-    if conf.display is None:
-        return
-    display = make_display(conf.display)
-    from quillfw.ui.flow import _footer
-    pages = display.pages(screen)
-    display.draw(screen, pages[0], 0, len(pages), _footer(0, len(pages), len(pages) - 1, False,
-                                                          len(pages), screen.action))
-
-
-def make_display(spec):
-    """The Display of a spec (info, module, *args) (quillfw.signing.confirm)."""
-    gc.collect()    # the frame buffer needs a whole block
-    from quillfw.ui.display import Display
-    module = __import__(spec[1], None, None, ["display"])
-    return Display(module.display(*spec[2:]))
-
-
-def _on_display(conf, ctx, screen, user, refused_message):
-    from quillfw.ui.flow import run
-    display = make_display(conf.display)
-    ctx.awaiting_user(True)
-    if user is not None:
-        user.begin(screen.prompt() + "?", ticks_ms())
-    try:
-        answer = run(display, screen, user, ctx, conf.timeout_ms, auto=user is None)
-    finally:
-        if user is not None:
-            user.end()
-        ctx.awaiting_user(False)
-        display = None
-    if answer == APPROVED:
-        return
-    if answer == REFUSED:
-        raise DeviceError(USER_CANCELLED, refused_message)
-    raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)

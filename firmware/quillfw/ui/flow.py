@@ -1,8 +1,13 @@
 """The user's side of a confirmation on a device with a display: the screen's
-pages, the buttons, and the answer.
+pages, the buttons, and the answer (quillfw.signing.confirm_flow comes here when
+the Confirmation has a display; none of this is loaded on a device without one).
 
+    confirm(conf, ctx, screen, user) -> APPROVED or REFUSED (DeviceError on a timeout)
+        user: the approver, or None for quill-emu's auto (every page shown, approved)
+    review(conf, hash_type) -> the transaction's Screen (its address modules dropped after)
+    show(conf, screen)      draw a screen that asks nothing (an error, a result)
     run(display, screen, user, ctx, timeout_ms, auto=False) -> APPROVED, REFUSED or None
-        (None: no press for timeout_ms: the caller's timeout)
+        (None: no press for timeout_ms)
 
 The user (an approver, quillfw.signing.approvers) reports presses from poll():
 NEXT, PREV, OK (approve), NO (reject) and HOLD (a one-button board's long press),
@@ -13,7 +18,15 @@ more pages after the content: "hold to <action>" and "hold to reject"; a short
 press moves on (and wraps around), a long press on one of those pages answers.
 auto (quill-emu --approve=auto): every page is shown, then the last is approved.
 """
-from quillfw.signing.confirm import APPROVED, HOLD, NEXT, NO, OK, PREV, REFUSED
+from quillfw.signing.confirm import APPROVED, REFUSED
+
+# an approver's button presses (without a display, quillfw.signing.confirm_flow
+# takes OK as approval and NO as refusal)
+NEXT = "n"
+PREV = "p"
+OK = "a"
+NO = "r"
+HOLD = "h"
 
 _POLL_MS = 20
 
@@ -83,3 +96,58 @@ def run(display, screen, user, ctx, timeout_ms, auto=False):
             return None
         ctx.poll_link()
         sleep_ms(_POLL_MS)
+
+
+def review(conf, hash_type):
+    from quillfw.compat import forget
+    from quillfw.ui.screens import review as make
+    screen = make(conf, hash_type)
+    # the text is made: the modules that made it (addresses, base58) leave the heap
+    # before the display's come in (a small heap holds one set at a time)
+    for name in ("quillfw.ui.screens", "quillfw.psbt.address", "quillfw.keys.base58"):
+        forget(name)
+    return screen
+
+
+def make_display(spec):
+    """The Display of a spec (info, module, *args) (quillfw.signing.confirm)."""
+    import gc
+    gc.collect()    # the display's buffers need whole blocks
+    from quillfw.ui.display import Display
+    module = __import__(spec[1], None, None, ["display"])
+    return Display(module.display(*spec[2:]))
+
+
+def _forget_panel(conf):
+    from quillfw.compat import forget
+    forget(conf.display[1])
+
+
+def show(conf, screen):
+    display = make_display(conf.display)
+    pages = display.pages(screen)
+    try:
+        display.draw(screen, pages[0], 0, len(pages),
+                     _footer(0, len(pages), len(pages) - 1, False, len(pages), screen.action))
+    finally:
+        _forget_panel(conf)
+
+
+def confirm(conf, ctx, screen, user):
+    from quillfw.signing.confirm_flow import TIMED_OUT
+    from quillfw.wire.errors import CONFIRM_TIMEOUT, DeviceError
+    display = make_display(conf.display)
+    ctx.awaiting_user(True)
+    if user is not None:
+        user.begin(screen.prompt() + "?", ticks_ms())
+    try:
+        answer = run(display, screen, user, ctx, conf.timeout_ms, auto=user is None)
+    finally:
+        if user is not None:
+            user.end()
+        ctx.awaiting_user(False)
+        display = None
+        _forget_panel(conf)
+    if answer is None:
+        raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)
+    return answer

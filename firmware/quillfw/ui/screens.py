@@ -81,35 +81,32 @@ def _rate(fee, weight):
     return "%d.%d" % (tenths // 10, tenths % 10)
 
 
-def review(record, hash_type=1):
-    """record: quillfw.signing.confirm.Confirmation (its counts, outputs, network,
-    locktime and weight estimate of the session's first pass)."""
-    n_in, total_in, n_out, total_out = record.counts
+def review(conf, hash_type=1):
+    """conf: quillfw.signing.confirm.Confirmation: its counts, and its review record
+    of the session's first pass (outputs, others, change total, whether an input's
+    sequence makes the locktime apply, estimated weight, network, locktime)."""
+    n_in, total_in, n_out, total_out = conf.counts
+    outputs, others, change_total, nonfinal, weight, network, locktime = conf.review
     items = []
-    shown = 0
-    for index, amount, script, change in record.outputs:
-        where = destination(script, record.network)
-        if change:
-            items.append(("Change %d of %d:" % (index + 1, n_out), where, btc(amount) + " BTC"))
-        else:
-            shown += 1
-            items.append(("Output %d of %d:" % (index + 1, n_out), where, btc(amount) + " BTC"))
-    if record.others[0]:
-        items.append(("Outputs %d to %d (not listed):" % (n_out - record.others[0] + 1, n_out),
-                      btc(record.others[1]) + " BTC"))
+    for index, amount, script, change in outputs:
+        items.append(("%s %d of %d:" % ("Change" if change else "Output", index + 1, n_out),
+                      destination(script, network), btc(amount) + " BTC"))
+    if others[0]:
+        items.append(("Outputs %d to %d (not listed):" % (n_out - others[0] + 1, n_out),
+                      btc(others[1]) + " BTC"))
     fee = total_in - total_out
     if total_in and fee >= 0:
         items.append(("Fee:", btc(fee) + " BTC"))
-        items.append(("Fee rate: ~%s sat/vB" % _rate(fee, record.weight),))
-        sent = total_out - record.change_total
+        items.append(("Fee rate: ~%s sat/vB" % _rate(fee, weight),))
+        sent = total_out - change_total
         if fee > HIGH_FEE_BTC_SATS or fee * 100 > HIGH_FEE_PERCENT * max(sent, 1):
             items.append(("Warning: high fee",))
     else:
         items.append(("Fee: unknown (input amounts not given)",))
     items.append(("Inputs: %d, %s BTC" % (n_in, btc(total_in)),))
-    if record.locktime and record.nonfinal:
-        kind = "block" if record.locktime < 500000000 else "time"
-        items.append(("Warning: locktime %s %d: not final until then" % (kind, record.locktime),))
+    if locktime and nonfinal:
+        kind = "block" if locktime < 500000000 else "time"
+        items.append(("Warning: locktime %s %d: not final until then" % (kind, locktime),))
     warning = sighash_warning(hash_type)
     if warning:
         items.append((warning,))

@@ -41,6 +41,21 @@ APPROVERS = ("auto", "ask", "channel")
 # board profile's panel (boards/rpi_pico/board.json: the Waveshare Pico-LCD-1.3)
 DISPLAYS = ("st7789-240x240", "st7789-240x135", "ssd1306-128x64", "none")
 DEFAULT_DISPLAY = "st7789-240x240"
+# The heap below which the default is no display when the firmware runs from its ROMFS
+# image: that way of loading (the Pico's) interns every loaded module's names on the
+# heap, and the display's modules (~10 KB so) do not fit beside a signing session in
+# the smallest board's 97K. That board runs its firmware frozen (--frozen), where they
+# cost no heap: there, and at the Pico's heap, the default is the Pico's panel.
+ROMFS_DISPLAY_MIN_HEAP = 128 * 1024
+
+
+def default_display(heapsize=None, frozen=False, target="unix"):
+    """quill-emu's panel when --display is not given."""
+    if target != "unix":
+        return "none"       # a qemu target's frames have no way out yet (its UART is the link)
+    if not frozen and heap_bytes(heapsize or DEFAULT_HEAPSIZE) < ROMFS_DISPLAY_MIN_HEAP:
+        return "none"
+    return DEFAULT_DISPLAY
 CRYPTO = ("auto", "native", "python")
 SEED_FILE = "seed.bin"     # emulator_keys.py: the encrypted seed in the device's datadir
 # Where the firmware runs: the unix port (default, fastest) or a Cortex-M under QEMU

@@ -22,8 +22,10 @@ in <datadir>/confirm_policy.json, the encrypted seed in <datadir>/seed.bin
 
 The screen (issue 26): --display is the emulated panel (default: the Pico
 board profile's, st7789-240x240; none: a device without a display, confirming
-blind). The firmware draws every confirmation on it with the same code as a
-board; --approve=auto then shows every page and approves, channel waits for a
+blind). Without --display, a qemu target has none, and so does the unix target
+below 128K of heap unless --frozen (quill.emulator.launcher.default_display).
+The firmware draws every confirmation on it with the same code as a board;
+--approve=auto then shows every page and approves, channel waits for a
 test's presses (the debug link's debug_press, or the answer file). With
 --screen-dir every screen drawn is written as DIR/<6-digit sequence>-<screen>.png
 (the panel's native size) and DIR/<same>.txt (its logical text).
@@ -74,6 +76,7 @@ from quill.emulator.launcher import (
     TARGETS,
     Emulator,
     confirmation_options,
+    default_display,
     firmware_command,
     firmware_env,
 )
@@ -112,9 +115,10 @@ def parse_args(argv):
                              "source (cached), as the smallest board runs it")
     parser.add_argument("--keys", action="store_true",
                         help="answer the seed and key methods (implied by --test-mnemonic)")
-    parser.add_argument("--display", choices=DISPLAYS, default=DEFAULT_DISPLAY,
+    parser.add_argument("--display", choices=DISPLAYS,
                         help="the emulated panel (default: the Pico board profile's, "
-                             f"{DEFAULT_DISPLAY}); none: no display")
+                             f"{DEFAULT_DISPLAY}; none on a qemu target, and below 128K of heap "
+                             "without --frozen); none: no display")
     parser.add_argument("--screen-dir", help="write every screen drawn as DIR/<sequence>-<screen>"
                                              ".png and .txt")
     parser.add_argument("--test-mnemonic", metavar="WORDS",
@@ -179,7 +183,8 @@ def main(argv=None):
             print(f"quill-emu: {e}", file=sys.stderr)
             return 2
     confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
-    confirmation += display_options(args.display, args.screen_dir)
+    display = args.display or default_display(args.heapsize, args.frozen, args.target)
+    confirmation += display_options(display, args.screen_dir)
     if args.keys:
         confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
     if args.stdio:
