@@ -18,17 +18,34 @@ from quillfw.wire.errors import INVALID_PARAMS, DeviceError
 BUTTONS = {"next": "n", "prev": "p", "approve": "a", "reject": "r", "hold": "h"}
 MAX_QUEUED = 64
 
-LAYOUT = [None]         # the screen on the panel: its debug_layout map
+# the screen on the panel: (screen, page, pages) while it is drawn or waits for the user;
+# the debug_layout map it left once the wait is over (so that its text does not stay
+# on the heap beside a signing session)
+LAYOUT = [None]
 PRESSES = []            # presses not read yet (quillfw.ui.flow's codes)
 
 
 def shown(screen, page, pages):
-    LAYOUT[0] = {"name": screen.name, "title": screen.title, "page": page, "pages": pages,
-                 "lines": screen.lines()}
+    LAYOUT[0] = (screen, page, pages)
+
+
+def _layout(held):
+    screen, page, pages = held
+    return {"name": screen.name, "title": screen.title, "page": page, "pages": pages,
+            "lines": screen.lines()}
+
+
+def closed():
+    """The wait is over: only the summary stays (its lines left out)."""
+    if isinstance(LAYOUT[0], tuple):
+        layout = _layout(LAYOUT[0])
+        layout["lines"] = None
+        LAYOUT[0] = layout
 
 
 def debug_layout(ctx, params):
-    return LAYOUT[0]
+    held = LAYOUT[0]
+    return _layout(held) if isinstance(held, tuple) else held
 
 
 def debug_press(ctx, params):

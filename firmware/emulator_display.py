@@ -100,15 +100,21 @@ class EmulatedPanel:
         if not self.screen_dir:
             return
         self._base = "%s/%06d-%s" % (self.screen_dir, _next_sequence(self.screen_dir), screen.name)
+        from quillfw.ui.screen import plain
         with open(self._base + ".txt.tmp", "wb") as f:
-            for line in screen.lines():
-                f.write(line.encode() + b"\n")
+            f.write(screen.title.encode() + b"\n")
+            for item in screen.items:       # a line at a time on the heap
+                f.write(" ".join(plain(p) for p in item).encode() + b"\n")
         self._png = PngWriter(open(self._base + ".png.tmp", "wb"), self.width, self.height,
                               COLOURS[self.kind])
 
     def strip(self, fb, buffer, top, rows):
         if self._png is not None:
             self._png.rows(buffer, rows)
+
+    def close(self):
+        """The confirmation is over (quillfw.ui.flow)."""
+        emulator_debuglink.closed()
 
     def end(self):
         png, self._png = self._png, None

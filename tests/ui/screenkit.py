@@ -47,3 +47,31 @@ def png_size(path: Path) -> tuple[int, int]:
     assert (depth, colour) == (1, 3) and len(chunks[b"PLTE"]) == 6 and b"IEND" in chunks
     assert len(zlib.decompress(chunks[b"IDAT"])) == height * (1 + (width + 7) // 8)
     return width, height
+
+
+def prompt_items(prompt: str) -> list[str]:
+    """A confirmation's one-line prompt (the emulator's confirm-request) as the screen's
+    items: quillfw.ui.screen.Screen.prompt joins them with '; ' and ends with '?'."""
+    assert prompt.endswith("?"), prompt
+    return prompt[:-1].split("; ")
+
+
+def expected_outputs(decoded: dict) -> list[str]:
+    """The review's output lines for Core's decodepsbt of a PSBT: each output's address (or
+    OP_RETURN and its data, or its script) and amount as Core writes them; an output is
+    change when the PSBT gives its key's derivation (the device derives and checks it)."""
+    if "tx" in decoded:     # BIP174; BIP370 (version 2) puts each output's amount and script in outputs
+        vout = [(out["n"], out["value"], out["scriptPubKey"]) for out in decoded["tx"]["vout"]]
+    else:
+        vout = [(n, meta["amount"], meta["script"]) for n, meta in enumerate(decoded["outputs"])]
+    want = []
+    for (n, value, spk), meta in zip(vout, decoded["outputs"], strict=True):
+        if "address" in spk:
+            where = spk["address"]
+        elif spk["type"] == "nulldata":
+            where = "OP_RETURN " + spk["hex"][4:]
+        else:
+            where = "Script " + spk["hex"]
+        kind = "Change" if meta.get("bip32_derivs") or meta.get("taproot_bip32_derivs") else "Output"
+        want.append(f"{kind} {n + 1} of {len(vout)}: {where} {value:.8f} BTC")
+    return want

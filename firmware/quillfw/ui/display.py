@@ -8,8 +8,9 @@ free beside a signing session). Each strip is drawn again from the page's rows
     Display(panel)       panel: width, height, begin(screen, page, pages),
                          strip(fb, buffer, y, rows) and end() (a driver in
                          quillfw.ui.st7789 / ssd1306, or the emulator's)
-    pages(screen)        the screen laid out for this panel (quillfw.ui.screen.layout)
-    draw(screen, rows, page, pages, footer)    draw one page; Overflow when a
+    pages(screen)        how many pages the screen takes on this panel (quillfw.ui.screen.layout)
+    page_rows(screen, page)   the rows of one page
+    draw(screen, rows, page, pages, footer)    draw one page; ValueError when a
                          title or footer is wider than the panel
 """
 import framebuf
@@ -18,10 +19,6 @@ from quillfw.ui.screen import layout
 
 CHAR = 8                # framebuf's built-in font: 8x8 pixels
 STRIP = 8               # rows of the 1-bit frame buffer drawn and sent at a time
-
-
-class Overflow(ValueError):
-    pass
 
 
 class Display:
@@ -36,11 +33,15 @@ class Display:
         self.rows = (self.height - 2 * self.line - 2) // self.line
 
     def pages(self, screen):
-        return layout(screen, self.cols, self.rows)
+        return layout(screen, self.cols, self.rows)[0]
+
+    def page_rows(self, screen, page):
+        return layout(screen, self.cols, self.rows, page)[1]
 
     def _check(self, text):
         if len(text) > self.cols:
-            raise Overflow("'%s' is wider than the %dx%d panel" % (text, self.width, self.height))
+            raise ValueError("overflow: '%s' is wider than the %dx%d panel" % (text, self.width,
+                                                                               self.height))
 
     def _strip(self, top, screen, rows, footer):
         """The page's pixels in rows top..top+STRIP."""

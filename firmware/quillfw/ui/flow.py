@@ -55,8 +55,7 @@ def _footer(page, n, last, one_button, content, action):
 
 
 def run(display, screen, user, ctx, timeout_ms, auto=False):
-    pages = display.pages(screen)
-    content = len(pages)
+    content = display.pages(screen)
     one_button = getattr(user, "one_button", False)
     n = content + 2 if one_button else content
     last = n - 1 if not one_button else content - 1
@@ -66,7 +65,7 @@ def run(display, screen, user, ctx, timeout_ms, auto=False):
     while True:
         if target != page:
             page = target
-            rows = pages[page] if page < content else [
+            rows = display.page_rows(screen, page) if page < content else [
                 ("Hold the button", False), ("to " + (screen.action if page == content
                                                       else "reject"), False)]
             display.draw(screen, rows, page, n, _footer(page, n, last, one_button, content,
@@ -125,10 +124,10 @@ def _forget_panel(conf):
 
 def show(conf, screen):
     display = make_display(conf.display)
-    pages = display.pages(screen)
+    n = display.pages(screen)
     try:
-        display.draw(screen, pages[0], 0, len(pages),
-                     _footer(0, len(pages), len(pages) - 1, False, len(pages), screen.action))
+        display.draw(screen, display.page_rows(screen, 0), 0, n,
+                     _footer(0, n, n - 1, False, n, screen.action))
     finally:
         _forget_panel(conf)
 
@@ -146,6 +145,9 @@ def confirm(conf, ctx, screen, user):
         if user is not None:
             user.end()
         ctx.awaiting_user(False)
+        close = getattr(display.panel, "close", None)
+        if close is not None:
+            close()
         display = None
         _forget_panel(conf)
     if answer is None:

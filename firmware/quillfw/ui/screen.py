@@ -13,7 +13,7 @@ too): what quillfw.ui.display draws and what the emulator writes as text.
         action   what approving does ("Approve", "Continue", "Wipe"...), in the footer
 
     lines(screen)            the logical text: the title, then one line per item
-    layout(screen, cols, rows) -> pages: each a list of (row text, inverted)
+    layout(screen, cols, rows, want) -> (pages, rows of page want: each (text, inverted))
 """
 HOST = "\x02"           # a part supplied by the host (never an address or an amount)
 
@@ -42,32 +42,30 @@ class Screen:
         return "; ".join(self.lines()[1:])
 
 
-def _wrap(text, cols):
-    return [text[i:i + cols] for i in range(0, len(text), cols)] or [""]
-
-
-def layout(screen, cols, rows):
-    """The content rows, page by page (rows per page), each row (text, inverted).
-    An item is kept on one page when it fits on one; a blank row separates items."""
-    pages = [[]]
+def layout(screen, cols, rows, want=-1):
+    """(pages, the rows of page `want`): the screen laid out at cols characters by rows
+    rows per page, each row (text, inverted). An item starts a new page when it does
+    not fit on the current one (a blank row separates items on a page); one longer
+    than a page goes on over the next. Only page `want`'s rows are made (the heap
+    holds one page's text), so a draw lays the screen out again."""
+    page, used, out = 0, 0, []
     for item in screen.items:
-        block = []
+        n = 0
+        for part in item:
+            n += max(1, -(-len(plain(part)) // cols))
+        if used and used + 1 + n > rows:
+            page, used = page + 1, 0
+        elif used:
+            if page == want:
+                out.append(("", False))
+            used += 1
         for part in item:
             inverted = part[:1] == HOST
-            for row in _wrap(plain(part), cols):
-                block.append((row, inverted))
-        page = pages[-1]
-        need = len(block) + (1 if page else 0)
-        if len(page) + need > rows and page:
-            page = []
-            pages.append(page)
-        elif page:
-            page.append(("", False))
-        while block:
-            room = rows - len(page)
-            page.extend(block[:room])
-            block = block[room:]
-            if block:
-                page = []
-                pages.append(page)
-    return pages
+            text = plain(part)
+            for start in range(0, max(len(text), 1), cols):
+                if used == rows:
+                    page, used = page + 1, 0
+                if page == want:
+                    out.append((text[start:start + cols], inverted))
+                used += 1
+    return page + 1, out
