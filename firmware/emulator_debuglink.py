@@ -4,7 +4,8 @@ freeze manifest contains it (tests/boards checks that).
 
     debug_layout {}                -> {name, title, page, pages, lines} of the screen on
                                       the panel (null before the first), lines: its logical
-                                      text (quillfw.ui.screen.Screen.lines)
+                                      text (quillfw.ui.screen.Screen.lines; null for a
+                                      secret's screen: a seed's words stay on the panel)
     debug_press  {button}          -> null: a press of next, prev, approve, reject or hold,
                                       read by the approver of a confirmation that waits
                                       (quill-emu --approve=channel)
@@ -31,8 +32,9 @@ def shown(screen, page, pages):
 
 def _layout(held):
     screen, page, pages = held
+    # a secret's screen (a seed's words) stays on the panel: not on the link
     return {"name": screen.name, "title": screen.title, "page": page, "pages": pages,
-            "lines": screen.lines()}
+            "lines": None if screen.private else screen.lines()}
 
 
 def closed():

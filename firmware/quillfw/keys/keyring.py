@@ -184,9 +184,24 @@ class Keys:
         from quillfw.keys import bip39
         entropy = hashlib.sha256(os.urandom(32) + params.get("entropy", b"")).digest()
         mnemonic = bip39.mnemonic_from_entropy(entropy[:words * 4 // 3])
+        conf = getattr(getattr(ctx, "dispatcher", None), "confirmation", None)
+        shown = conf is not None and conf.display is not None
+        if shown:
+            # a device with a display: the words on its screen only, checked before the
+            # seed is kept (quillfw.ui.seed); nothing of them in the answer
+            from quillfw.signing.confirm import drop
+            from quillfw.ui.seed import backup
+            try:
+                backup(conf, ctx, mnemonic.split())
+            finally:
+                drop(conf.approver)
+                forget("quillfw.ui.seed")
         seed = bip39.seed_from_mnemonic(mnemonic, passphrase, _poll(ctx))
         forget("quillfw.keys.bip39")
-        return {"mnemonic": mnemonic, "fingerprint": self._install(seed, params["pin"], _poll(ctx))}
+        fingerprint = self._install(seed, params["pin"], _poll(ctx))
+        if shown:
+            return {"fingerprint": fingerprint}
+        return {"mnemonic": mnemonic, "fingerprint": fingerprint}
 
     def seed_restore(self, ctx, params):
         _check_pin(params["pin"])

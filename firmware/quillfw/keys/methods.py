@@ -7,6 +7,8 @@ is loaded per request and forgotten after it, so only the unlocked seed and
 this module stay in RAM between requests.
 
     seed_generate {words, pin, ? entropy, ? passphrase} -> {mnemonic, fingerprint}
+                  (on a device with a display: -> {fingerprint}; the words are shown
+                  and checked on the device only, quillfw.ui.seed)
     seed_restore  {mnemonic, pin, ? passphrase}         -> {fingerprint}
     unlock        {pin}                                 -> {fingerprint}
     lock          {}                                    -> null

@@ -11,6 +11,7 @@ too): what quillfw.ui.display draws and what the emulator writes as text.
                  A part from the host (a wallet's name) is host(text): drawn
                  between quotes and inverted, so it cannot pass for an address.
         action   what approving does ("Approve", "Continue", "Wipe"...), in the footer
+        private  a secret's screen (a seed's words): on the panel only
 
     lines(screen)            the logical text: the title, then one line per item
     layout(screen, cols, rows, want) -> (pages, rows of page want: each (text, inverted))
@@ -28,17 +29,22 @@ def plain(part):
 
 
 class Screen:
-    def __init__(self, name, title, items, action="Approve"):
+    def __init__(self, name, title, items, action="Approve", private=False):
+        """private: a secret (a seed's words): drawn on the panel only, never in
+        prompt() (the approver's line) nor in the emulator's debug link."""
         self.name = name
         self.title = title
         self.items = items
         self.action = action
+        self.private = private
 
     def lines(self):
         return [self.title] + [" ".join(plain(p) for p in item) for item in self.items]
 
     def prompt(self):
         """One line: what a device without a display passes to its approver."""
+        if self.private:
+            return self.title
         return "; ".join(self.lines()[1:])
 
 
