@@ -38,7 +38,7 @@ PARAMS = {
     "seed_generate": {"words": (UINT, True), "pin": (TEXT, True), "entropy": (BYTES, False),
                       "passphrase": (TEXT, False)},
     "seed_restore": {"mnemonic": (TEXT, True), "pin": (TEXT, True), "passphrase": (TEXT, False)},
-    "unlock": {"pin": (TEXT, True)},
+    "unlock": {"pin": (TEXT, False)},     # none: entered on the device's buttons (display)
     "lock": {},
     "wipe": {},
     "get_xpub": {"path": (TEXT, True), "network": (TEXT, False)},
@@ -220,8 +220,11 @@ class Keys:
     def unlock(self, ctx, params):
         if not self.store.exists():
             raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+        pin = params.get("pin")
+        if pin is None:
+            pin = _pin_on_device(ctx)
         try:
-            fingerprint = self._unlock(params["pin"], _poll(ctx))
+            fingerprint = self._unlock(pin, _poll(ctx))
         except WrongPin as e:
             self.lock()
             if e.attempts_left == 0:
@@ -256,6 +259,22 @@ class Keys:
         node = self.node(path)
         return {"xpub": node.xpub(XPUB if network == "main" else TPUB),
                 "fingerprint": self._fingerprint}
+
+
+def _pin_on_device(ctx):
+    """The PIN entered on the device's buttons (quillfw.ui.pin): unlock without a pin
+    on a device with a display; INVALID_PARAMS on one without."""
+    conf = getattr(getattr(ctx, "dispatcher", None), "confirmation", None)
+    if conf is None or conf.display is None:
+        raise DeviceError(INVALID_PARAMS, "Missing parameter 'pin' (this device has no display "
+                                          "to enter it on)")
+    from quillfw.signing.confirm import drop
+    from quillfw.ui.pin import enter
+    try:
+        return enter(conf, ctx, "Enter the PIN")
+    finally:
+        drop(conf.approver)
+        forget("quillfw.ui.pin")
 
 
 # ---- the protocol's entry (quillfw.keys.methods loads this module per request) ----

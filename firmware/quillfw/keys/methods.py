@@ -10,7 +10,8 @@ this module stay in RAM between requests.
                   (on a device with a display: -> {fingerprint}; the words are shown
                   and checked on the device only, quillfw.ui.seed)
     seed_restore  {mnemonic, pin, ? passphrase}         -> {fingerprint}
-    unlock        {pin}                                 -> {fingerprint}
+    unlock        {? pin}                               -> {fingerprint}
+                  (no pin: entered on the device's buttons, on a device with a display)
     lock          {}                                    -> null
     wipe          {}                                    -> null
     get_xpub      {path, ? network}                     -> {xpub, fingerprint}
