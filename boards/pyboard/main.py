@@ -34,7 +34,8 @@ if DISPLAY is None:
 else:
     approver = ("buttons", "quillfw.ui.buttons", BUTTONS, LED_PIN, "gpio")
     info = {"panel": DISPLAY["panel"], "width": DISPLAY["width"], "height": DISPLAY["height"],
-            "buttons": [{"name": n, "role": b[1]} for n, b in zip(BUTTON_NAMES, BUTTONS)]}
+            "buttons": [{"name": BUTTON_NAMES[i], "role": BUTTONS[i][1]}
+                        for i in range(len(BUTTONS))]}
     display = (info, "quillfw.ui.boards", DISPLAY["panel"], DISPLAY["width"], DISPLAY["height"],
                DISPLAY["pins"], DISPLAY["address"], DISPLAY["i2c_id"])
 dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE, display=display)

@@ -52,7 +52,8 @@ else:
     else:
         approver = ("buttons", "quillfw.ui.buttons", BUTTONS, LED_PIN, "gpio")
         info = {"panel": DISPLAY["panel"], "width": DISPLAY["width"], "height": DISPLAY["height"],
-                "buttons": [{"name": n, "role": b[1]} for n, b in zip(BUTTON_NAMES, BUTTONS)]}
+                "buttons": [{"name": BUTTON_NAMES[i], "role": BUTTONS[i][1]}
+                        for i in range(len(BUTTONS))]}
         display = (info, "quillfw.ui.boards", DISPLAY["panel"], DISPLAY["width"], DISPLAY["height"],
                    DISPLAY["pins"], DISPLAY["offset"][0], DISPLAY["offset"][1], DISPLAY["madctl"],
                    DISPLAY["spi_id"])
