@@ -12,8 +12,8 @@ from quill.device.manager import SUPPORTED_USB_IDS
 BOARDS = boardspec.names()
 
 
-def test_the_four_boards_are_described():
-    assert BOARDS == ["esp32_s3", "pyboard", "rpi_pico", "unix"]
+def test_the_five_boards_are_described():
+    assert BOARDS == ["esp32_s3", "esp32_s3_tft", "pyboard", "rpi_pico", "unix"]
 
 
 @pytest.mark.parametrize("name", BOARDS)

@@ -189,13 +189,11 @@ class Keys:
         if shown:
             # a device with a display: the words on its screen only, checked before the
             # seed is kept (quillfw.ui.seed); nothing of them in the answer
-            from quillfw.signing.confirm import drop
             from quillfw.ui.seed import backup
             try:
                 backup(conf, ctx, mnemonic.split())
             finally:
-                drop(conf.approver)
-                forget("quillfw.ui.seed")
+                _release(conf)
         seed = bip39.seed_from_mnemonic(mnemonic, passphrase, _poll(ctx))
         forget("quillfw.keys.bip39")
         fingerprint = self._install(seed, params["pin"], _poll(ctx))
@@ -268,13 +266,17 @@ def _pin_on_device(ctx):
     if conf is None or conf.display is None:
         raise DeviceError(INVALID_PARAMS, "Missing parameter 'pin' (this device has no display "
                                           "to enter it on)")
-    from quillfw.signing.confirm import drop
     from quillfw.ui.pin import enter
     try:
         return enter(conf, ctx, "Enter the PIN")
     finally:
-        drop(conf.approver)
-        forget("quillfw.ui.pin")
+        _release(conf)
+
+
+def _release(conf):
+    """The display's and the approver's modules out (quillfw.ui.flow.release)."""
+    from quillfw.ui.flow import release
+    release(conf.display, conf.approver)
 
 
 # ---- the protocol's entry (quillfw.keys.methods loads this module per request) ----

@@ -77,9 +77,8 @@ AUTO = ("auto",)
 
 # imported for a confirmation or a policy change, dropped afterwards (with the
 # approver spec's own module)
-_TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers", "quillfw.ui.screens",
-              "quillfw.ui.screen", "quillfw.ui.display", "quillfw.ui.flow", "quillfw.psbt.address",
-              "quillfw.keys.base58")
+# (the display's modules are dropped by quillfw.ui.flow.release, when the screen is done)
+_TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers")
 
 # Outputs a transaction review lists one by one (address and amount, quillfw.ui.screens);
 # the outputs after them are summed, so that the review costs a bounded heap

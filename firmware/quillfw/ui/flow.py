@@ -97,13 +97,35 @@ def run(display, screen, user, ctx, timeout_ms, auto=False):
         sleep_ms(_POLL_MS)
 
 
+# what a screen brings in, dropped when it is done (release): the smallest board's heap
+# has no room for idle code beside a signing session
+_TEXT = ("quillfw.ui.screens", "quillfw.psbt.address", "quillfw.keys.base58")
+_DRAWING = ("quillfw.ui.display", "quillfw.ui.screen", "quillfw.ui.boards", "quillfw.ui.st7789",
+            "quillfw.ui.ssd1306", "quillfw.ui.buttons", "quillfw.ui.seed", "quillfw.ui.pin",
+            "quillfw.ui.flow")
+
+
+def release(spec=None, approver=None):
+    """Forget the display layer's modules (and the panel's, spec: the display spec), so
+    that the collector frees them; this module too (its running functions keep it).
+    approver: the approver spec whose modules go as well (quillfw.signing.confirm.drop's)."""
+    from quillfw.compat import forget
+    for name in _TEXT + _DRAWING:
+        forget(name)
+    if spec is not None:
+        forget(spec[1])
+    if approver is not None:
+        from quillfw.signing.confirm import drop
+        drop(approver)
+
+
 def review(conf, hash_type):
     from quillfw.compat import forget
     from quillfw.ui.screens import review as make
     screen = make(conf, hash_type)
     # the text is made: the modules that made it (addresses, base58) leave the heap
     # before the display's come in (a small heap holds one set at a time)
-    for name in ("quillfw.ui.screens", "quillfw.psbt.address", "quillfw.keys.base58"):
+    for name in _TEXT:
         forget(name)
     return screen
 
@@ -118,8 +140,7 @@ def make_display(spec):
 
 
 def _forget_panel(conf):
-    from quillfw.compat import forget
-    forget(conf.display[1])
+    release(conf.display)
 
 
 def show(conf, screen):
