@@ -78,7 +78,7 @@ def _read_words(client: DeviceClient, folder: Path, thread: threading.Thread) ->
     drawn = _next_screen(folder, 0, thread)
     assert drawn[0].stem.endswith("-seed-words")
     text = lines(drawn[0])
-    assert text[0] == "Write down 12 words"
+    assert text[0] == "Write 12 words"
     words = [line.split(". ")[1] for line in text[1:]]
     assert len(words) == 12 and all(bip39.word_index(w) >= 0 for w in words)
     while client.out_of_band("debug_layout")["page"] + 1 < client.out_of_band("debug_layout")["pages"]:

@@ -115,7 +115,7 @@ def describe(wallet, first_address, own):
                       fingerprint.hex(), format_path(path), format_xpub(xpub74, wallet.network)))
         gc.collect()    # base58's big-int garbage out between the cosigners (heap)
     items.append(("First address:", first_address))
-    return Screen("multisig", "Register multisig", items, "Register")
+    return Screen("multisig", "Add multisig", items, "Register")
 
 
 def summary(wallet):

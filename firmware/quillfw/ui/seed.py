@@ -29,7 +29,7 @@ def _random(n):
 
 def words_screen(words):
     items = [("%2d. %s" % (i + 1, w),) for i, w in enumerate(words)]
-    return Screen("seed-words", "Write down %d words" % len(words), items, "Done", True)
+    return Screen("seed-words", "Write %d words" % len(words), items, "Done", True)
 
 
 def _check(conf, ctx, display, user, words, position):
