@@ -151,3 +151,26 @@ def test_one_button_moves_on_short_and_answers_long() -> None:
     approver.poll(0)
     assert _press(approver, usr, 10, 100) == [None, NEXT]
     assert _press(approver, usr, 1000, LONG_PRESS_MS) == [None, HOLD]
+
+
+def test_cpython_draws_through_the_stand_in_framebuf() -> None:
+    """Under CPython (host tools, the firmware's CPython tests) the display layer draws with
+    quillfw.ui.framebuf_py: the same strips reach the panel, glyphs as blocks."""
+    from quillfw.ui.display import Display
+    from quillfw.ui.screen import Screen
+    from quillfw.ui.ssd1306 import SSD1306
+
+    class Bus:
+        def __init__(self) -> None:
+            self.pages: list[bytes] = []
+
+        def writeto(self, address: int, data: bytes) -> None:
+            if data[0] == 0x40:
+                self.pages.append(bytes(data[1:]))
+
+    bus = Bus()
+    display = Display(SSD1306(bus))
+    screen = Screen("address", "Check address", [("Address:", "bcrt1q6rz28mcfaxtmd6v789l9rrlrusdprr9pz3cppk")])
+    display.draw(screen, display.page_rows(screen, 0), 0, display.pages(screen), "1/2 next>")
+    assert len(bus.pages) == 8 and all(len(p) == 128 for p in bus.pages)
+    assert bus.pages[0] != bytes(128) and bus.pages[7] != bytes(128)    # title bar, footer

@@ -13,7 +13,10 @@ free beside a signing session). Each strip is drawn again from the page's rows
     draw(screen, rows, page, pages, footer)    draw one page; ValueError when a
                          title or footer is wider than the panel
 """
-import framebuf
+try:
+    import framebuf
+except ImportError:     # CPython: the stand-in (quillfw.ui.framebuf_py)
+    from quillfw.ui import framebuf_py as framebuf
 
 from quillfw.ui.screen import layout
 

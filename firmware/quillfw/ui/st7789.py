@@ -8,7 +8,10 @@ DISPON 0x29, CASET 0x2A, RASET 0x2B, RAMWR 0x2C.
     ST7789(spi, cs, dc, rst, bl, width, height, x_offset, y_offset, madctl)
         spi: a machine.SPI; the pins: machine.Pin outputs (bl may be None)
 """
-import framebuf
+try:
+    import framebuf
+except ImportError:     # CPython: the stand-in (quillfw.ui.framebuf_py)
+    from quillfw.ui import framebuf_py as framebuf
 
 from quillfw.compat import const
 
