@@ -11,8 +11,9 @@ where the ask/channel approvers exchange their files (without it the policy
 lives in memory and only auto is possible); --confirm-timeout-ms: how long a
 confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS);
 --keys: answer the seed and key methods (emulator_keys.py); --display: the
-emulated panel (emulator_display.PANELS, or none; default st7789-240x240, the
-Pico board profile's), --screen-dir: where it writes every screen as PNG and text.
+emulated panel (emulator_display.PANELS, or none, the default here: quill-emu picks
+its own default, quill.emulator.launcher.default_display), --screen-dir: where it
+writes every screen as PNG and text.
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
@@ -139,7 +140,7 @@ def main(argv):
     timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
     target = _option(argv, "--target", "unix")
     boot_id = _option(argv, "--boot-id", None)  # ports whose os.urandom repeats at every boot
-    display = _display(_option(argv, "--display", "st7789-240x240"), _option(argv, "--screen-dir", None))
+    display = _display(_option(argv, "--display", "none"), _option(argv, "--screen-dir", None))
     if kind not in ("auto", "ask", "channel"):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
