@@ -130,10 +130,13 @@ def test_the_words_stay_on_the_device_and_are_checked_there(tmp_path: Path) -> N
         assert info["keys"]["fingerprint"] == out["result"]["fingerprint"]
         commands = process_command_lines()
         link = bytes(client.seen)
-    secrets = [" ".join(words).encode()] + [w.encode() for w in words if len(w) >= 5]
+    # the phrase, any two words in a row, and each word as a CBOR text string of its own
+    # (a word alone may be part of other text: "sleep" in the debug_sleep method's name)
+    secrets = [" ".join(words).encode()] + [f"{a} {b}".encode() for a, b in zip(words, words[1:], strict=False)]
+    secrets += [bytes([0x60 + len(w)]) + w.encode() for w in words]
     assert link and not [s for s in secrets if s in link]
     log = device.log_path.read_bytes()
-    assert not [s for s in secrets if s in log]
+    assert not [s for s in secrets if s in log] and not [w for w in words if w.encode() in log]
     ours = [c for c in commands if str(device.datadir) in c]        # quill-emu and its firmware
     assert len(ours) == 2 and not [c for c in ours if any(w in c for w in words if len(w) >= 5)]
     assert not [c for c in commands if " ".join(words) in c]
