@@ -114,6 +114,15 @@ def test_no_press_is_the_confirmation_timeout(device: Any) -> None:
     assert time.monotonic() - started >= TIMEOUT_MS / 1000
 
 
+def test_a_refusal_leaves_the_error_screen(device: Any) -> None:
+    client, folder = device
+    asking = Asking(client)
+    _layout(client, 0)
+    _press(client, "reject")
+    asking.join()
+    assert lines(screens(folder)[-1]) == ["Refused", "Nothing was done."]
+
+
 def test_presses_before_the_question_do_not_count(device: Any) -> None:
     client, _ = device
     for button in ("next", "approve"):
@@ -143,3 +152,29 @@ def test_getdeviceinfo_names_the_panel_and_its_buttons(device: Any) -> None:
 def test_the_screen_dir_is_written_whole(device: Any) -> None:
     _, folder = device
     assert not list(Path(folder).glob("*.tmp"))
+
+
+def test_wipe_is_confirmed_on_the_device(device: Any) -> None:
+    client, folder = device
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["result"] = client.call("wipe", awaits_user=True)
+        except DeviceError as e:
+            out["error"] = e
+    for answer in ("reject", "approve"):
+        out.clear()
+        thread = threading.Thread(target=run)
+        thread.start()
+        layout = _layout(client, 0)
+        assert layout["name"] == "wipe" and layout["title"] == "Wipe the seed?"
+        for _ in range(layout["pages"] - 1):
+            _press(client, "next")
+        _layout(client, layout["pages"] - 1)
+        _press(client, answer)
+        thread.join(30)
+        if answer == "reject":
+            assert out["error"].message == "Wipe refused on the device"
+            assert client.get_info()["keys"]["state"] == "unlocked"
+    assert out == {"result": None} and client.get_info()["keys"]["state"] == "uninitialized"

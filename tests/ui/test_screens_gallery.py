@@ -15,7 +15,7 @@ from tests.ui.screenkit import png_size
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "ui" / "fixtures" / "screens.json"
-KINDS = {"address", "review", "multisig", "policy", "seed-words", "seed-check", "pin"}
+KINDS = {"address", "error", "review", "multisig", "policy", "wipe", "seed-words", "seed-check", "pin"}
 
 
 def test_make_screens_draws_every_flow_on_every_panel_as_the_fixtures() -> None:

@@ -236,6 +236,17 @@ class Keys:
         return {"fingerprint": fingerprint}
 
     def wipe(self, ctx, params):
+        conf = getattr(getattr(ctx, "dispatcher", None), "confirmation", None)
+        if conf is not None and conf.display is not None and self.store.exists():
+            # a device with a display: its user agrees on it first (quillfw.ui)
+            from quillfw.ui.flow import ask
+            from quillfw.ui.screens import message
+            try:
+                ask(conf, ctx, message("wipe", "Wipe the seed?", [
+                    "This erases the seed and the registered multisig wallets.",
+                    "Without its words, its coins are lost."], "Wipe"), "Wipe refused on the device")
+            finally:
+                _release(conf)
         self.lock()
         self.store.wipe()
         self._wiped()

@@ -153,6 +153,18 @@ def show(conf, screen):
         _forget_panel(conf)
 
 
+def _error(display, title, line):
+    from quillfw.ui.screen import Screen
+    screen = Screen("error", title, [(line,)], "OK")
+    display.draw(screen, display.page_rows(screen, 0), 0, 1, "1/1")
+
+
+def ask(conf, ctx, screen, refused_message):
+    """The rooms below the signing one (keys) ask here (quillfw.signing.confirm_flow.ask)."""
+    from quillfw.signing.confirm_flow import ask as confirm_ask
+    confirm_ask(conf, ctx, screen, refused_message)
+
+
 def confirm(conf, ctx, screen, user):
     from quillfw.signing.confirm_flow import TIMED_OUT
     from quillfw.wire.errors import CONFIRM_TIMEOUT, DeviceError
@@ -162,6 +174,9 @@ def confirm(conf, ctx, screen, user):
         user.begin(screen.prompt() + "?", ticks_ms())
     try:
         answer = run(display, screen, user, ctx, conf.timeout_ms, auto=user is None)
+        if answer != APPROVED:      # the error screen: what happened, on the device
+            _error(display, "Refused" if answer == REFUSED else "Timed out",
+                   "Nothing was done." if answer == REFUSED else "No answer: nothing was done.")
     finally:
         if user is not None:
             user.end()

@@ -103,8 +103,9 @@ def _pin_presses(pin: str) -> list[str]:
 
 
 def _asking(client: DeviceClient, folder: Path, method: str, params: dict[str, Any],
-            words: list[str] | None = None) -> Any:
-    """A request that asks the user, answered through the debug link."""
+            words: list[str] | None = None, refuse: bool = False) -> Any:
+    """A request that asks the user, answered through the debug link (refuse: with the
+    reject button, and the device's refusal is the expected answer)."""
     result: dict[str, Any] = {}
 
     def run() -> None:
@@ -114,8 +115,16 @@ def _asking(client: DeviceClient, folder: Path, method: str, params: dict[str, A
             result["error"] = e
     worker = threading.Thread(target=run)
     worker.start()
-    _user(client, folder, worker, [] if words is None else words)
+    if refuse:
+        _wait_asking(client, worker)
+        _press(client, "reject")
+    else:
+        _user(client, folder, worker, [] if words is None else words)
     worker.join(120)
+    if refuse:
+        if "error" not in result:
+            raise GalleryError(f"{method}: not refused")
+        return None
     if "error" in result:
         raise GalleryError(f"{method}: {result['error']}")
     return result.get("value")
@@ -160,12 +169,13 @@ def _multisig(client: DeviceClient, folder: Path) -> None:
 
 
 def _flows(client: DeviceClient, folder: Path) -> None:
-    _asking(client, folder, "display_address", {"path": "m/84h/1h/0h/0/0", "script_type": "p2wpkh",
-                                                "network": "regtest"})
+    address = {"path": "m/84h/1h/0h/0/0", "script_type": "p2wpkh", "network": "regtest"}
+    _asking(client, folder, "display_address", address)
+    _asking(client, folder, "display_address", address, refuse=True)     # the error screen
     _review(client, folder)
     _multisig(client, folder)
     _asking(client, folder, "set_confirm_policy", {"policy": "never"})
-    client.call("wipe")
+    _asking(client, folder, "wipe", {})
     words: list[str] = []
     _asking(client, folder, "seed_generate", {"words": 12, "pin": PIN}, words)
     client.call("lock")
