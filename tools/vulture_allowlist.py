@@ -71,3 +71,4 @@ SubmittedChain  # tests/follow/corekit.py: the 20,000-block chain of tests/bench
 mcu_emulator  # tests/device fixture, requested by name (request.getfixturevalue) for the Cortex-M0+ runs
 discard_psbts  # tests/clients/specter_driver.py: an operation the Specter test sends by name over the driver's stdin
 sign_and_send  # tests/clients/specter_driver.py: an operation the Specter test sends by name over the driver's stdin
+writeto  # tests/ui/test_panel_drivers.py: the recorded I2C bus that quillfw.ui.ssd1306 writes to
