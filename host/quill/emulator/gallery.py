@@ -132,15 +132,15 @@ def _asking(client: DeviceClient, folder: Path, method: str, params: dict[str, A
 
 def _review(client: DeviceClient, folder: Path) -> None:
     """A transaction (sign_* methods, one P2WPKH input) paying five kinds of output."""
+    from quill.tx import script as S
     from quillfw.crypto.hashes import hash160
     from quillfw.crypto.secp256k1 import pubkey_from_secret
     secret = bytes(range(1, 33))
-    spk = b"\x00\x14" + hash160(pubkey_from_secret(secret))
-    outputs = [[150_000, b"\x00\x14" + bytes(range(20))],
-               [40_000, b"\x76\xa9\x14" + bytes(range(20, 40)) + b"\x88\xac"],
-               [30_000, b"\x51\x20" + bytes(range(32))],
-               [0, b"\x6a\x05hello"],
-               [70_000, b"\x00\x20" + bytes(range(32, 64))]]
+    keyhash = hash160(pubkey_from_secret(secret))
+    spk = S.p2wpkh(keyhash)
+    outputs = [[150_000, S.p2wpkh(bytes(range(20)))], [40_000, S.p2pkh(bytes(range(20, 40)))],
+               [30_000, S.p2tr(bytes(range(32)))], [0, bytes([S.OP_RETURN]) + S.push_data(b"hello")],
+               [70_000, S.p2wsh(bytes(range(32, 64)))]]
     client.call("sign_begin", {"version": 2, "locktime": 0, "n_inputs": 1, "n_outputs": len(outputs),
                                "algorithms": ["segwit_v0"], "network": "regtest"})
     client.call("sign_add_key", {"secret": secret})
@@ -149,7 +149,7 @@ def _review(client: DeviceClient, folder: Path) -> None:
     client.call("sign_add_outputs", {"outputs": outputs})
     _asking(client, folder, "sign_segwit_v0", {
         "input_index": 0, "txin": txin, "txin_token": tokens[0],
-        "script_code": b"\x76\xa9\x14" + spk[2:] + b"\x88\xac", "hash_type": 1, "key_index": 0})
+        "script_code": S.p2pkh(keyhash), "hash_type": 1, "key_index": 0})
     client.call("sign_abort")
 
 
