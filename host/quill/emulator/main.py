@@ -184,6 +184,10 @@ def main(argv=None):
             return 2
     confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
     display = args.display or default_display(args.heapsize, args.frozen, args.target)
+    if args.screen_dir and display == "none":
+        print("quill-emu: --screen-dir without a display draws nothing (below 128K of heap without "
+              "--frozen, or on a qemu target, the default is none: give --heapsize=256K, --frozen "
+              "or --display)", file=sys.stderr)
     confirmation += display_options(display, args.screen_dir)
     if args.keys:
         confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
