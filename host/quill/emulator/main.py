@@ -160,6 +160,10 @@ def write_test_seed(datadir: str, words: str) -> None:
 def display_options(display: str, screen_dir: str | None) -> list[str]:
     """main_emulator.py's options for the panel and the screens' folder (made here)."""
     options = ["--display", display]
+    if screen_dir and display == "none":
+        print("quill-emu: --screen-dir without a display draws nothing (below 128K of heap without "
+              "--frozen, or on a qemu target, the default is none: give --heapsize=256K, --frozen "
+              "or --display)", file=sys.stderr)
     if screen_dir:
         os.makedirs(screen_dir, exist_ok=True)
         options += ["--screen-dir", os.path.abspath(screen_dir)]
@@ -183,12 +187,8 @@ def main(argv=None):
             print(f"quill-emu: {e}", file=sys.stderr)
             return 2
     confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
-    display = args.display or default_display(args.heapsize, args.frozen, args.target)
-    if args.screen_dir and display == "none":
-        print("quill-emu: --screen-dir without a display draws nothing (below 128K of heap without "
-              "--frozen, or on a qemu target, the default is none: give --heapsize=256K, --frozen "
-              "or --display)", file=sys.stderr)
-    confirmation += display_options(display, args.screen_dir)
+    confirmation += display_options(args.display or default_display(args.heapsize, args.frozen,
+                                                                    args.target), args.screen_dir)
     if args.keys:
         confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
     if args.stdio:
