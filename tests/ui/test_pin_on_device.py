@@ -28,24 +28,31 @@ def _presses(pin: str) -> list[str]:
     return out + ["prev", "prev", "approve"]
 
 
-def _unlock_on_buttons(client: DeviceClient, pin: str) -> dict[str, Any]:
+def _unlock_on_buttons(client: DeviceClient, *pins: str, method: str = "unlock") -> dict[str, Any]:
+    """method (unlock, or change_pin: the current PIN and the new one twice), each PIN on
+    the buttons once the device asks for it."""
     out: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            out["result"] = client.call("unlock", {}, awaits_user=True)
+            out["result"] = client.call(method, {}, awaits_user=True)
         except DeviceError as e:
             out["error"] = e
     thread = threading.Thread(target=run)
     thread.start()
-    deadline = time.monotonic() + 60
-    while client.ping() != "awaiting_user":
-        assert time.monotonic() < deadline and thread.is_alive(), out
-        time.sleep(0.05)
-    layout = client.out_of_band("debug_layout")
-    assert layout["name"] == "pin" and layout["lines"] is None      # the digits stay on the panel
-    for button in _presses(pin):
-        client.out_of_band("debug_press", {"button": button})
+    for pin in pins:
+        deadline = time.monotonic() + 60
+        while client.ping() != "awaiting_user":
+            assert time.monotonic() < deadline and thread.is_alive(), out
+            time.sleep(0.05)
+        layout = client.out_of_band("debug_layout")
+        assert layout["name"] == "pin" and layout["lines"] is None      # the digits stay on the panel
+        for button in _presses(pin):
+            client.out_of_band("debug_press", {"button": button})
+        # this entry is done: the device works (the PIN's key) or asks for the next one
+        while thread.is_alive() and client.ping() == "awaiting_user" and \
+                client.out_of_band("debug_layout")["title"] == layout["title"]:
+            time.sleep(0.05)
     thread.join(120)
     assert not thread.is_alive()
     return out
@@ -76,6 +83,21 @@ def test_the_pin_on_the_buttons_unlocks_and_ten_wrong_ones_wipe(tmp_path: Path) 
         assert wrong.data == "wiped"
         assert client.get_info()["keys"]["state"] == "uninitialized"
     assert not (device.datadir / "seed.bin").exists()
+
+
+def test_the_pin_changes_on_the_buttons(tmp_path: Path) -> None:
+    device = EmulatedDevice(tmp_path / "emu", "--keys", "--approve=channel", "--display=ssd1306-128x64")
+    with device, Tapped(device.port, short_timeout=60) as client:
+        restored = client.call("seed_restore", {"mnemonic": TEST_MNEMONIC, "pin": PIN}, timeout=120)
+        client.seen.clear()
+        differ = _unlock_on_buttons(client, PIN, "13579", "13570", method="change_pin")["error"]
+        assert differ.code == INVALID_PARAMS and "differ" in differ.message
+        changed = _unlock_on_buttons(client, PIN, "13579", "13579", method="change_pin")
+        assert changed == {"result": {"fingerprint": restored["fingerprint"]}}
+        client.call("lock")
+        assert _unlock_on_buttons(client, PIN)["error"].data == "wrong_pin"
+        assert _unlock_on_buttons(client, "13579") == {"result": {"fingerprint": restored["fingerprint"]}}
+        assert not [p for p in (PIN, "13579") if p.encode() in client.seen]
 
 
 def test_a_device_without_a_display_needs_the_pin_in_the_request(tmp_path: Path) -> None:

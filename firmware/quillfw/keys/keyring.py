@@ -39,6 +39,7 @@ PARAMS = {
                       "passphrase": (TEXT, False)},
     "seed_restore": {"mnemonic": (TEXT, True), "pin": (TEXT, True), "passphrase": (TEXT, False)},
     "unlock": {"pin": (TEXT, False)},     # none: entered on the device's buttons (display)
+    "change_pin": {},                     # on a device with a display: every PIN on its buttons
     "lock": {},
     "wipe": {},
     "get_xpub": {"path": (TEXT, True), "network": (TEXT, False)},
@@ -224,15 +225,35 @@ class Keys:
         try:
             fingerprint = self._unlock(pin, _poll(ctx))
         except WrongPin as e:
-            self.lock()
-            if e.attempts_left == 0:
-                self._wiped()
-                raise DeviceError(LOCKED, "Wrong PIN: too many attempts, the seed was wiped",
-                                  "wiped") from None
-            raise DeviceError(LOCKED, "Wrong PIN, %d attempts left" % e.attempts_left,
-                              "wrong_pin") from None
+            self._wrong_pin(e)
         if fingerprint is None:
             raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+        return {"fingerprint": fingerprint}
+
+    def _wrong_pin(self, e):
+        self.lock()
+        if e.attempts_left == 0:
+            self._wiped()
+            raise DeviceError(LOCKED, "Wrong PIN: too many attempts, the seed was wiped",
+                              "wiped") from None
+        raise DeviceError(LOCKED, "Wrong PIN, %d attempts left" % e.attempts_left,
+                          "wrong_pin") from None
+
+    def change_pin(self, ctx, params):
+        """The current PIN, then the new one twice, all on the device's buttons (a wrong
+        current PIN counts as an unlock's); the seed is stored again under the new one."""
+        if not self.store.exists():
+            raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+        old = _pin_on_device(ctx, "Current PIN")
+        try:
+            fingerprint = self._unlock(old, _poll(ctx))
+        except WrongPin as e:
+            self._wrong_pin(e)
+        new = _pin_on_device(ctx, "New PIN")
+        if _pin_on_device(ctx, "New PIN again") != new:
+            raise DeviceError(INVALID_PARAMS, "The new PINs differ: the PIN is unchanged")
+        _check_pin(new)
+        self.store.save(self._held[0], new, self.pin_rounds, self.max_attempts, _poll(ctx))
         return {"fingerprint": fingerprint}
 
     def wipe(self, ctx, params):
@@ -270,16 +291,16 @@ class Keys:
                 "fingerprint": self._fingerprint}
 
 
-def _pin_on_device(ctx):
+def _pin_on_device(ctx, title="Enter the PIN"):
     """The PIN entered on the device's buttons (quillfw.ui.pin): unlock without a pin
-    on a device with a display; INVALID_PARAMS on one without."""
+    and change_pin on a device with a display; INVALID_PARAMS on one without."""
     conf = getattr(getattr(ctx, "dispatcher", None), "confirmation", None)
     if conf is None or conf.display is None:
         raise DeviceError(INVALID_PARAMS, "Missing parameter 'pin' (this device has no display "
                                           "to enter it on)")
     from quillfw.ui.pin import enter
     try:
-        return enter(conf, ctx, "Enter the PIN")
+        return enter(conf, ctx, title)
     finally:
         _release(conf)
 

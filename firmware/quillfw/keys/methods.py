@@ -13,6 +13,9 @@ this module stay in RAM between requests.
     unlock        {? pin}                               -> {fingerprint}
                   (no pin: entered on the device's buttons, on a device with a display)
     lock          {}                                    -> null
+    change_pin    {}                                    -> {fingerprint}
+                  (a device with a display: the current PIN and the new one twice, on its
+                  buttons; INVALID_PARAMS on one without)
     wipe          {}                                    -> null
     get_xpub      {path, ? network}                     -> {xpub, fingerprint}
 
@@ -34,7 +37,7 @@ CAPABILITIES = ("seed", "bip39", "bip32", "pin")
 DEFAULT_PIN_ROUNDS = 2000          # per board: register(dispatcher, seed_path, pin_rounds)
 DEFAULT_MAX_PIN_ATTEMPTS = 10
 SEED_FILE = "quill_seed.bin"   # on a board's filesystem, beside the confirmation policy
-METHODS = ("seed_generate", "seed_restore", "unlock", "lock", "wipe", "get_xpub")
+METHODS = ("seed_generate", "seed_restore", "unlock", "lock", "wipe", "get_xpub", "change_pin")
 
 
 def _handler(state, name):
