@@ -19,6 +19,11 @@ NATMOD_ARCHES = ("x64", "armv6m", "armv7m", "armv7emsp")
 NATMOD_FIELDS = ("arch", "ecmult_gen_kb", "ecmult_window_size")
 DEPLOY_KINDS = ("filesystem", "frozen")   # .mpy files copied to the board / frozen into its image
 TRANSPORT_KINDS = ("usb_cdc", "uart", "stdio")
+# the display (issue 26): its panel's bus and pins, and the buttons' roles
+PANELS = {"st7789": "spi", "ssd1306": "i2c"}
+BUS_PINS = {"spi": ("sck", "mosi", "cs", "dc"), "i2c": ("scl", "sda")}
+BUS_FIELDS = {"spi": ("spi_id", "offset", "madctl"), "i2c": ("i2c_id", "address")}
+BUTTON_ROLES = ("next", "prev", "approve", "reject", "select")
 _USB_ID = re.compile(r"^0x[0-9A-F]{4}$")
 
 
@@ -44,6 +49,8 @@ class Board:
     button_pin: object
     usb_vid: object
     usb_pid: object
+    display: object         # None (a blind device), or {panel, width, height, bus, pins, ...}
+    buttons: list           # [{name, pin, role, active}]: what the user presses (issue 26)
     notes: list
 
     @property
@@ -96,6 +103,42 @@ def _check(data, name):
     _require(usb == (None, None) or all(isinstance(v, str) and _USB_ID.match(v) for v in usb),
              name, "usb_vid/usb_pid", "must both be null or both \"0xHHHH\" (upper-case hex)")
     _require(isinstance(data["notes"], list), name, "notes", "must be a list of strings")
+    _check_display(data["display"], name)
+    _check_buttons(data["buttons"], data["display"], name)
+
+
+def _check_display(display, name):
+    if display is None:
+        return
+    _require(isinstance(display, dict) and display.get("panel") in PANELS, name, "display",
+             "must be null or {panel: " + "|".join(PANELS) + ", ...}")
+    bus = PANELS[display["panel"]]
+    _require(display.get("bus") == bus, name, "display.bus", f"must be {bus} for {display['panel']}")
+    for field in ("width", "height"):
+        value = display.get(field)
+        _require(isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 320,
+                 name, f"display.{field}", "must be a pixel count up to 320")
+    # the 1-bit frame's rows are whole bytes (quillfw.ui.display, MONO_HLSB)
+    _require(display["width"] % 8 == 0, name, "display.width", "must be a multiple of 8")
+    pins = display.get("pins")
+    _require(isinstance(pins, dict) and all(pins.get(p) is not None for p in BUS_PINS[bus]), name,
+             "display.pins", "must name " + ", ".join(BUS_PINS[bus]))
+    expected = {"panel", "width", "height", "bus", "pins", *BUS_FIELDS[bus]}
+    _require(set(display) == expected, name, "display", "must have exactly " + ", ".join(sorted(expected)))
+
+
+def _check_buttons(buttons, display, name):
+    _require(isinstance(buttons, list) and all(
+        isinstance(b, dict) and set(b) == {"name", "pin", "role", "active"} and b["role"] in BUTTON_ROLES
+        and b["active"] in ("low", "high") for b in buttons), name, "buttons",
+        "must be a list of {name, pin, role: " + "|".join(BUTTON_ROLES) + ", active: low|high}")
+    roles = [b["role"] for b in buttons]
+    if display is None or not buttons:
+        return
+    # approving and rejecting always possible: a button for each, or the one-button scheme
+    one_button = roles == ["select"]
+    _require(one_button or ("select" not in roles and {"next", "approve", "reject"} <= set(roles)),
+             name, "buttons", "with a display: next, approve and reject buttons, or one select button")
 
 
 def load(name) -> Board:

@@ -5,7 +5,8 @@ or freeze manifest contains it (tests/boards checks that).
     auto      every confirmation is approved at once (decided in quillfw.signing.confirm,
               which imports nothing for it: no heap taken while signing)
     channel   a test answers through two files in the emulator's data dir
-              (the test-only approval channel)
+              (the test-only approval channel), or presses the buttons with
+              the debug link (emulator_debuglink.debug_press)
     ask       the same files; quill-emu itself answers, after asking y/n on
               its controlling terminal (quill.emulator.asker)
 
@@ -31,6 +32,13 @@ REQUEST = "confirm-request"
 ANSWER = "confirm-answer"
 
 
+def _debuglink():
+    """The debug link's module when a test used it (debug_press loads it), else None:
+    not imported here, so that a wait without it costs no heap."""
+    import sys
+    return sys.modules.get("emulator_debuglink")
+
+
 def _remove(path):
     try:
         os.remove(path)
@@ -47,6 +55,9 @@ class EmulatorApprover:
         self.answer = directory + "/" + ANSWER
 
     def begin(self, prompt, now_ms):
+        link = _debuglink()
+        if link is not None:
+            del link.PRESSES[:]     # presses from before the wait do not count
         _remove(self.answer)
         tmp = self.request + ".tmp"
         with open(tmp, "w") as f:
@@ -54,6 +65,10 @@ class EmulatorApprover:
         os.rename(tmp, self.request)
 
     def poll(self, now_ms):
+        link = _debuglink()
+        press = None if link is None else link.take_press()
+        if press is not None:
+            return press
         try:
             with open(self.answer) as f:
                 text = f.read().strip()

@@ -3,7 +3,7 @@ stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 
     micropython main_emulator.py [--idle-ms N] [--board NAME] [--approve auto|ask|channel]
                                  [--datadir DIR] [--confirm-timeout-ms N] [--target NAME]
-                                 [--boot-id HEX]
+                                 [--boot-id HEX] [--display KIND] [--screen-dir DIR]
 
 --approve: who confirms (firmware/emulator_approval.py; default auto);
 --datadir: where the confirmation policy is kept (confirm_policy.json) and
@@ -13,19 +13,23 @@ confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS);
 --keys: answer the seed and key methods (emulator_keys.py);
 --generate-seed (with --datadir): make the device's seed if it has none
 (emulator_keys.generate_seed), then exit: quill-emu --seed=generate runs this
-once before the firmware serves.
+once before the firmware serves; --display: the emulated panel
+(emulator_display.PANELS, or none, the default here: quill-emu picks its own
+default, quill.emulator.launcher.default_display), --screen-dir: where it
+writes every screen as PNG and text.
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
 while busy or awaiting the user), debug_alloc (a request that can exhaust the
-heap), debug_heap (free heap and largest free block) and debug_raise (a handler bug).
+heap), debug_heap (free heap and largest free block) and debug_raise (a handler bug),
+and the debug link (emulator_debuglink: debug_layout, debug_press).
 """
 import sys
 import time
 
 from quillfw.board.runtime import build_dispatcher, serve
 from quillfw.signing.confirm import AUTO, DEFAULT_TIMEOUT_MS
-from quillfw.wire.dispatcher import ANY, BOOL, BYTES, UINT, Method
+from quillfw.wire.dispatcher import ANY, BOOL, BYTES, TEXT, UINT, Method
 from quillfw.wire.errors import INVALID_PARAMS, DeviceError
 from quillfw.wire.transport import StdioTransport
 
@@ -106,6 +110,31 @@ def _approver(kind, datadir):
     return (kind, "emulator_approval", datadir)
 
 
+def _display(kind, screen_dir):
+    """The display spec (quillfw.signing.confirm): None for --display none; kind is
+    <panel>-<width>x<height> (emulator_display.PANELS, imported only to draw: at boot
+    every name a module brings is interned on the heap)."""
+    if kind == "none":
+        return None
+    panel, _, size = kind.partition("-")
+    width, _, height = size.partition("x")
+    if panel not in ("st7789", "ssd1306") or not (width.isdigit() and height.isdigit()):
+        raise SystemExit("quill-fw: --display must be none or <panel>-<width>x<height>")
+    buttons = [{"name": b, "role": b} for b in ("next", "prev", "approve", "reject")]
+    info = {"panel": panel, "width": int(width), "height": int(height), "buttons": buttons}
+    return (info, "emulator_display", kind, screen_dir)
+
+
+def _debug_layout(ctx, params):
+    from emulator_debuglink import debug_layout
+    return debug_layout(ctx, params)
+
+
+def _debug_press(ctx, params):
+    from emulator_debuglink import debug_press
+    return debug_press(ctx, params)
+
+
 def main(argv):
     idle_ms = int(_option(argv, "--idle-ms", "2000"))
     board = _option(argv, "--board", "emulator")
@@ -114,6 +143,7 @@ def main(argv):
     timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
     target = _option(argv, "--target", "unix")
     boot_id = _option(argv, "--boot-id", None)  # ports whose os.urandom repeats at every boot
+    display = _display(_option(argv, "--display", "none"), _option(argv, "--screen-dir", None))
     if kind not in ("auto", "ask", "channel"):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
@@ -126,8 +156,11 @@ def main(argv):
         return
     dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
-                                  confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id)
-    dispatcher.register(DEBUG_METHODS)
+                                  confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id,
+                                  display=display)
+    dispatcher.register(DEBUG_METHODS + [
+        Method("debug_layout", _debug_layout, out_of_band=True),                # the debug link
+        Method("debug_press", _debug_press, {"button": (TEXT, True)}, out_of_band=True)])
     if "--keys" in argv and datadir is not None:
         from emulator_keys import register_keys
         # a qemu board has no filesystem: its seed and registrations are kept in RAM

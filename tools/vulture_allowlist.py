@@ -75,3 +75,4 @@ send_signed  # tests/clients/specter_driver.py: an operation the Specter tests s
 wallet_info  # tests/clients/specter_driver.py: likewise
 attach  # tests/clients/specter_driver.py: likewise
 binary_location  # tests/clients/test_specter_browser.py: Selenium's Options reads it (the Chromium binary)
+writeto  # tests/ui/test_panel_drivers.py: the recorded I2C bus that quillfw.ui.ssd1306 writes to

@@ -16,6 +16,13 @@ from machine import Pin
 BOARD = "rpi_pico"
 LED_PIN = 25                   # board.json led_pin
 MAINTENANCE_WINDOW_MS = 1500
+# board.json "display" and "buttons" (tests/boards checks they agree)
+DISPLAY = {"panel": "st7789", "width": 240, "height": 240, "bus": "spi",
+           "pins": {"sck": 10, "mosi": 11, "cs": 9, "dc": 8, "rst": 12, "bl": 13},
+           "spi_id": 1, "offset": [0, 0], "madctl": 0}
+BUTTONS = ((15, "approve", True), (17, "reject", True), (20, "next", True), (18, "next", True),
+           (16, "prev", True), (2, "prev", True))
+BUTTON_NAMES = ("A", "B", "joystick right", "joystick down", "joystick left", "joystick up")
 
 
 def maintenance_requested():
@@ -39,8 +46,18 @@ else:
     from quillfw.keys.methods import register as register_keys
     from quillfw.signing.confirm import POLICY_FILE
     from quillfw.wire.transport import StdioTransport
-    approver = ("button", "quillfw.board.hal", "bootsel", LED_PIN, "gpio")   # the Pico's only button is BOOTSEL
-    dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE)
+    if DISPLAY is None:
+        approver = ("button", "quillfw.board.hal", "bootsel", LED_PIN, "gpio")   # BOOTSEL alone
+        display = None
+    else:
+        approver = ("buttons", "quillfw.ui.buttons", BUTTONS, LED_PIN, "gpio")
+        info = {"panel": DISPLAY["panel"], "width": DISPLAY["width"], "height": DISPLAY["height"],
+                "buttons": [{"name": BUTTON_NAMES[i], "role": BUTTONS[i][1]}
+                        for i in range(len(BUTTONS))]}
+        display = (info, "quillfw.ui.boards", DISPLAY["panel"], DISPLAY["width"], DISPLAY["height"],
+                   DISPLAY["pins"], DISPLAY["offset"][0], DISPLAY["offset"][1], DISPLAY["madctl"],
+                   DISPLAY["spi_id"])
+    dispatcher = build_dispatcher(BOARD, approver=approver, policy_path=POLICY_FILE, display=display)
     from quillfw.psbt.methods import register as register_psbt
     register_psbt(dispatcher, register_keys(dispatcher, SEED_FILE))   # keys, PSBT signing with them
     serve(StdioTransport(), dispatcher)

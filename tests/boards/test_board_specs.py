@@ -12,8 +12,8 @@ from quill.device.manager import SUPPORTED_USB_IDS
 BOARDS = boardspec.names()
 
 
-def test_the_four_boards_are_described():
-    assert BOARDS == ["esp32_s3", "pyboard", "rpi_pico", "unix"]
+def test_the_five_boards_are_described():
+    assert BOARDS == ["esp32_s3", "esp32_s3_tft", "pyboard", "rpi_pico", "unix"]
 
 
 @pytest.mark.parametrize("name", BOARDS)
@@ -88,6 +88,28 @@ def test_main_py_agrees_with_board_json(name):
     if "BUTTON_PIN" in constants:
         assert constants["BUTTON_PIN"] == board.button_pin
     assert "serve(StdioTransport()" in source  # every board's transport is usb_cdc/stdio today
+    # the display and buttons (issue 26): main.py's literals are board.json's
+    literals = _literals(board.dir / "main.py")
+    assert literals.get("DISPLAY") == board.display
+    if board.display is not None:
+        buttons = [{"name": n, "pin": p, "role": r, "active": "low" if low else "high"}
+                   for n, (p, r, low) in zip(literals["BUTTON_NAMES"], literals["BUTTONS"], strict=True)]
+        assert buttons == board.buttons
+
+
+def _literals(path):
+    """Module-level NAME = <literal> assignments (dicts, tuples) of an entry point."""
+    found = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            for target in node.targets:
+                found[target.id] = value
+    return found
+
 
 
 @pytest.mark.parametrize("name", BOARDS)

@@ -1,7 +1,8 @@
 """The emulator's approval channel (firmware/emulator_approval.py) and its auto
-approver never reach a real board: not in the quillfw package that every
-build compiles, deploys and freezes, not imported by it, not chosen by any
-board's main.py; and every board with a button confirms with it."""
+approver, its debug link (emulator_debuglink.py: debug_layout, debug_press) and
+its panel (emulator_display.py) never reach a real board: not in the quillfw
+package that every build compiles, deploys and freezes, not imported by it, not
+chosen by any board's main.py; and every board with a button confirms with it."""
 import ast
 
 import pytest
@@ -10,6 +11,8 @@ from boards import boardspec, build
 
 REAL_BOARDS = [n for n in boardspec.names() if n != "unix"]
 EMULATOR_ONLY = "emulator_approval"
+EMULATOR_MODULES = ("emulator_approval", "emulator_debuglink", "emulator_display")
+DEBUG_LINK_METHODS = ("debug_layout", "debug_press")
 
 
 def _imports(path):
@@ -22,17 +25,27 @@ def _imports(path):
     return names
 
 
-def test_the_channel_module_is_outside_the_firmware_package():
-    assert (boardspec.FIRMWARE_DIR / f"{EMULATOR_ONLY}.py").is_file()
-    assert EMULATOR_ONLY not in {p.stem for p in build.firmware_sources()}
+@pytest.mark.parametrize("module", EMULATOR_MODULES)
+def test_the_emulator_modules_are_outside_the_firmware_package(module):
+    assert (boardspec.FIRMWARE_DIR / f"{module}.py").is_file()
+    assert module not in {p.stem for p in build.firmware_sources()}
 
 
 @pytest.mark.parametrize("name", REAL_BOARDS)
-def test_no_build_or_deploy_list_contains_it(builds, name):
+def test_no_build_or_deploy_list_contains_them(builds, name):
     out = builds[name]
     files = out.modules + out.entry_points + out.files_on_filesystem()
-    assert files and not [p for p in files if EMULATOR_ONLY in p.name]
-    assert not list(out.root.rglob(f"{EMULATOR_ONLY}*"))
+    for module in EMULATOR_MODULES:
+        assert files and not [p for p in files if module in p.name]
+        assert not list(out.root.rglob(f"{module}*"))
+    manifest = (boardspec.load(name).dir / "manifest.py").read_text()
+    assert not [m for m in EMULATOR_MODULES if m in manifest]
+
+
+def test_no_board_entry_or_firmware_module_names_the_debug_link():
+    sources = build.firmware_sources() + [boardspec.load(n).dir / "main.py" for n in REAL_BOARDS]
+    for source in sources:
+        assert not [m for m in DEBUG_LINK_METHODS if m in source.read_text()], source
 
 
 def test_the_firmware_package_never_names_it():

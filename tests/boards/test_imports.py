@@ -12,6 +12,7 @@ from tests.boards.boardtest import micropython_binary
 BOARDS = boardspec.names()
 # Hardware modules of the boards' ports that the unix port lacks (docs.micropython.org)
 PORT_MODULES = {"rpi_pico": {"rp2", "machine"}, "esp32_s3": {"esp", "esp32", "machine"},
+                "esp32_s3_tft": {"esp", "esp32", "machine"},
                 "pyboard": {"pyb", "machine"}, "unix": set()}
 
 

@@ -100,10 +100,20 @@ def test_p2wpkh_input_signed_and_change_recognised():
     s.add_output(60000, OTHER)
     change_spk = owned.script_for("p2wpkh", _pubkey(CHANGE))
     s.add_output(39000, change_spk, CHANGE)
-    prompt = s.prompt()
-    assert address(OTHER, "regtest") in prompt and "0.00060000" in prompt
-    assert "change 0.00039000 BTC" in prompt and "fee 0.00001000 BTC" in prompt
-    assert "not committed" not in prompt and "outputs not committed (sighash 0x83)" in s.prompt(0x83)
+    # what the user reviews: the PSBT methods count the same outputs into the confirmation
+    from quillfw.signing.confirm import Confirmation
+    from quillfw.ui.screens import review
+    conf = Confirmation(display=({}, "a panel"))    # a device with a display keeps the record
+    conf.reset("regtest")
+    conf.count(AMOUNT, False, spk, sequence=0xFFFFFFFD)
+    conf.count(60000, True, OTHER)
+    conf.count(39000, True, change_spk, True)
+    lines = review(conf).lines()
+    assert lines[1] == "Output 1 of 2: %s 0.00060000 BTC" % address(OTHER, "regtest")
+    assert lines[2] == "Change 2 of 2: %s 0.00039000 BTC" % address(change_spk, "regtest")
+    assert lines[3] == "Fee: 0.00001000 BTC" and not any("Warning" in line for line in lines)
+    assert review(conf, 0x83).lines()[-1] == \
+        "Warning: outputs not committed (sighash 0x83, SIGHASH_SINGLE|ANYONECANPAY)"
     sig = s.sign(0, txin, token, SPEND, 1)
     digest = segwit_v0.sighash_tx(2, [(txin[0], 1, 0xFFFFFFFD)], [(60000, OTHER), (39000, change_spk)],
                                   0, 0, owned.script_for("p2pkh", pub), AMOUNT, 1)

@@ -30,6 +30,7 @@ from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import master_tprv
 from tests.keys.test_core_send import PSBT_BOARD, ChannelApprover
 from tests.kit.bitcoind import BitcoinD
+from tests.ui.screenkit import expected_outputs, prompt_items
 
 MNEMONICS = (
     TEST_MNEMONIC,
@@ -133,11 +134,13 @@ def registered(setup: Setup) -> Setup:
 
 def test_each_device_registers_the_wallets_after_showing_them(registered: Setup) -> None:
     setup = registered
-    prompt = setup.approver.prompts[-1]
-    assert prompt.startswith("Register multisig 'vault-sh': 2 of 3 p2sh sortedmulti; 1: [")
-    for cosigner in setup.cosigners:
+    items = prompt_items(setup.approver.prompts[-1])     # the registration screen's items
+    assert items[:2] == ['Name: "vault-sh"', "Policy: 2 of 3 p2sh sortedmulti"]
+    for i, cosigner in enumerate(setup.cosigners):
         xpub = cosigner.key.split("]")[1]
-        assert f"[{cosigner.fingerprint}/{ACCOUNT}] {xpub}" in prompt
+        assert items[2 + i].startswith(f"Cosigner {i + 1} of 3")
+        assert items[2 + i].endswith(f": {cosigner.fingerprint} m/{ACCOUNT} {xpub}")
+    assert items[-1].startswith("First address: 2")
     status, listed = signer(setup.cosigners[1], "registered")
     assert status == 0
     assert sorted(listed, key=lambda w: w["name"]) == [
@@ -216,10 +219,13 @@ def test_three_devices_sign_as_core_with_every_sighash_type_and_the_spend_confir
             mine = ours.inputs[index].partial_sigs
             assert len(mine) == 1 and next(iter(mine.values()))[1][-1] == hash_type
             assert mine == _cores_signature(setup, cosigner, asked, index, hash_type), (index, hash_type)
-    # the device showed the five payments, the change back to the wallet and the fee
-    prompt = setup.approver.prompts[-1]
-    assert prompt.count("Send 0.90000000 BTC to ") == 4 and "and 1 more outputs, 0.90000000 BTC" in prompt
-    assert "change 1.4" in prompt and "in 1 outputs" in prompt and "fee 0.000" in prompt
+    # the device showed the five payments, the change back to the wallet and the fee, each
+    # output as Core's decodepsbt gives its address and amount
+    items = prompt_items(setup.approver.prompts[-1])
+    decoded = core.rpc("decodepsbt", asked)
+    want = expected_outputs(decoded)
+    assert items[:6] == want and sum(line.startswith("Change ") for line in want) == 1
+    assert items[6] == f"Fee: {decoded['fee']:.8f} BTC"
     # two cosigners are enough; Core combines, finalizes and broadcasts
     combined = core.rpc("combinepsbt", [encode_base64_psbt(signed[0]), encode_base64_psbt(signed[2])])
     final = core.rpc("finalizepsbt", combined)

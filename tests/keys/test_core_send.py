@@ -24,6 +24,7 @@ from quill.tx.transaction import TxOut
 from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import FINGERPRINT, master_tprv
 from tests.kit.bitcoind import BitcoinD
+from tests.ui.screenkit import prompt_items
 
 # The smallest board (97K), the firmware frozen as that board runs it (tests/keys/emulated.py).
 PSBT_BOARD = SMALLEST_BOARD
@@ -93,11 +94,14 @@ def test_core_sends_with_change_and_sendall_through_the_device(
     to = core.rpc("getnewaddress", "", "bech32", wallet="miner")
     sent = core.rpc("send", {to: Decimal("0.5")}, wallet="hw")
     assert sent["complete"] is True
-    prompt = approver.prompts[-1]
-    assert f"Send 0.50000000 BTC to {to}" in prompt and "change 0." in prompt and "fee 0." in prompt
+    # the review (issue 26): each output as Core decodes the transaction, the change (the
+    # device derived it from the PSBT's BIP32 path) marked, and the fee
+    items = prompt_items(approver.prompts[-1])
     tx = core.rpc("getrawtransaction", sent["txid"], True)
     fee = core.rpc("gettransaction", sent["txid"], wallet="hw")["fee"]
-    assert f"fee {-fee:.8f} BTC" in prompt
+    want = [f"{'Output' if out['scriptPubKey']['address'] == to else 'Change'} {out['n'] + 1} of 2: "
+            f"{out['scriptPubKey']['address']} {out['value']:.8f} BTC" for out in tx["vout"]]
+    assert items[:3] == want + [f"Fee: {-fee:.8f} BTC"] and sum("Change" in w for w in want) == 1
     core.rpc("generatetoaddress", 1, to)
     assert core.rpc("gettransaction", sent["txid"], wallet="hw")["confirmations"] == 1
     assert len(tx["vout"]) == 2
@@ -168,7 +172,7 @@ def test_walletdisplayaddress_shows_the_address_on_the_device(
     for kind in ADDRESS_TYPES:
         address = core.rpc("getnewaddress", "", kind, wallet="hw")
         assert core.rpc("walletdisplayaddress", address, wallet="hw") == {"address": address}
-        assert approver.prompts[-1].endswith(": " + address)
+        assert prompt_items(approver.prompts[-1])[0] == "Address: " + address   # the address screen
     device = setup[0]
     proc = subprocess.run([str(VENV_BIN / "quill-signer"), f"--device={device.port}", "--chain=regtest",
                            "displayaddress", "--desc", "wpkh([00000000/84h/1h/0h/0/0]02" + "11" * 32 + ")"],

@@ -61,7 +61,9 @@ def test_options_a_qemu_target_cannot_honour_are_refused() -> None:
 
 @pytest.mark.parametrize("board", [SMALLEST_BOARD, DEFAULT_BOARD])   # and quill-emu at its defaults
 def test_restore_lock_restart_wrong_pins_wipe_generate(tmp_path: Path, board: str) -> None:
-    device = EmulatedDevice(tmp_path, *(["--keys"] if board != DEFAULT_BOARD else []), board=board)
+    # a device without a display: seed_generate answers with the words (one with a display
+    # shows them on its screen only: tests/ui/test_seed_on_device.py)
+    device = EmulatedDevice(tmp_path, "--display=none", board=board)
     with device, DeviceClient(device.port) as client:
         assert client.get_info()["keys"]["state"] == "uninitialized"
         with pytest.raises(DeviceError) as e:

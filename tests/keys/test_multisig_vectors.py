@@ -121,10 +121,10 @@ def test_the_user_sees_the_policy_and_a_refusal_registers_nothing() -> None:
     reply = dispatcher.dispatch(WaitingCtx(), {"id": "t", "method": "multisig_register",
                                                "params": copy.deepcopy(VAULT)})
     assert reply["error"] == {"code": USER_CANCELLED, "message": "Registration refused on the device"}
-    prompt = approver.prompts[-1]
-    assert prompt.startswith("Register multisig 'vault': 2 of 3 p2wsh sortedmulti; 1: [73c5da0a/48h/1h/0h/2h] tpub")
-    assert prompt.endswith("first address bcrt1qr3az57pxl8z7q6d9q7v0fmeaphuwe3z0ghvkjr457ch4vqwmtkask29wwr "
-                           "(this device: 1)?")
+    prompt = approver.prompts[-1]     # the registration screen's items (quillfw.multisig.policy.describe)
+    assert prompt.startswith('Name: "vault"; Policy: 2 of 3 p2wsh sortedmulti; '
+                             "Cosigner 1 of 3 (this device): 73c5da0a m/48h/1h/0h/2h tpub")
+    assert prompt.endswith("; First address: bcrt1qr3az57pxl8z7q6d9q7v0fmeaphuwe3z0ghvkjr457ch4vqwmtkask29wwr?")
     assert all(signer[2] in prompt for signer in VAULT["signers"])
     assert call(dispatcher, "multisig_list")["result"] == []
 

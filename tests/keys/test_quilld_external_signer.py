@@ -31,6 +31,7 @@ from tests.keys.test_core_external_signer import FINGERPRINT, core_address, mast
 from tests.keys.test_core_send import PSBT_BOARD, ChannelApprover
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.rpc_daemon import QuillDaemon
+from tests.ui.screenkit import prompt_items
 
 # an address of no wallet here: the witness program 0x22 * 20
 ELSEWHERE = encode_destination(bytes.fromhex("0014" + "22" * 20), "regtest")
@@ -109,7 +110,7 @@ def test_the_device_shows_the_bip84_address(nodes: Nodes) -> None:
     address = quilld.rpc("getnewaddress", wallet="hw")
     assert address == core_address(core, f"wpkh({master_tprv(TEST_MNEMONIC)}/84h/1h/0h/0/0)")
     assert quilld.rpc("walletdisplayaddress", address, wallet="hw") == {"address": address}
-    assert approver.prompts[-1].endswith(": " + address)
+    assert prompt_items(approver.prompts[-1])[0] == "Address: " + address    # the address screen
 
 
 def test_quilld_sends_and_sweeps_through_the_device(nodes: Nodes) -> None:
@@ -120,12 +121,13 @@ def test_quilld_sends_and_sweeps_through_the_device(nodes: Nodes) -> None:
     # quilld has no -fallbackfee (nor fee data on a fresh chain): explicit fee rates, sat/vB
     sent = quilld.rpc("send", {to: Decimal("0.5")}, None, None, 2, wallet="hw")
     assert list(sent) == ["txid", "complete"] and sent["complete"] is True
-    assert f"Send 0.50000000 BTC to {to}" in approver.prompts[-1]
+    assert f": {to} 0.50000000 BTC" in approver.prompts[-1]      # the review's output (issue 26)
     assert quilld.rpc("getrawmempool") == [sent["txid"]]
     # bumpfee: the device signs the replacement, the built-in mempool takes it in place of the send
     bumped = quilld.rpc("bumpfee", sent["txid"], {"fee_rate": 5}, wallet="hw")
     assert list(bumped) == ["txid", "origfee", "fee", "errors"] and bumped["errors"] == []
-    assert bumped["fee"] > bumped["origfee"] and f"Send 0.50000000 BTC to {to}" in approver.prompts[-1]
+    assert bumped["fee"] > bumped["origfee"] and f": {to} 0.50000000 BTC" in approver.prompts[-1]
+    assert f"Fee: {bumped['fee']:.8f} BTC" in prompt_items(approver.prompts[-1])
     assert quilld.rpc("getrawmempool") == [bumped["txid"]]
     old, new = (quilld.rpc("gettransaction", t, wallet="hw") for t in (sent["txid"], bumped["txid"]))
     assert (old["trusted"], old["walletconflicts"], old["mempoolconflicts"]) == \

@@ -66,11 +66,13 @@ class ChainSetting:
 
 
 def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
-                     confirm_timeout_ms=DEFAULT_TIMEOUT_MS, target=None, boot_id=None):
+                     confirm_timeout_ms=DEFAULT_TIMEOUT_MS, target=None, boot_id=None,
+                     display=None):
     """approver: who confirms, a spec of quillfw.signing.confirm (None: nobody, so
     whatever the policy asks to confirm is refused); policy_path: the policy's
-    file (None: kept in memory). Extensions find the Confirmation as
-    dispatcher.confirmation."""
+    file (None: kept in memory); display: the display's spec (None: a device
+    without one), quillfw.signing.confirm.Confirmation. Extensions find the
+    Confirmation as dispatcher.confirmation."""
     # Heap (the allocator is first-fit from the bottom): the link's frame buffer is
     # allocated first, before the self-test's garbage, so that it lies at the bottom
     # instead of splitting the free heap later; the signing session's buffers come
@@ -79,7 +81,7 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     dispatcher = Dispatcher()
     dispatcher.link_buffers = link_buffers
     dispatcher.register(core_methods(dispatcher, board, emulator, target, boot_id))
-    confirmation = Confirmation(approver, policy_path, confirm_timeout_ms)
+    confirmation = Confirmation(approver, policy_path, confirm_timeout_ms, display)
     dispatcher.confirmation = confirmation
     dispatcher.register([Method("set_confirm_policy", confirmation.set_policy,
                                 {"policy": (TEXT, True), "amount": (UINT, False)})],

@@ -38,7 +38,8 @@ PARAMS = {
     "seed_generate": {"words": (UINT, True), "pin": (TEXT, True), "entropy": (BYTES, False),
                       "passphrase": (TEXT, False)},
     "seed_restore": {"mnemonic": (TEXT, True), "pin": (TEXT, True), "passphrase": (TEXT, False)},
-    "unlock": {"pin": (TEXT, True)},
+    "unlock": {"pin": (TEXT, False)},     # none: entered on the device's buttons (display)
+    "change_pin": {},                     # on a device with a display: every PIN on its buttons
     "lock": {},
     "wipe": {},
     "get_xpub": {"path": (TEXT, True), "network": (TEXT, False)},
@@ -65,16 +66,26 @@ def _check_passphrase(passphrase):
             raise DeviceError(INVALID_PARAMS, "Passphrase must be printable ASCII")
 
 
-def new_seed(words, host_entropy=b"", passphrase="", poll=None):
-    """(mnemonic, seed): a new BIP39 mnemonic of words words from the device's own
-    randomness (os.urandom, with host_entropy mixed in through SHA-256: the host can
-    add to it, never choose it), and its BIP39 seed."""
+def new_mnemonic(words, host_entropy=b""):
+    """A new BIP39 mnemonic of words words from the device's own randomness (os.urandom,
+    with host_entropy mixed in through SHA-256: the host can add to it, never choose it)."""
     from quillfw.keys import bip39
     entropy = hashlib.sha256(os.urandom(32) + host_entropy).digest()
-    mnemonic = bip39.mnemonic_from_entropy(entropy[:words * 4 // 3])
+    return bip39.mnemonic_from_entropy(entropy[:words * 4 // 3])
+
+
+def seed_of(mnemonic, passphrase="", poll=None):
+    """The BIP39 seed of mnemonic; the word list's module is freed after."""
+    from quillfw.keys import bip39
     seed = bip39.seed_from_mnemonic(mnemonic, passphrase, poll)
     forget("quillfw.keys.bip39")
-    return mnemonic, seed
+    return seed
+
+
+def new_seed(words, host_entropy=b"", passphrase="", poll=None):
+    """(mnemonic, seed): new_mnemonic and its seed."""
+    mnemonic = new_mnemonic(words, host_entropy)
+    return mnemonic, seed_of(mnemonic, passphrase, poll)
 
 
 class Keys:
@@ -193,8 +204,22 @@ class Keys:
         passphrase = params.get("passphrase", "")
         _check_passphrase(passphrase)
         self._refuse_if_seeded()
-        mnemonic, seed = new_seed(words, params.get("entropy", b""), passphrase, _poll(ctx))
-        return {"mnemonic": mnemonic, "fingerprint": self._install(seed, params["pin"], _poll(ctx))}
+        mnemonic = new_mnemonic(words, params.get("entropy", b""))
+        conf = getattr(getattr(ctx, "dispatcher", None), "confirmation", None)
+        shown = conf is not None and conf.display is not None
+        if shown:
+            # a device with a display: the words on its screen only, checked before the
+            # seed is kept (quillfw.ui.seed); nothing of them in the answer
+            from quillfw.ui.seed import backup
+            try:
+                backup(conf, ctx, mnemonic.split())
+            finally:
+                _release(conf)
+        seed = seed_of(mnemonic, passphrase, _poll(ctx))
+        fingerprint = self._install(seed, params["pin"], _poll(ctx))
+        if shown:
+            return {"fingerprint": fingerprint}
+        return {"mnemonic": mnemonic, "fingerprint": fingerprint}
 
     def seed_restore(self, ctx, params):
         _check_pin(params["pin"])
@@ -213,21 +238,55 @@ class Keys:
     def unlock(self, ctx, params):
         if not self.store.exists():
             raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+        pin = params.get("pin")
+        if pin is None:
+            pin = _pin_on_device(ctx)
         try:
-            fingerprint = self._unlock(params["pin"], _poll(ctx))
+            fingerprint = self._unlock(pin, _poll(ctx))
         except WrongPin as e:
-            self.lock()
-            if e.attempts_left == 0:
-                self._wiped()
-                raise DeviceError(LOCKED, "Wrong PIN: too many attempts, the seed was wiped",
-                                  "wiped") from None
-            raise DeviceError(LOCKED, "Wrong PIN, %d attempts left" % e.attempts_left,
-                              "wrong_pin") from None
+            self._wrong_pin(e)
         if fingerprint is None:
             raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
         return {"fingerprint": fingerprint}
 
+    def _wrong_pin(self, e):
+        self.lock()
+        if e.attempts_left == 0:
+            self._wiped()
+            raise DeviceError(LOCKED, "Wrong PIN: too many attempts, the seed was wiped",
+                              "wiped") from None
+        raise DeviceError(LOCKED, "Wrong PIN, %d attempts left" % e.attempts_left,
+                          "wrong_pin") from None
+
+    def change_pin(self, ctx, params):
+        """The current PIN, then the new one twice, all on the device's buttons (a wrong
+        current PIN counts as an unlock's); the seed is stored again under the new one."""
+        if not self.store.exists():
+            raise DeviceError(LOCKED, "Device has no seed: generate or restore one first", "no_seed")
+        old = _pin_on_device(ctx, "Current PIN")
+        try:
+            fingerprint = self._unlock(old, _poll(ctx))
+        except WrongPin as e:
+            self._wrong_pin(e)
+        new = _pin_on_device(ctx, "New PIN")
+        if _pin_on_device(ctx, "New PIN again") != new:
+            raise DeviceError(INVALID_PARAMS, "The new PINs differ: the PIN is unchanged")
+        _check_pin(new)
+        self.store.save(self._held[0], new, self.pin_rounds, self.max_attempts, _poll(ctx))
+        return {"fingerprint": fingerprint}
+
     def wipe(self, ctx, params):
+        conf = getattr(getattr(ctx, "dispatcher", None), "confirmation", None)
+        if conf is not None and conf.display is not None and self.store.exists():
+            # a device with a display: its user agrees on it first (quillfw.ui)
+            from quillfw.ui.flow import ask
+            from quillfw.ui.screens import message
+            try:
+                ask(conf, ctx, message("wipe", "Wipe the seed?", [
+                    "This erases the seed and the registered multisig wallets.",
+                    "Without its words, its coins are lost."], "Wipe"), "Wipe refused on the device")
+            finally:
+                _release(conf)
         self.lock()
         self.store.wipe()
         self._wiped()
@@ -249,6 +308,26 @@ class Keys:
         node = self.node(path)
         return {"xpub": node.xpub(XPUB if network == "main" else TPUB),
                 "fingerprint": self._fingerprint}
+
+
+def _pin_on_device(ctx, title="Enter the PIN"):
+    """The PIN entered on the device's buttons (quillfw.ui.pin): unlock without a pin
+    and change_pin on a device with a display; INVALID_PARAMS on one without."""
+    conf = getattr(getattr(ctx, "dispatcher", None), "confirmation", None)
+    if conf is None or conf.display is None:
+        raise DeviceError(INVALID_PARAMS, "Missing parameter 'pin' (this device has no display "
+                                          "to enter it on)")
+    from quillfw.ui.pin import enter
+    try:
+        return enter(conf, ctx, title)
+    finally:
+        _release(conf)
+
+
+def _release(conf):
+    """The display's and the approver's modules out (quillfw.ui.flow.release)."""
+    from quillfw.ui.flow import release
+    release(conf.display, conf.approver)
 
 
 # ---- the protocol's entry (quillfw.keys.methods loads this module per request) ----

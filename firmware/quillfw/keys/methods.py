@@ -7,9 +7,15 @@ is loaded per request and forgotten after it, so only the unlocked seed and
 this module stay in RAM between requests.
 
     seed_generate {words, pin, ? entropy, ? passphrase} -> {mnemonic, fingerprint}
+                  (on a device with a display: -> {fingerprint}; the words are shown
+                  and checked on the device only, quillfw.ui.seed)
     seed_restore  {mnemonic, pin, ? passphrase}         -> {fingerprint}
-    unlock        {pin}                                 -> {fingerprint}
+    unlock        {? pin}                               -> {fingerprint}
+                  (no pin: entered on the device's buttons, on a device with a display)
     lock          {}                                    -> null
+    change_pin    {}                                    -> {fingerprint}
+                  (a device with a display: the current PIN and the new one twice, on its
+                  buttons; INVALID_PARAMS on one without)
     wipe          {}                                    -> null
     get_xpub      {path, ? network}                     -> {xpub, fingerprint}
 
@@ -31,7 +37,7 @@ CAPABILITIES = ("seed", "bip39", "bip32", "pin")
 DEFAULT_PIN_ROUNDS = 2000          # per board: register(dispatcher, seed_path, pin_rounds)
 DEFAULT_MAX_PIN_ATTEMPTS = 10
 SEED_FILE = "quill_seed.bin"   # on a board's filesystem, beside the confirmation policy
-METHODS = ("seed_generate", "seed_restore", "unlock", "lock", "wipe", "get_xpub")
+METHODS = ("seed_generate", "seed_restore", "unlock", "lock", "wipe", "get_xpub", "change_pin")
 
 
 def _handler(state, name):

@@ -101,18 +101,21 @@ def encode(wallet):
 
 
 def describe(wallet, first_address, own):
-    """What the user confirms: the policy, every cosigner and the first address,
-    one line per item (joined once: a 10-cosigner prompt is ~1.5 KB)."""
+    """What the user confirms (quillfw.ui.screen.Screen): the wallet's name (the
+    host's text, marked), the policy, every cosigner's fingerprint, path and xpub,
+    and the first address."""
     from quillfw.keys.bip32 import format_path
-    lines = ["Register multisig '%s': %d of %d %s %s" % (
-        wallet.name, wallet.threshold, len(wallet.signers), wallet.script_type,
-        "sortedmulti" if wallet.sorted else "multi")]
+    from quillfw.ui.screen import Screen, host
+    items = [("Name:", host(wallet.name)),
+             ("Policy: %d of %d %s %s" % (wallet.threshold, len(wallet.signers), wallet.script_type,
+                                          "sortedmulti" if wallet.sorted else "multi"),)]
     for i, (fingerprint, path, xpub74) in enumerate(wallet.signers):
-        lines.append("%d: [%s%s] %s" % (i + 1, fingerprint.hex(), format_path(path)[1:],
-                                        format_xpub(xpub74, wallet.network)))
-        gc.collect()    # base58's big-int garbage out between the lines (heap)
-    lines.append("first address %s (this device: %d)?" % (first_address, own + 1))
-    return "; ".join(lines)
+        items.append(("Cosigner %d of %d%s:" % (i + 1, len(wallet.signers),
+                                                " (this device)" if i == own else ""),
+                      fingerprint.hex(), format_path(path), format_xpub(xpub74, wallet.network)))
+        gc.collect()    # base58's big-int garbage out between the cosigners (heap)
+    items.append(("First address:", first_address))
+    return Screen("multisig", "Add multisig", items, "Register")
 
 
 def summary(wallet):

@@ -119,7 +119,7 @@ class PsbtMethods:
         if boot is not None and boot != self.dispatcher.boot_id:
             raise DeviceError(STALE_SESSION, "Request of a previous boot: the device restarted")
         self.reset()
-        self.confirmation.reset()
+        self.confirmation.reset(p["network"], p["locktime"])
         if self.dispatcher.selftest != "ok":
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
         require_unlocked(self.boot)
@@ -152,7 +152,7 @@ class PsbtMethods:
             first = self.psbt.session.state == "inputs"
             tokens.append(self._run(self.psbt.add_input, *txin))
             if first:
-                self.confirmation.count(txin[3])
+                self.confirmation.count(txin[3], False, txin[4], sequence=txin[2])
             if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
@@ -166,8 +166,8 @@ class PsbtMethods:
                                                   "? path]")
             first = self.psbt.session.state in ("inputs", "outputs")
             tokens.append(self._run(self.psbt.add_output, *txout))
-            if first:
-                self.confirmation.count(txout[0], output=True)
+            if first:   # a path that did not pass as change was refused by add_output
+                self.confirmation.count(txout[0], True, txout[1], len(txout) == 3)
             if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
@@ -176,8 +176,7 @@ class PsbtMethods:
         self._check(p)
         from quillfw.signing.session import READY
         if self.psbt.session.state == READY and self.psbt.in_total >= self.psbt.out_total:
-            self.confirmation.before_signature(ctx, p["hash_type"],
-                                               self.psbt.prompt(p["hash_type"]))
+            self.confirmation.before_signature(ctx, p["hash_type"])
         ctx.poll_link()
         gc.collect()
         return self._run(self.psbt.sign, p["input_index"], p["txin"], p["txin_token"], p["path"],
@@ -239,8 +238,8 @@ class PsbtMethods:
         address = encode(owned.script_for(p["script_type"], node.pubkey()), p["network"])
         from quillfw.signing.confirm import drop, flow
         try:
-            flow().ask(self.confirmation, ctx, "Address %s: %s" % (format_path(path), address),
-                       ADDRESS_REFUSED)
+            from quillfw.ui.screens import address as screen
+            flow().ask(self.confirmation, ctx, screen(address, format_path(path)), ADDRESS_REFUSED)
         finally:
             drop(self.confirmation.approver)
         return {"address": address}

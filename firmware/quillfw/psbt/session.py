@@ -34,8 +34,9 @@ What the device checks before it signs:
     path, or be a registered multisig wallet's at a change path (chain 1),
     else the request is refused (as Coldcard refuses fraudulent change); it
     is left out of what the user is asked to send;
-  * before the first signature the user confirms the outputs that are not
-    change, the change and the fee (quillfw.signing.confirm's policy).
+  * before the first signature the user confirms every output (the change
+    marked as such), the fee and the warnings (quillfw.signing.confirm's policy,
+    quillfw.ui.screens.review; the methods count the outputs for it).
 Errors are SessionError (codes not_own, unregistered, unproven, prev_tx) and wipe
 everything.
 """
@@ -47,12 +48,6 @@ from quillfw.psbt import owned
 from quillfw.signing.session import READY, Session, SessionError
 
 ALGORITHMS = ["legacy", "segwit_v0", "taproot"]
-SHOWN_OUTPUTS = 4       # outputs listed by name in the confirmation; the rest are summed
-
-
-def btc(sats):
-    return "%d.%08d" % (sats // 100000000, sats % 100000000)
-
 
 class PsbtSession:
     def __init__(self, boot):
@@ -68,9 +63,7 @@ class PsbtSession:
         self._legacy = False
         self._multisig = None       # quillfw.multisig.match.Registered, once a multisig is seen
         self.network = None
-        self.in_total = self.out_total = self.change_total = self.n_change = 0
-        self.shown = []
-        self.others = [0, 0]        # outputs beyond SHOWN_OUTPUTS: count, total
+        self.in_total = self.out_total = 0
 
     def abort(self):
         self.session.abort()
@@ -173,15 +166,6 @@ class PsbtSession:
                     and self._registered(script_pubkey, path, node, True) is None):
                 self._fail("not_own", "output %d is not this device's key at %s, nor a "
                            "registered multisig wallet's change: not change" % (index, path))
-            self.change_total += amount
-            self.n_change += 1
-        elif len(self.shown) < SHOWN_OUTPUTS:
-            from quillfw.psbt.address import address
-            self.shown.append((address(script_pubkey, self.network)
-                               or "script " + bytes(script_pubkey).hex(), amount))
-        else:
-            self.others[0] += 1
-            self.others[1] += amount
         if self.session.state == READY:
             self._after_first_pass()
         return token
@@ -211,19 +195,6 @@ class PsbtSession:
         if node is None:
             self._fail("locked", "Device is locked: unlock it with its PIN")
         return node
-
-    # ---- what the user confirms ------------------------------------------------------
-
-    def prompt(self, hash_type=1):
-        lines = ["Send %s BTC to %s" % (btc(amount), where) for where, amount in self.shown]
-        if self.others[0]:
-            lines.append("and %d more outputs, %s BTC" % (self.others[0], btc(self.others[1])))
-        if self.n_change:
-            lines.append("change %s BTC in %d outputs" % (btc(self.change_total), self.n_change))
-        lines.append("fee %s BTC" % btc(self.in_total - self.out_total))
-        if (hash_type & 3) >= 2:    # NONE, SINGLE: the outputs can change after signing
-            lines.append("outputs not committed (sighash 0x%02x)" % hash_type)
-        return "; ".join(lines) + "?"
 
     # ---- signatures ---------------------------------------------------------------------
 

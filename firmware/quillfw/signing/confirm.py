@@ -77,7 +77,22 @@ AUTO = ("auto",)
 
 # imported for a confirmation or a policy change, dropped afterwards (with the
 # approver spec's own module)
+# (the display's modules are dropped by quillfw.ui.flow.release, when the screen is done)
 _TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers")
+
+# Outputs a transaction review lists one by one (address and amount, quillfw.ui.screens);
+# the outputs after them are summed, so that the review costs a bounded heap
+# (~40 bytes of script and ~50 of list per output). (Few names here: this module is
+# loaded at boot, where every name is interned on the heap of a ROMFS build.)
+_MAX_LISTED = const(32)
+# the record's fields (Confirmation.review)
+_OUTPUTS = const(0)     # [(index, amount, script, change)] of the first _MAX_LISTED outputs
+_OTHERS = const(1)      # the outputs after them: [count, total]
+_CHANGE = const(2)      # the change's total
+_NONFINAL = const(3)    # an input's sequence below 0xffffffff: the locktime applies
+_WEIGHT = const(4)      # estimated BIP141 weight, for the fee rate (approximate)
+_NETWORK = const(5)     # main, test or regtest: the addresses' form
+_LOCKTIME = const(6)
 
 
 def auto_approves(spec):
@@ -101,23 +116,56 @@ def drop(spec=None):
 
 
 class Confirmation:
-    def __init__(self, approver=None, path=None, timeout_ms=DEFAULT_TIMEOUT_MS):
+    def __init__(self, approver=None, path=None, timeout_ms=DEFAULT_TIMEOUT_MS, display=None):
+        """display: None (a device without a display: the approver gets one line of
+        text), or (info, module, *args): get_info's "display" map, and the module
+        whose display(*args) builds the panel while a confirmation waits
+        (quillfw.ui.boards on a board, the emulator's own in quill-emu)."""
         self.approver = approver
         self.path = path
         self.timeout_ms = timeout_ms
+        self.display = display
         self.policy = None          # the stored policy's map, read on first use
         self.reset()
 
-    def reset(self):
-        """A new session (or none): nothing confirmed, nothing counted."""
+    def reset(self, network="main", locktime=0):
+        """A new session (or none): nothing confirmed, nothing counted. network: the
+        session's (main, test or regtest), the form of the addresses it shows."""
         self.confirmed = False
         self.counts = [0, 0, 0, 0]  # inputs, their total, outputs, their total
+        # what the review shows (quillfw.ui.screens.review): the fields _OUTPUTS.._LOCKTIME;
+        # 42: the weight of version, counts, locktime and the segwit marker (BIP141)
+        self.review = None if self.display is None else [[], [0, 0], 0, False, 42, network,
+                                                         locktime]
 
-    def count(self, amount, output=False):
-        """One input (or output) of the session's first pass."""
+    def count(self, amount, output=False, script=b"", change=False, sequence=0xFFFFFFFF):
+        """One input (or output) of the session's first pass: its amount, script
+        (the review's address), whether the device derived it as change."""
         i = 2 if output else 0
         self.counts[i] += 1
         self.counts[i + 1] += amount
+        if self.display is None:
+            return                  # nobody is shown more than the counts
+        r = self.review
+        n = len(script)
+        if not output:
+            # estimated weight of the input, its signature's space included: P2WPKH 41
+            # bytes + a 108-byte witness, P2TR key path 41 + 66, P2WSH taken as 2-of-3
+            # multisig, P2SH as P2SH-P2WPKH, the rest as P2PKH (148 bytes)
+            first = script[0] if n else 1
+            r[_WEIGHT] += (272 if n == 22 and first == 0 else 230 if n == 34 and first == 0x51
+                           else 418 if n == 34 and first == 0 else 364 if n == 23 else 592)
+            if sequence != 0xFFFFFFFF:
+                r[_NONFINAL] = True
+            return
+        r[_WEIGHT] += 4 * (9 + n)
+        if change:
+            r[_CHANGE] += amount
+        if len(r[_OUTPUTS]) < _MAX_LISTED:
+            r[_OUTPUTS].append((self.counts[2] - 1, amount, bytes(script), change))
+        else:
+            r[_OTHERS][0] += 1
+            r[_OTHERS][1] += amount
 
     def current(self):
         if self.policy is None:
@@ -132,13 +180,13 @@ class Confirmation:
                 drop(self.approver)
         return self.policy
 
-    def before_signature(self, ctx, hash_type, prompt=None):
+    def before_signature(self, ctx, hash_type):
         """Return once this session may sign: confirmed now or earlier, or not
         needing it (a DeviceError when the user refused or did not answer).
-        prompt: what the user is shown (default: the counts' summary)."""
+        The user is shown the review (quillfw.ui.screens.review)."""
         if self.confirmed:
             return
-        if auto_approves(self.approver):
+        if auto_approves(self.approver) and self.display is None:
             self.confirmed = True
             return
         policy = self.current()
@@ -148,7 +196,7 @@ class Confirmation:
                                     (policy["policy"] == ABOVE and amount <= policy["amount"])):
             return
         try:
-            flow().confirm_signature(self, ctx, hash_type, prompt)
+            flow().confirm_signature(self, ctx, hash_type)
         finally:
             drop(self.approver)
         self.confirmed = True
@@ -171,4 +219,4 @@ class Confirmation:
         else:
             fields["approver"] = spec.name
         fields["timeout_ms"] = self.timeout_ms
-        return {"confirmation": fields}
+        return {"confirmation": fields, "display": None if self.display is None else self.display[0]}

@@ -97,8 +97,11 @@ def change_policy(conf, ctx, params):
     """set_confirm_policy: tightening at once, loosening once the user agreed."""
     new = make_policy(params["policy"], params.get("amount"))
     if loosens(conf.policy, new):
-        ask(conf, ctx, "Change policy from %s to %s?" % (describe(conf.policy), describe(new)),
-            POLICY_REFUSED)
+        prompt = "Change policy from %s to %s?" % (describe(conf.policy), describe(new))
+        if conf.display is not None:
+            from quillfw.ui.screens import policy
+            prompt = policy(describe(conf.policy), describe(new))
+        ask(conf, ctx, prompt, POLICY_REFUSED)
     save_policy(conf.path, new)
     conf.policy = new
     return new
@@ -114,23 +117,39 @@ def approver(spec):
     return module.approver(spec[0], *spec[2:])
 
 
-def confirm_signature(conf, ctx, hash_type, prompt=None):
-    if prompt is None:
-        n_in, total_in, n_out, total_out = conf.counts
-        prompt = "Sign: %d inputs %s BTC, %d outputs %s BTC" % (n_in, btc(total_in), n_out,
-                                                                  btc(total_out))
+def confirm_signature(conf, ctx, hash_type):
+    """The transaction, confirmed by the user: its review (quillfw.ui.screens.review)
+    on a device with a display."""
+    if conf.display is not None:
+        from quillfw.ui.flow import review
+        return ask(conf, ctx, review(conf, hash_type), SIGN_REFUSED)
+    # nobody reads it on a blind device (its button approves): a one-line summary that
+    # needs none of the address modules (no room for them beside the smallest heap's session)
+    n_in, total_in, n_out, total_out = conf.counts
+    prompt = "Sign: %d inputs %s BTC, %d outputs %s BTC" % (n_in, btc(total_in), n_out,
+                                                           btc(total_out))
     if (hash_type & 3) >= 2:
         prompt += ", outputs not committed (sighash 0x%02x)" % hash_type
     ask(conf, ctx, prompt + "?", SIGN_REFUSED)
 
 
 def ask(conf, ctx, prompt, refused_message):
-    """Return once the user approved; DeviceError when refused or timed out."""
-    if auto_approves(conf.approver):
+    """Return once the user approved; DeviceError when refused or timed out.
+    prompt: a quillfw.ui.screen.Screen, drawn and paged on a device with a display
+    (quillfw.ui.flow), or its one line of text on a device without one."""
+    auto = auto_approves(conf.approver)
+    if auto and conf.display is None:
         return
-    user = approver(conf.approver)
-    if user is None:
+    user = None if auto else approver(conf.approver)
+    if user is None and not auto:
         raise DeviceError(USER_CANCELLED, refused_message)
+    if conf.display is not None:
+        from quillfw.ui.flow import confirm
+        if confirm(conf, ctx, prompt, user) == APPROVED:
+            return
+        raise DeviceError(USER_CANCELLED, refused_message)
+    if not isinstance(prompt, str):
+        prompt = prompt.prompt() + "?"
     start = ticks_ms()
     ctx.awaiting_user(True)
     try:
@@ -138,9 +157,9 @@ def ask(conf, ctx, prompt, refused_message):
         while True:
             now = ticks_ms()
             answer = user.poll(now)
-            if answer == APPROVED:
+            if answer in (APPROVED, "a"):     # the approve button (quillfw.ui.flow.OK)
                 return
-            if answer == REFUSED:
+            if answer in (REFUSED, "r"):      # the reject button (quillfw.ui.flow.NO)
                 raise DeviceError(USER_CANCELLED, refused_message)
             if ticks_diff(now, start) >= conf.timeout_ms:
                 raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)

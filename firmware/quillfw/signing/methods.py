@@ -2,7 +2,9 @@
 protocol request per streaming-Session step, registered through
 runtime.EXTENSIONS.
 
-    sign_begin        {version, locktime, n_inputs, n_outputs, algorithms}  -> {heap_free}
+    sign_begin        {version, locktime, n_inputs, n_outputs, algorithms, ? network}
+                                                                            -> {heap_free}
+                      (network: main|test|regtest, the addresses' form on the review screen)
     sign_add_key      {secret, ? compressed}                                -> key index
     sign_add_inputs   {inputs: [[txid, vout, sequence, amount, script_pubkey], ...]}
                                                                             -> [token, ...]
@@ -160,7 +162,7 @@ class SigningMethods:
         if boot is not None and boot != self.dispatcher.boot_id:
             raise DeviceError(STALE_SESSION, "Request of a previous boot: the device restarted")
         self.staged = {}
-        self.confirmation.reset()
+        self.confirmation.reset(p.get("network", "main"), p["locktime"])
         if self.dispatcher.selftest != "ok":
             # wrong arithmetic could leak the key through its nonces: never sign
             raise DeviceError(INTERNAL_ERROR, "Self-test failed: the device does not sign")
@@ -197,7 +199,7 @@ class SigningMethods:
             counted = self._first_pass()
             tokens.append(self._run(self.session.add_input, *txin))
             if counted:
-                self.confirmation.count(txin[3])
+                self.confirmation.count(txin[3], False, txin[4], sequence=txin[2])
             if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
@@ -212,7 +214,7 @@ class SigningMethods:
             counted = self._first_pass()
             tokens.append(self._run(self.session.add_output, *txout))
             if counted:
-                self.confirmation.count(txout[0], output=True)
+                self.confirmation.count(txout[0], True, txout[1])
             if i % POLL_EVERY == POLL_EVERY - 1:
                 ctx.poll_link()
         return tokens
@@ -291,7 +293,8 @@ class SigningMethods:
         return [
             Method("sign_begin", self.begin, {"version": u, "locktime": u, "n_inputs": u,
                                               "n_outputs": u, "algorithms": (ARRAY, True),
-                                              "boot_id": (TEXT, False)}),
+                                              "boot_id": (TEXT, False),
+                                              "network": (TEXT, False)}),
             Method("sign_add_key", self.add_key, {"secret": (BYTES, True),
                                                   "compressed": (BOOL, False)}),
             # views=True: scripts arrive as views of the request's frame (no copy)

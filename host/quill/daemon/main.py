@@ -19,7 +19,7 @@ from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.device.queue import DeviceQueue
 from quill.dirlock import try_lock
-from quill.emulator.launcher import TARGETS, board_for, confirmation_options
+from quill.emulator.launcher import DISPLAYS, TARGETS, board_for, confirmation_options
 from quill.handlers import (
     blockchain,
     chainstate,
@@ -181,6 +181,13 @@ class Daemon:
                                                   timeout)
         except ValueError as e:
             raise config.ConfigError(f"-emuapprove: {e}") from None
+        if self.args.is_set("emudisplay"):   # else quill-emu's default (launcher.default_display)
+            display = self.args.get("emudisplay")
+            if display not in DISPLAYS:
+                raise config.ConfigError(f"-emudisplay: unknown panel '{display}' ({', '.join(DISPLAYS)})")
+            emulator_args += ["--display", display]
+        if self.args.is_set("emuscreen"):
+            emulator_args += ["--screen-dir", os.path.abspath(self.args.get("emuscreen"))]
         return emulator_args
 
     def open_device(self) -> DeviceManager:

@@ -204,6 +204,11 @@ class DeviceClient:
         """'idle', 'busy' or 'awaiting_user'; answered even while a request runs."""
         return self._request("ping", None, timeout or self.short_timeout, probe=False)
 
+    def out_of_band(self, method, params=None, timeout=None):
+        """A request the firmware answers even while another one runs (its out-of-band
+        methods: ping, get_info, quill-emu's debug link): the session lock is not taken."""
+        return self._request(method, params, timeout or self.short_timeout, probe=False)
+
     def get_info(self) -> dict:
         info = self.call("get_info")
         self.max_message_size = info.get("max_message_size", self.max_message_size)

@@ -54,6 +54,11 @@ def coin_type(chain: str) -> int:
     return 0 if chain == "main" else 1
 
 
+def device_network(chain: str) -> str:
+    """The device's name for the chain's address format (protocol/SPEC.md §11)."""
+    return chain if chain in ("main", "regtest") else "test"
+
+
 def network(chain: str) -> str:
     return "main" if chain == "main" else "test"
 

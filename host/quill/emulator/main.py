@@ -6,6 +6,7 @@
               [--stdio] [--port-file PATH]
               [--approve auto|ask|channel] [--datadir DIR] [--confirm-timeout-ms N]
               [--no-keys] [--seed generate] [--test-mnemonic "WORDS"]
+              [--display st7789-240x240|st7789-240x135|ssd1306-128x64|none] [--screen-dir DIR]
 
 Prints the pty path to open (e.g. with pyserial, or quilld -device=PATH) on
 its first stdout line, then runs until SIGTERM/SIGINT. With --stdio the
@@ -29,6 +30,16 @@ channel is the test-only approval channel: a test answers by writing
 appears (quill.emulator.asker.write_answer). The confirmation policy is kept
 in <datadir>/confirm_policy.json, the encrypted seed in <datadir>/seed.bin
 (without --datadir: a scratch directory removed at exit).
+
+The screen: --display is the emulated panel (default: the modelled board's own,
+the Pico's st7789-240x240, the pyboard's ssd1306-128x64; none: a device without
+a display, confirming blind). Without --display, a qemu target has none, and so
+does --firmware=romfs below 128K of heap (quill.emulator.launcher.default_display).
+The firmware draws every confirmation on it with the same code as a board;
+--approve=auto then shows every page and approves, channel waits for a
+test's presses (the debug link's debug_press, or the answer file). With
+--screen-dir every screen drawn is written as DIR/<6-digit sequence>-<screen>.png
+(the panel's native size) and DIR/<same>.txt (its logical text).
 
 Signing arithmetic: --crypto=native deploys libsecp256k1 as a native module
 (built from ../shared/toolchains into a cache, quill.emulator.natmod, with the
@@ -69,11 +80,13 @@ from quill.emulator.launcher import (
     APPROVERS,
     CRYPTO,
     DEFAULT_IDLE_MS,
+    DISPLAYS,
     SEED_FILE,
     TARGETS,
     Emulator,
     board_for,
     confirmation_options,
+    default_display,
     firmware_command,
     firmware_env,
     generate_seed,
@@ -121,6 +134,12 @@ def parse_args(argv):
     parser.add_argument("--seed", choices=("generate",),
                         help="generate: the device makes its own seed at its first start and keeps "
                              "it in --datadir (no PIN); later starts keep it")
+    parser.add_argument("--display", choices=DISPLAYS,
+                        help="the emulated panel (default: the modelled board's own, the Pico's "
+                             "st7789-240x240; none on a qemu target and for --firmware=romfs below "
+                             "128K of heap); none: no display")
+    parser.add_argument("--screen-dir", help="write every screen drawn as DIR/<sequence>-<screen>"
+                                             ".png and .txt")
     parser.add_argument("--test-mnemonic", metavar="WORDS",
                         help="test only: start initialised with this BIP39 mnemonic, unlocked, "
                              "without a PIN")
@@ -170,6 +189,18 @@ def write_test_seed(datadir: str, words: str) -> None:
     store.save(bip39.seed_from_mnemonic(words), "", DEFAULT_PIN_ROUNDS, DEFAULT_MAX_PIN_ATTEMPTS)
 
 
+def display_options(display: str, screen_dir: str | None) -> list[str]:
+    """main_emulator.py's options for the panel and the screens' folder (made here)."""
+    options = ["--display", display]
+    if screen_dir and display == "none":
+        print("quill-emu: --screen-dir without a display draws nothing (a board without a panel, a "
+              "qemu target or --firmware=romfs below 128K: give --display)", file=sys.stderr)
+    if screen_dir:
+        os.makedirs(screen_dir, exist_ok=True)
+        options += ["--screen-dir", os.path.abspath(screen_dir)]
+    return options
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     scratch = None
@@ -183,6 +214,9 @@ def main(argv=None):
         if args.approve == "ask":
             asker = TerminalAsker(args.datadir).start()
         confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
+        confirmation += display_options(args.display or default_display(args.board, args.heapsize,
+                                                                        args.firmware, args.target),
+                                        args.screen_dir)
         if args.keys:
             confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
         if args.stdio:

@@ -54,10 +54,14 @@ class BoardModel:
     firmware: str               # files or frozen: how the board loads the firmware
     natmod: dict | None         # board.json natmod: the tables of the module it deploys, or None
     clock_hz: int               # board.json clock_hz: the CPU clock MicroPython runs it at
+    display: str                # board.json display as quill-emu --display names it, or "none"
 
 
 def load(name: str) -> BoardModel:
     if name not in BOARDS:
         raise UnknownBoard(f"unknown board {name!r} ({', '.join(BOARDS)})")
     spec = json.loads((BOARDS_DIR / name / "board.json").read_text())
-    return BoardModel(name, spec["heap_free_bytes"], _LOADING[spec["deploy"]], spec["natmod"], spec["clock_hz"])
+    panel = spec["display"]
+    display = "none" if panel is None else f"{panel['panel']}-{panel['width']}x{panel['height']}"
+    return BoardModel(name, spec["heap_free_bytes"], _LOADING[spec["deploy"]], spec["natmod"], spec["clock_hz"],
+                      display)

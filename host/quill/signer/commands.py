@@ -31,6 +31,7 @@ from quill.device import hwkeys
 from quill.device import multisig as device_multisig
 from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError, DeviceUnavailable
+from quill.device.hwkeys import device_network
 from quill.signer import bsms, exports, message
 from quill.signer.errors import (
     BAD_ARGUMENT,
@@ -288,11 +289,6 @@ def _opened(link: DeviceLink, wanted: str | None) -> Iterator[tuple[DeviceClient
         if wanted and fingerprint != wanted.lower():
             raise SignerError(f"No device with fingerprint {wanted}", DEVICE_CONN_ERROR)
         yield client, fingerprint
-
-
-def device_network(chain: str) -> str:
-    """The device's name for the chain's address format (protocol/SPEC.md §11)."""
-    return chain if chain in ("main", "regtest") else "test"
 
 
 def parse_path(text: str) -> str:

@@ -178,9 +178,11 @@ def _txin_items(tx, spent):
     return items
 
 
-def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
+def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None, network=None):
     """The signatures for `requests`, made in one device session; client: a
-    connected DeviceClient, info: its get_info."""
+    connected DeviceClient, info: its get_info; network: the device's name for
+    the chain (quill.device.hwkeys.device_network), the form of the addresses
+    its review screen shows (None: left out, the device shows mainnet's)."""
     driver = _Driver(client, info["max_message_size"])
     inputs = _txin_items(tx, spent)
     outputs = [[o.value, o.script_pubkey] for o in tx.vout]
@@ -190,6 +192,8 @@ def sign_on_device(client, info, tx, spent, requests, hash_type, stats=None):
              "n_outputs": len(tx.vout), "algorithms": algorithms}
     if info.get("boot_id"):
         begin["boot_id"] = info["boot_id"]       # refused if the device restarted since
+    if network is not None:
+        begin["network"] = network
     with client.session():
         try:
             began = driver.call("sign_begin", begin)

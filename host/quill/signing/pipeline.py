@@ -21,6 +21,7 @@ from coincurve import PublicKeyXOnly
 from quill.amount import format_amount
 from quill.consensus import MAX_MONEY, SIGHASH_SINGLE
 from quill.device.errors import DeviceError, DeviceRestarted, DeviceUnavailable
+from quill.device.hwkeys import device_network
 from quill.device.manager import NO_DEVICE
 from quill.tx import script as S
 from quill.tx.hashes import hash_to_hex
@@ -144,7 +145,8 @@ def _device_signatures(node, t, requests, script_types, stats):
         info = device.info()
         check_device(info, t.tx, requests, script_types, t.hash_type, t.spent)
         try:
-            return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats)
+            return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats,
+                                  device_network(node.chain_name))
         except DeviceRestarted as e:
             _refresh_info(device)
             # a restart between two calls refused this call's sign_begin: sign with the new boot
