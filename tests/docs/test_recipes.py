@@ -117,7 +117,6 @@ def test_links_between_the_documents_resolve() -> None:
     assert checked >= 20
 
 
-@pytest.mark.xfail(reason="the device's screen images come from the device-screen branch (issue 26)", strict=False)
 def test_the_pictures_exist() -> None:
     images = {(path.parent / target).resolve() for path in documents() for target, is_image in _links(path)
               if is_image}
