@@ -39,7 +39,7 @@ def _btc(value: Decimal) -> str:
 @pytest.fixture(scope="module")
 def screens_node(tmp_path_factory):
     base = tmp_path_factory.mktemp("ui-review")
-    with QuillDaemon(base / "quilld", "-device=emulator", "-emuheap=160K", f"-emuscreen={base / 'screens'}") as d:
+    with QuillDaemon(base / "quilld", "-device=emulator", f"-emuscreen={base / 'screens'}") as d:
         yield d, base / "screens"
 
 
