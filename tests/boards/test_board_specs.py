@@ -36,7 +36,7 @@ def test_each_board_names_the_clock_its_micropython_runs_at():
     clocks = {name: boardspec.load(name).clock_hz for name in BOARDS}
     # RP2040 125 MHz (issue 26), STM32F405 168 MHz, ESP32-S3 at ESP-IDF's default 160 MHz
     assert clocks == {"rpi_pico": 125_000_000, "pyboard": 168_000_000, "esp32_s3": 160_000_000,
-                      "unix": None}
+                      "esp32_s3_tft": 160_000_000, "unix": None}
     for name in ("rpi_pico", "pyboard"):    # the title's clock is the one MicroPython runs at
         assert f"at {clocks[name] // 1_000_000} MHz" in boardspec.load(name).mcu
 
@@ -157,7 +157,8 @@ def _size_table():
 @pytest.mark.parametrize("name", [n for n in BOARDS if n != "unix"])
 def test_the_readme_size_table_agrees_with_board_json(name):
     board = boardspec.load(name)
-    title = {"rpi_pico": "Raspberry Pi Pico", "esp32_s3": "ESP32-S3", "pyboard": "pyboard v1.1"}[name]
+    title = {"rpi_pico": "Raspberry Pi Pico", "esp32_s3": "ESP32-S3", "esp32_s3_tft": "ESP32-S3 Reverse TFT Feather",
+             "pyboard": "pyboard v1.1"}[name]
     row = _size_table()[title]
     assert row["CPU and clock"].endswith(f" at {board.clock_hz // 1_000_000} MHz")
     assert row["free heap"] == f"{board.heap_free_bytes:,} B"

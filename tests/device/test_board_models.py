@@ -79,7 +79,7 @@ def test_a_qemu_target_models_the_board_it_stands_for(tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["-emuboard=pico"], "Error: -emuboard: unknown board 'pico' (esp32_s3, pyboard, rpi_pico)"),
+    (["-emuboard=pico"], "Error: -emuboard: unknown board 'pico' (esp32_s3, esp32_s3_tft, pyboard, rpi_pico)"),
     (["-emutarget=qemu-m4", "-emuboard=rpi_pico"], "Error: -emuboard: the qemu-m4 target stands for pyboard"),
     (["-emutarget=qemu-m4", "-emuseed=generate"], "Error: -emuseed=generate needs -emutarget=unix"),
     (["-emuseed=maybe"], "Error: -emuseed: unknown value 'maybe' (generate or none)"),

@@ -39,7 +39,8 @@ def _btc(value: Decimal) -> str:
 @pytest.fixture(scope="module")
 def screens_node(tmp_path_factory):
     base = tmp_path_factory.mktemp("ui-review")
-    with QuillDaemon(base / "quilld", "-device=emulator", f"-emuscreen={base / 'screens'}") as d:
+    with QuillDaemon(base / "quilld", "-device=emulator", "-emudisplay=st7789-240x240",
+                     f"-emuscreen={base / 'screens'}") as d:
         yield d, base / "screens"
 
 

@@ -45,10 +45,12 @@ def test_a_differing_screen_is_reported() -> None:
 def test_the_readmes_pictures_are_the_fixtures() -> None:
     table = json.loads(FIXTURES.read_text())
     hashes = {entry["sha256"] for panel in table.values() for entry in panel.values()}
-    pictures = re.findall(r"\]\((docs/screens/[^)]+\.png)\)", (REPO / "README.md").read_text())
+    pictures = {(doc.parent / target).resolve().relative_to(REPO)
+                for doc in (REPO / "README.md", REPO / "docs" / "device.md")
+                for target in re.findall(r"\]\(((?:docs/)?screens/[^)]+\.png)\)", doc.read_text())}
     assert len(pictures) >= 3
     for picture in pictures:
-        if "seed" in picture:       # random words: a picture of the panel's size
+        if "seed" in picture.name:  # random words: a picture of the panel's size
             assert png_size(REPO / picture) == (240, 240)
             continue
         assert hashlib.sha256((REPO / picture).read_bytes()).hexdigest() in hashes, picture

@@ -33,7 +33,7 @@ from quill.device.errors import DeviceError
 from quill.emulator.launcher import DISPLAYS, Emulator, confirmation_options
 
 PANELS = [d for d in DISPLAYS if d != "none"]
-HEAP = "256K"               # the Pico's way of loading (ROMFS): a display needs more than 97K
+HEAP = "256K"               # the firmware run in place from ROMFS, with room for every flow beside the display
 MNEMONIC = "abandon " * 11 + "about"
 PIN = "2580"
 RANDOM_SCREENS = ("seed-words", "seed-check", "pin")
@@ -194,7 +194,7 @@ def render(out: Path) -> dict[str, list[Path]]:
             _provision(datadir)
             options = confirmation_options("channel", datadir) + [
                 "--keys", "--display", panel, "--screen-dir", str(folder)]
-            with Emulator(HEAP, confirmation=options, crypto="python") as emulator, \
+            with Emulator(HEAP, confirmation=options, crypto="python", firmware="romfs") as emulator, \
                     DeviceClient(emulator.port, short_timeout=60) as client:
                 _flows(client, folder)
         finally:
