@@ -219,21 +219,27 @@ class PsbtMethods:
     def display_address(self, ctx, p):
         return self._outside_session(self._display_address, ctx, p)
 
+    def _node_at(self, text):
+        """(path, BIP32 node) at the request's path, from the unlocked seed."""
+        require_unlocked(self.boot)
+        from quillfw.keys.bip32 import master_node, parse_path
+        try:
+            path = parse_path(text)
+        except ValueError as e:
+            raise DeviceError(INVALID_PARAMS, "Invalid path: %s" % e) from None
+        node = master_node(self.boot[2][0])
+        for index in path:
+            node = node.child(index)
+        return path, node
+
     def _display_address(self, ctx, p):
         from quillfw.psbt import owned
         if p["script_type"] not in SCRIPT_TYPES:
             raise DeviceError(INVALID_PARAMS, "script_type must be one of " + ", ".join(SCRIPT_TYPES))
         if p["network"] not in owned.NETWORKS:
             raise DeviceError(INVALID_PARAMS, "network must be main, test or regtest")
-        require_unlocked(self.boot)
-        from quillfw.keys.bip32 import format_path, master_node, parse_path
-        try:
-            path = parse_path(p["path"])
-        except ValueError as e:
-            raise DeviceError(INVALID_PARAMS, "Invalid path: %s" % e) from None
-        node = master_node(self.boot[2][0])
-        for index in path:
-            node = node.child(index)
+        path, node = self._node_at(p["path"])
+        from quillfw.keys.bip32 import format_path
         from quillfw.psbt.address import address as encode
         address = encode(owned.script_for(p["script_type"], node.pubkey()), p["network"])
         from quillfw.signing.confirm import drop, flow
@@ -258,15 +264,8 @@ class PsbtMethods:
             text = message.decode()
         except UnicodeError:
             raise DeviceError(INVALID_PARAMS, "message must be UTF-8 text") from None
-        require_unlocked(self.boot)
-        from quillfw.keys.bip32 import format_path, master_node, parse_path
-        try:
-            path = parse_path(p["path"])
-        except ValueError as e:
-            raise DeviceError(INVALID_PARAMS, "Invalid path: %s" % e) from None
-        node = master_node(self.boot[2][0])
-        for index in path:
-            node = node.child(index)
+        path, node = self._node_at(p["path"])
+        from quillfw.keys.bip32 import format_path
         from quillfw.signing.confirm import drop, flow
         try:
             flow().ask(self.confirmation, ctx, "Sign message with %s: %s" % (format_path(path), text),
