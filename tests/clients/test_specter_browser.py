@@ -25,7 +25,7 @@ import pytest
 from tests.clients.specter_env import specter_python
 from tests.clients.test_specter import Server, Specter
 from tests.clients.test_specter_keyfiles import ELSEWHERE, MNEMONICS, PASSWORD, USER, run_signer
-from tests.keys.emulated import EmulatedDevice
+from tests.keys.emulated import SMALLEST_BOARD, EmulatedDevice
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.kit.toolchains import unavailable
 
@@ -103,7 +103,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     work = tmp_path_factory.mktemp("specter-browser")
     shots = work / "screenshots"
     shots.mkdir()
-    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}")
+    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}", board=SMALLEST_BOARD)
                for i, words in enumerate(MNEMONICS)]
     for device in devices:
         device.start()

@@ -27,7 +27,7 @@ import pytest
 
 from tests.clients.specter_env import specter_python
 from tests.clients.test_specter import Specter, sats
-from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
+from tests.keys.emulated import SMALLEST_BOARD, TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.kit.rpc_daemon import QuillDaemon
 
 USER, PASSWORD = "specter", "keys"
@@ -73,7 +73,7 @@ class Scene:
 def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     python = specter_python()
     work = tmp_path_factory.mktemp("specter-keyfiles")
-    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}")
+    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}", board=SMALLEST_BOARD)
                for i, words in enumerate(MNEMONICS)]
     for device in devices:
         device.start()
