@@ -157,8 +157,9 @@ def test_the_failure_line_forgets_cancelled_waits() -> None:
         # a holder cancelled mid-delay frees the line for the next one
         holder = asyncio.create_task(gate.wait())
         behind = asyncio.create_task(waiter(7))
-        await asyncio.sleep(0.005)
-        holder.cancel()
+        while not gate.line.locked():       # the holder is in its delay: cancel it there, with
+            await asyncio.sleep(0)          # no real time between (a loaded machine's stall would
+        holder.cancel()                     # otherwise let the delay end first)
         order = []
         done, _ = await asyncio.wait({holder, behind}, return_when=asyncio.ALL_COMPLETED)
         order.append("holder cancelled" if holder.cancelled() else "holder served")
