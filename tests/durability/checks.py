@@ -38,7 +38,7 @@ def snapshot(kit: Kit) -> dict:
 def check_acknowledged(kit: Kit, journal: Journal) -> int:
     """Every write the journal holds is in the reopened node; returns how many were checked."""
     chain = kit.chain
-    reconsidered_at = [i for i, e in enumerate(journal.entries) if "reconsidered" in e]
+    reconsidered_at = [i for i, e in enumerate(journal.entries) if "reconsidered" in e or "reconsidering" in e]
     for i, entry in enumerate(journal.entries):
         if "wallet" in entry:
             assert entry["wallet"] in kit.manager.wallets, entry
@@ -63,6 +63,8 @@ def check_acknowledged(kit: Kit, journal: Journal) -> int:
             # invalidation no later reconsideration followed must still hold
             if not any(k > i for k in reconsidered_at):
                 assert chain.header_info(hex_to_hash(entry["invalidated"])).failed, entry
+        elif "reconsidering" in entry:
+            pass                    # an intent: it may or may not have happened
         elif "reconsidered" in entry:
             assert not chain.header_info(hex_to_hash(entry["reconsidered"])).failed, entry
         else:

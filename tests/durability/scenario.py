@@ -179,6 +179,9 @@ class Scenario:
         self.mine(1)        # a shorter branch: reconsiderblock makes the old one win again
 
     def reorg_back(self) -> None:
+        # written first: a kill after reconsiderblock committed but before it returned leaves
+        # it done and unacknowledged (acknowledged writes survive; others may too)
+        self.journal.ack(reconsidering=hash_to_hex(self.invalidated))
         self.kit.chain.reconsider(self.invalidated)
         self.journal.ack(reconsidered=hash_to_hex(self.invalidated))
 
