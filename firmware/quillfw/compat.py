@@ -10,6 +10,20 @@ except ImportError:  # CPython
     def const(x):
         return x
 
+try:
+    from time import sleep_ms, ticks_diff, ticks_ms
+except ImportError:  # CPython
+    import time
+
+    def ticks_ms():
+        return int(time.monotonic() * 1000)
+
+    def ticks_diff(a, b):
+        return a - b
+
+    def sleep_ms(ms):
+        time.sleep(ms / 1000)
+
 
 def forget(name):
     """Drop a module from sys.modules and from its package, so that the collector

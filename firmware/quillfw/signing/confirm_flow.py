@@ -7,9 +7,8 @@ A policy is its protocol map: {"policy": "always"|"never"} or
 """
 import json
 import os
-import time
 
-from quillfw.compat import const
+from quillfw.compat import const, sleep_ms, ticks_diff, ticks_ms
 from quillfw.consensus import MAX_MONEY
 from quillfw.signing.confirm import ABOVE, ALWAYS, APPROVED, NEVER, REFUSED, auto_approves
 from quillfw.wire.errors import CONFIRM_TIMEOUT, INTERNAL_ERROR, INVALID_PARAMS, USER_CANCELLED, DeviceError
@@ -21,19 +20,6 @@ RANK = {NEVER: 0, ABOVE: 1, ALWAYS: 2}
 SIGN_REFUSED = "Signing refused on the device"
 POLICY_REFUSED = "Policy change refused on the device"
 TIMED_OUT = "Confirmation timed out on the device"
-
-try:
-    from time import sleep_ms, ticks_diff, ticks_ms
-except ImportError:  # CPython
-    def ticks_ms():
-        return int(time.monotonic() * 1000)
-
-    def ticks_diff(a, b):
-        return a - b
-
-    def sleep_ms(ms):
-        time.sleep(ms / 1000)
-
 
 def btc(sats):
     return "%d.%08d" % (sats // 100000000, sats % 100000000)

@@ -18,6 +18,7 @@ more pages after the content: "hold to <action>" and "hold to reject"; a short
 press moves on (and wraps around), a long press on one of those pages answers.
 auto (quill-emu --approve=auto): every page is shown, then the last is approved.
 """
+from quillfw.compat import sleep_ms, ticks_diff, ticks_ms
 from quillfw.signing.confirm import APPROVED, REFUSED
 
 # an approver's button presses (without a display, quillfw.signing.confirm_flow
@@ -29,21 +30,6 @@ NO = "r"
 HOLD = "h"
 
 _POLL_MS = 20
-
-try:
-    from time import sleep_ms, ticks_diff, ticks_ms
-except ImportError:  # CPython
-    import time
-
-    def ticks_ms():
-        return int(time.monotonic() * 1000)
-
-    def ticks_diff(a, b):
-        return a - b
-
-    def sleep_ms(ms):
-        time.sleep(ms / 1000)
-
 
 def _footer(page, n, last, one_button, content, action):
     mark = "%d/%d" % (page + 1, n)
