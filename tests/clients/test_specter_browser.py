@@ -24,8 +24,7 @@ import pytest
 
 from tests.clients.specter_env import specter_python
 from tests.clients.test_specter import Server, Specter
-from tests.clients.test_specter_keyfiles import ELSEWHERE, MNEMONICS, PASSWORD, USER, run_signer
-from tests.keys.emulated import SMALLEST_BOARD, EmulatedDevice
+from tests.clients.test_specter_keyfiles import ELSEWHERE, PASSWORD, USER, devices_behind_quilld, run_signer
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.kit.toolchains import unavailable
 
@@ -103,29 +102,18 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     work = tmp_path_factory.mktemp("specter-browser")
     shots = work / "screenshots"
     shots.mkdir()
-    devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}", board=SMALLEST_BOARD)
-               for i, words in enumerate(MNEMONICS)]
-    for device in devices:
-        device.start()
-    try:
-        with QuillDaemon(work / "quilld", f"-device={devices[0].port}", f"-rpcuser={USER}",
-                         f"-rpcpassword={PASSWORD}") as quilld:
-            where = [f"--bridge=http://{USER}:{PASSWORD}@127.0.0.1:{quilld.port}"] + \
-                [f"--device={d.port}" for d in devices[1:]]
-            files = []
-            for i, option in enumerate(where):
-                files.append(work / f"quill-{'abc'[i]}-export.json")
-                run_signer(option, "export", "--format=coldcard", "--out", str(files[-1]))
-            data = work / "specter-data"
-            specter = Specter(python, data)       # the node settings page's work: connect to quilld
-            try:
-                specter.call("connect", host="127.0.0.1", port=quilld.port, user=USER, password=PASSWORD)
-            finally:
-                specter.close()
-            yield Scene(quilld, where, files, python, data, shots, work)
-    finally:
-        for device in devices:
-            device.stop()
+    with devices_behind_quilld(work) as (quilld, where):
+        files = []
+        for i, option in enumerate(where):
+            files.append(work / f"quill-{'abc'[i]}-export.json")
+            run_signer(option, "export", "--format=coldcard", "--out", str(files[-1]))
+        data = work / "specter-data"
+        specter = Specter(python, data)       # the node settings page's work: connect to quilld
+        try:
+            specter.call("connect", host="127.0.0.1", port=quilld.port, user=USER, password=PASSWORD)
+        finally:
+            specter.close()
+        yield Scene(quilld, where, files, python, data, shots, work)
 
 
 @pytest.fixture(scope="module")

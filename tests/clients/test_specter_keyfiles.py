@@ -15,6 +15,7 @@ Not done here: Specter's web pages in a real browser, and their screenshots."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import subprocess
 from collections.abc import Iterator
@@ -69,10 +70,10 @@ class Scene:
         self.quilld.rpc("generatetoaddress", 100, ELSEWHERE)
 
 
-@pytest.fixture(scope="module")
-def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
-    python = specter_python()
-    work = tmp_path_factory.mktemp("specter-keyfiles")
+@contextlib.contextmanager
+def devices_behind_quilld(work: Path) -> Iterator[tuple[QuillDaemon, list[str]]]:
+    """Three emulated devices (MNEMONICS), A held by a quilld: (quilld, quill-signer's way to
+    each: A through quilld's bridge, B and C by their ports)."""
     devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}", board=SMALLEST_BOARD)
                for i, words in enumerate(MNEMONICS)]
     for device in devices:
@@ -81,23 +82,30 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
         with QuillDaemon(work / "quilld", f"-device={devices[0].port}", f"-rpcuser={USER}",
                          f"-rpcpassword={PASSWORD}") as quilld:
             bridge = f"--bridge=http://{USER}:{PASSWORD}@127.0.0.1:{quilld.port}"
-            where = [bridge] + [f"--device={d.port}" for d in devices[1:]]
-            exports = []
-            for i, option in enumerate(where):
-                out = work / f"coldcard-{i}.json"
-                assert run_signer(option, "export", "--format=coldcard", "--out", str(out)) == {"file": str(out)}
-                exports.append(json.loads(out.read_text()))
-            specter = Specter(python, work / "specter-data")
-            try:
-                connected = specter.call("connect", host="127.0.0.1", port=quilld.port, user=USER,
-                                         password=PASSWORD)
-                assert connected["test_rpc"]["tests"]["connectable"] is True
-                yield Scene(quilld, specter, where, exports, work)
-            finally:
-                specter.close()
+            yield quilld, [bridge] + [f"--device={d.port}" for d in devices[1:]]
     finally:
         for device in devices:
             device.stop()
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
+    python = specter_python()
+    work = tmp_path_factory.mktemp("specter-keyfiles")
+    with devices_behind_quilld(work) as (quilld, where):
+        exports = []
+        for i, option in enumerate(where):
+            out = work / f"coldcard-{i}.json"
+            assert run_signer(option, "export", "--format=coldcard", "--out", str(out)) == {"file": str(out)}
+            exports.append(json.loads(out.read_text()))
+        specter = Specter(python, work / "specter-data")
+        try:
+            connected = specter.call("connect", host="127.0.0.1", port=quilld.port, user=USER,
+                                     password=PASSWORD)
+            assert connected["test_rpc"]["tests"]["connectable"] is True
+            yield Scene(quilld, specter, where, exports, work)
+        finally:
+            specter.close()
 
 
 def test_single_sig_wallet_from_the_coldcard_file(scene: Scene) -> None:
