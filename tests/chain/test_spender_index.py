@@ -117,28 +117,25 @@ def test_an_index_left_behind_on_a_stale_branch_rewinds_to_the_fork(tmp_path: Pa
 
 
 def test_kill_9_while_the_index_catches_up_then_restart(tmp_path: Path) -> None:
-    """quilld -txospenderindex on a chain built without it, killed while the index catches up:
-    the restarted node resumes from the last batch it committed and ends equal to the chain's spends."""
-    import signal
+    """quilld -txospenderindex on a chain built without it, killed while the index catches up (just
+    before its second batch commits): the restarted node resumes from the last batch it committed
+    and ends equal to the chain's spends."""
+    import subprocess
+    import sys
 
     from tests.kit.rpc_daemon import QuillDaemon
     auth = ("-rpcuser=crash", "-rpcpassword=test", "-txospenderindex")
     chain_dir = tmp_path / "regtest"
     chain = ChainService("regtest", str(chain_dir)).start()
     mine(chain, 101)
-    with_spends(chain, 2500)
+    spends = 2 * spender_index.BATCH + 50 - 101
+    with_spends(chain, spends)
     tip = chain.tip()[0]
     chain.close()
-    d = QuillDaemon(tmp_path, *auth).start()
-    deadline = time.monotonic() + 60
-    while True:
-        info = d.rpc("getindexinfo", "txospenderindex")["txospenderindex"]
-        assert not info["synced"], "the index caught up before the kill: make the chain longer"
-        if info["best_block_height"] > 0:
-            break
-        assert time.monotonic() < deadline
-    d.proc.send_signal(signal.SIGKILL)
-    d.proc.wait()
+    killed = QuillDaemon(tmp_path, *auth, wait=False)
+    died = subprocess.run([sys.executable, "-m", "tests.chain.index_killed_quilld", *killed.args],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    assert died.returncode == -9
     again = QuillDaemon(tmp_path, *auth).start()
     try:
         deadline = time.monotonic() + 60
@@ -147,11 +144,12 @@ def test_kill_9_while_the_index_catches_up_then_restart(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert again.rpc("getindexinfo", "txospenderindex") == {
             "txospenderindex": {"synced": True, "best_block_height": tip}}
-        assert "Syncing txospenderindex with block chain from height" in again.debug_log()
+        first_batch_end = spender_index.BATCH - 1
+        assert f"Syncing txospenderindex with block chain from height {first_batch_end}\n" in again.debug_log()
     finally:
         again.stop()
     chain = ChainService("regtest", str(chain_dir)).start()
     try:
-        assert index_rows(chain) == expected_rows(chain) and len(index_rows(chain)) == 5000
+        assert index_rows(chain) == expected_rows(chain) and len(index_rows(chain)) == 2 * spends
     finally:
         chain.close()
