@@ -13,7 +13,7 @@ end of "before" and "after" (1 s after the attack ended) and its peak "during" (
 attack, and at least as long as the other phases).
 Goal (issue 24): p99 < 100 ms during every attack; RSS after within 5 MB of before.
 
-    .venv/bin/python -m tests.bench.bench_fairness [--phase-seconds 2]
+    .venv/bin/python -m tests.bench.bench_fairness [--phase-seconds 2] [--attack echo ...]
 """
 from __future__ import annotations
 
@@ -149,6 +149,8 @@ def measure(pid: int, port: int, seconds: float, attack: Callable[[], Any] | Non
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--phase-seconds", type=float, default=2.0)
+    parser.add_argument("--attack", action="append", choices=("echo", "batch", "password", "slowloris"),
+                        help="run only these attacks (repeatable; default: all four)")
     opts = parser.parse_args()
     rows = []
     notes = []
@@ -156,13 +158,15 @@ def main() -> None:
         pid, port = d.proc.pid, d.port
         for _ in range(50):
             d.rpc("uptime")
-        attacks: list[tuple[str, Callable[[], Any]]] = [
-            ("8 x 30 MB echo", lambda: echo_30mb(port)),
-            ("4 x 100k batch", lambda: batches_100k(port)),
-            ("500 wrong pw+close", lambda: wrong_password_then_close(port)),
-            ("slowloris 800", lambda: slowloris(port)),
+        attacks: list[tuple[str, str, Callable[[], Any]]] = [
+            ("echo", "8 x 30 MB echo", lambda: echo_30mb(port)),
+            ("batch", "4 x 100k batch", lambda: batches_100k(port)),
+            ("password", "500 wrong pw+close", lambda: wrong_password_then_close(port)),
+            ("slowloris", "slowloris 800", lambda: slowloris(port)),
         ]
-        for name, attack in attacks:
+        for key, name, attack in attacks:
+            if opts.attack and key not in opts.attack:
+                continue
             time.sleep(1.0)
             before = measure(pid, port, opts.phase_seconds, None)
             during = measure(pid, port, opts.phase_seconds, attack)

@@ -19,8 +19,13 @@ connection at most), and a request's body and reply are dropped as soon as the
 reply is handed to the socket.
 
 Fairness (issue 24). The requests in flight, from their headers to their reply,
-hold at most MAX_BUFFERED_BYTES of bodies together (each at most MAX_BODY_SIZE;
-beyond, 503 as Core's full work queue). A body of LARGE_BODY_LIMIT or more is
+hold at most MAX_BUFFERED_BYTES of bodies together (each at most MAX_BODY_SIZE).
+A request whose body does not fit waits, unread, for its turn: its connection is
+not read (the client's sends block in its own socket buffer, costing the server
+nothing), and the waiting requests are admitted in arrival order as the bodies
+before them are answered; one that waits longer than -rpcservertimeout gets
+Core's 503 for a full work queue. A small body that fits never waits behind a
+large one. A body of LARGE_BODY_LIMIT or more is
 parsed, run and answered on its own one-thread lane, in bounded slices
 (rpc/univalue_sliced): no C call holds the interpreter for long, so the loop and
 the other clients go on meanwhile, and large requests cannot crowd out the pool.
@@ -57,7 +62,10 @@ log = logging.getLogger("quill.http")
 
 MAX_HEADERS_SIZE = 8192
 MAX_BODY_SIZE = 0x02000000  # 32 MiB, as Core
-MAX_BUFFERED_BYTES = 4 * MAX_BODY_SIZE  # bodies of the requests in flight, all connections together
+# Bodies of the requests in flight, all connections together: one large body being run on the
+# large lane and the next one arriving, no more (more could only wait there, and their reading
+# would take the interpreter from the event loop meanwhile).
+MAX_BUFFERED_BYTES = 2 * MAX_BODY_SIZE
 INLINE_BODY_LIMIT = 16384  # larger bodies are parsed and run on a worker, whatever the method
 LARGE_BODY_LIMIT = 1 << 20  # from this size on, on the large lane, in bounded slices
 TRIM_DELAYS = (0.25, 2.0)  # seconds after the last large request to give free memory back
@@ -76,6 +84,7 @@ _JSON_CONTENT_TYPE = b"Content-Type: application/json\r\n"
 _WWW_AUTHENTICATE = b'WWW-Authenticate: Basic realm="jsonrpc"\r\n'
 _ONLY_POST = b"JSONRPC server handles only POST requests"
 _QUEUE_FULL = b"Work queue depth exceeded"
+_WAIT_FOR_BUDGET = object()  # decide(): the body does not fit beside those in flight yet
 
 
 class HTTPError(Exception):
@@ -150,7 +159,7 @@ class _Exchange:
     """One request from its first byte to its reply."""
 
     __slots__ = ("method", "url", "minor", "headers", "header_bytes", "body", "length", "received", "complete",
-                 "early", "keep_alive", "expect_continue", "repeatable", "refused", "reserved")
+                 "early", "keep_alive", "expect_continue", "repeatable", "refused", "reserved", "waiting")
 
     def __init__(self) -> None:
         self.method = b""
@@ -169,6 +178,7 @@ class _Exchange:
         self.repeatable = False  # passed, and its head may be decided again unparsed (_RepeatHead)
         self.refused = False  # wrong credentials: `early` is the wait of _FailureGate
         self.reserved = 0  # bytes of MAX_BUFFERED_BYTES held for it until its reply is written
+        self.waiting = False  # its body does not fit in MAX_BUFFERED_BYTES yet: not read (RPCServer.admit)
 
 
 class _FailureGate:
@@ -212,6 +222,7 @@ class RPCServer:
         self.servers: list[asyncio.AbstractServer] = []
         self.connections: set[HTTPConnection] = set()
         self.buffered = 0
+        self.budget_waiters: deque[tuple[HTTPConnection, _Exchange]] = deque()
         self.in_flight = 0
         self.stopping = False
         self.idle: asyncio.Event | None = None
@@ -298,18 +309,40 @@ class RPCServer:
             log.warning("ThreadRPCServer incorrect password attempt from %s", conn.peer)
             ex.refused = True
             return self._refuse_later()
-        if length is not None and self.buffered + length > MAX_BUFFERED_BYTES:
-            log.warning("Request rejected: %d bytes of request bodies are already buffered", self.buffered)
-            return 503, _QUEUE_FULL, False
         ctx = conn.context
         if ctx is None or ctx.wallet_name != wallet or ctx.user != user:
             conn.context = CallContext(node=self.node, wallet_name=wallet, user=user)
+        if length is not None and not self.fits(length):
+            return _WAIT_FOR_BUDGET
         return None
 
     def admits(self, length: int) -> bool:
-        """The refusals of `decide` that depend on the server's state, not the request's head."""
-        return not self.stopping and self.queue.jobs.qsize() < self.queue.depth \
-            and self.buffered + length <= MAX_BUFFERED_BYTES
+        """The decisions of `decide` that depend on the server's state, not the request's head."""
+        return not self.stopping and self.queue.jobs.qsize() < self.queue.depth and self.fits(length)
+
+    # -- the bodies' budget ------------------------------------------------------------------
+
+    def fits(self, length: int) -> bool:
+        """A body of `length` may be read now: it fits beside the bodies in flight, and no
+        request waits before it (a small one does not wait behind large ones)."""
+        return self.buffered + length <= MAX_BUFFERED_BYTES \
+            and (not self.budget_waiters or length < LARGE_BODY_LIMIT)
+
+    def wait_for_budget(self, conn: HTTPConnection, ex: _Exchange) -> None:
+        self.budget_waiters.append((conn, ex))
+
+    def admit_waiters(self) -> None:
+        """Bodies were given back: admit the waiting requests that now fit, oldest first."""
+        waiters = self.budget_waiters
+        while waiters:
+            conn, ex = waiters[0]
+            if conn.closed or not ex.waiting:
+                waiters.popleft()
+                continue
+            if self.buffered + ex.length > MAX_BUFFERED_BYTES:
+                return
+            waiters.popleft()
+            conn.admit(ex)
 
     async def _refuse_later(self) -> tuple[int, bytes, bool]:
         assert self.failures is not None
@@ -571,7 +604,7 @@ class HTTPConnection(asyncio.Protocol):
     def _continue_if_expected(self) -> None:
         """`Expect: 100-continue` with no body byte arrived yet: invite it (as libevent)."""
         ex = self.current
-        if ex is not None and ex.expect_continue and ex.body is not None and ex.received == 0 \
+        if ex is not None and ex.expect_continue and ex.body is not None and ex.received == 0 and not ex.waiting \
                 and self.transport is not None and not self.closed:
             ex.expect_continue = False
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -596,6 +629,10 @@ class HTTPConnection(asyncio.Protocol):
         if self.busy or self.loop.time() < deadline:
             self.timer = self.loop.call_at(max(deadline, self.loop.time() + 0.01), self._check_idle)
             return
+        if self.exchanges and self.exchanges[0].waiting and self.transport is not None:
+            # waited for the bodies' budget as long as a client may be idle: Core's full queue
+            self.exchanges[0].waiting = False
+            self.transport.write(_head(503, self.exchanges[0].minor, _QUEUE_FULL, False, False, True) + _QUEUE_FULL)
         self.close()
 
     def _fail(self, status: int, body: bytes) -> None:
@@ -657,24 +694,47 @@ class HTTPConnection(asyncio.Protocol):
                 ex.keep_alive = connection is not None and connection.lower() == b"keep-alive"
         # else: llhttp keeps an HTTP/1.0 (or x.0) request alive only for a keep-alive
         # Connection or Proxy-Connection header, so this one is HTTP/1.1 or later (minor stays 1)
-        ex.early = self.server.decide(ex, self)
-        if ex.early is None:
+        early = self.server.decide(ex, self)
+        if early is _WAIT_FOR_BUDGET:
+            early = None
+            ex.waiting = True
+        ex.early = early
+        if early is None:
             ex.repeatable = (ex.keep_alive and ex.minor == 1 and ex.method == b"POST" and connection is None
                              and b"content-length" in headers and not _UNREPEATABLE.intersection(headers)
                              and ex.header_bytes + 16 < MAX_HEADERS_SIZE)
             length = int(headers.get(b"content-length", b"0") or b"0")
             ex.body = b""
             ex.length = length
-            ex.reserved = length
-            self.reserved += length
-            self.server.buffered += length
             expect = headers.get(b"expect")
             ex.expect_continue = expect is not None and ex.minor == 1 and expect.lower() == b"100-continue"
+            if ex.waiting:
+                self._pause_reading()  # what this read already holds of its body is kept, no more
+                self.server.wait_for_budget(self, ex)
+            else:
+                self._reserve(ex)
             if not self.exchanges and not self.busy and not self.reading_paused and not self.write_paused:
                 self.exchanges.append(ex)  # the only request, and its body is still to come: nothing to run yet
                 return
         self.exchanges.append(ex)
         self._pump()
+
+    def _reserve(self, ex: _Exchange) -> None:
+        ex.reserved = ex.length
+        self.reserved += ex.length
+        self.server.buffered += ex.length
+
+    def admit(self, ex: _Exchange) -> None:
+        """The server admits `ex`, which waited for the bodies' budget: its body is read now."""
+        ex.waiting = False
+        self._reserve(ex)
+        self.last_activity = self.loop.time()
+        self.loop.call_soon(self._admitted)
+
+    def _admitted(self) -> None:
+        if not self.closed:
+            self._continue_if_expected()
+            self._pump()
 
     def on_body(self, chunk: bytes) -> None:
         ex = self.current
@@ -709,6 +769,8 @@ class HTTPConnection(asyncio.Protocol):
         if body is not None and ex.received < len(body):
             del body[ex.received:]  # type: ignore[union-attr]  # only a bytearray is ever short
         self.current = None
+        if ex.waiting:
+            return  # run once admitted (admit, then _pump)
         if ex.early is None and len(self.exchanges) == 1 and not self.busy and not self.write_paused:
             # The common case, what _pump does without its loop: the one request, ready, runs now.
             self.exchanges.popleft()
@@ -733,6 +795,9 @@ class HTTPConnection(asyncio.Protocol):
                 return
             ex = self.exchanges[0]
             early = ex.early
+            if ex.waiting:
+                self._pause_reading()    # until the server admits it
+                return
             if early is None and not ex.complete:
                 self._resume_reading()   # its body is still coming
                 return
@@ -836,6 +901,8 @@ class HTTPConnection(asyncio.Protocol):
             ex.reserved = 0
             self.reserved -= held
             self.server.buffered -= held
+            if self.server.budget_waiters:
+                self.server.admit_waiters()
 
     def _release_body_budget(self) -> None:
         """The connection has gone: what its other requests held. A request running still
@@ -846,6 +913,8 @@ class HTTPConnection(asyncio.Protocol):
                 ex.reserved = 0
         self.server.buffered -= self.reserved - running
         self.reserved = running
+        if self.server.budget_waiters:
+            self.server.admit_waiters()
 
     # -- credentials --------------------------------------------------------------------
 
