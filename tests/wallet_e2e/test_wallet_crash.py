@@ -13,7 +13,7 @@ from tests.wallet_e2e.e2ekit import COIN, FEE, FOREIGN_ADDRESS, Coin, Keys, buil
 
 # Fixed credentials: a killed daemon leaves its stale .cookie behind.
 AUTH = ("-rpcuser=crash", "-rpcpassword=test")
-ITERATIONS = 20
+ITERATIONS = 10   # tests/durability kills at every commit point; these add kills at random instants
 CONNECT_BLOCKS = 60
 REORG_OLD, REORG_NEW = 25, 35       # the wallet's branch is the longer one: it wins the reorg
 
