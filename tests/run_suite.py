@@ -1,13 +1,39 @@
-"""Run the whole pytest suite (`python -m tests.run_suite`); fail loudly if nothing was collected.
+"""Run the whole pytest suite (`python -m tests.run_suite [pytest args]`) in two parts:
 
-pytest exits 5 when it collects no test. That must never pass as green.
+1. everything but SERIAL, on one pytest-xdist worker per core (whole modules per worker, so a
+   module's fixtures are built once): the tests are independent (each its own data directory,
+   free ports, locked caches), and most of their time is spent in emulators, daemons and
+   bitcoind, one process each;
+2. SERIAL alone: tests whose figures are latencies, delays and resident memory, which another
+   worker's load would blur.
+
+pytest exits 5 when it collects no test; that must never pass as green, in either part.
+With arguments, they go to one plain pytest run instead (a file, -k, ...).
 """
+import os
 import sys
 
 import pytest
 
-code = pytest.main(sys.argv[1:])
-if code == 5:
-    print("error: pytest collected no tests", file=sys.stderr)
-    code = 1
-sys.exit(int(code))
+SERIAL = ["tests/hostile"]
+
+
+def run(args: list[str]) -> int:
+    code = int(pytest.main(args))
+    if code == 5:
+        print(f"error: pytest collected no tests ({' '.join(args)})", file=sys.stderr)
+        code = 1
+    return code
+
+
+def main(argv: list[str]) -> int:
+    if argv:
+        return run(argv)
+    workers = str(max(1, min(os.cpu_count() or 1, 4)))
+    parallel = run(["-n", workers, "--dist", "loadfile", *(f"--ignore={path}" for path in SERIAL)])
+    serial = run(SERIAL)
+    return parallel or serial
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
