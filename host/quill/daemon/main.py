@@ -222,7 +222,8 @@ class Daemon:
         poll_ms = max(10, self.args.get_int("chainpollinterval", 500))
         return ChainService(self.chain, self.chain_datadir, chainsource=source,
                             logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000,
-                            spender_index=self.args.get_bool("txospenderindex", False)).start()
+                            spender_index=self.args.get_bool("txospenderindex", False),
+                            accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False)).start()
 
     def open_services(self, node):
         """Device, chain, then the wallets that follow the chain."""
