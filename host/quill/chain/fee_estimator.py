@@ -224,6 +224,11 @@ class TxConfirmStats:
         conf_row = self.conf_avg[period_target - 1]
         fail_row = self.fail_avg[period_target - 1]
         threshold = sufficient_tx_val / (1 - self.decay)
+        # Core adds, per bucket, the unconfirmed counts of the rows for confct in
+        # [conf_target, max_confirms): the same rows for every bucket (integers: any order).
+        waiting = [row for row in (self.unconf_txs[_u32(block_height - confct) % bins]
+                                   for confct in range(conf_target, max_confirms)) if any(row)]
+        still_unconfirmed = [sum(column) for column in zip(*waiting)] if waiting else [0] * len(self.buckets)
         for bucket in range(max_bucket, -1, -1):
             if new_bucket_range:
                 cur_near = bucket
@@ -233,8 +238,7 @@ class TxConfirmStats:
             partial_num += self.tx_ct_avg[bucket]
             total_num += self.tx_ct_avg[bucket]
             fail_num += fail_row[bucket]
-            for confct in range(conf_target, max_confirms):
-                extra_num += self.unconf_txs[_u32(block_height - confct) % bins][bucket]
+            extra_num += still_unconfirmed[bucket]
             extra_num += self.old_unconf_txs[bucket]
             # Only the confirmed counts decide when a range is big enough, so that every target
             # looks at the same ranges.
