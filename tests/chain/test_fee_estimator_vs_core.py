@@ -9,14 +9,15 @@ transaction in the mempool before its block. Low fee rates wait several blocks; 
 transactions are replaced (they leave the mempool unconfirmed), some conflict with a block,
 some spend an unconfirmed parent (the estimator does not count those). Then both restart:
 quilld's estimates come back from its fee_estimates.json as Core's from fee_estimates.dat,
-with the still unconfirmed transactions counted as Core counts them at shutdown."""
+with the still unconfirmed transactions counted as Core counts them at shutdown; a file older
+than 60 hours is read only with -acceptstalefeeestimates."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -160,21 +161,37 @@ def test_estimates_equal_cores_through_a_fee_history(history: History) -> None:
     assert history.pool, "some transactions should still be waiting"
 
 
-def test_estimates_survive_a_restart_as_cores_do(history: History) -> None:
-    quill_dir = history.quill.datadir
-    history.quill.stop()
-    saved = Path(history.quill.chain_dir) / "fee_estimates.json"
-    assert saved.is_file()
-    history.core.stop()
-    history.core.start()
-    history.quill = QuillDaemon(quill_dir).start()
+def restart_both(h: History, *args: str, age_hours: int = 0) -> None:
+    """Stop both nodes (each writes its file), age the files by `age_hours`, start both with `args`."""
+    h.quill.stop()
+    h.core.stop()
+    files = [h.quill.chain_dir / "fee_estimates.json", h.core.datadir / "regtest" / "fee_estimates.dat"]
+    for saved in files:
+        assert saved.is_file()
+        old = time.time() - age_hours * 3600
+        os.utime(saved, (old, old))
+    h.core.args = [a for a in h.core.args if a != "-acceptstalefeeestimates"] + list(args)
+    h.core.start()
+    h.quill = QuillDaemon(h.quill.datadir, *args).start()
     deadline = time.monotonic() + 30
-    while not history.core.rpc("getmempoolinfo")["loaded"]:
+    while not h.core.rpc("getmempoolinfo")["loaded"]:
         assert time.monotonic() < deadline, "Core did not load its mempool"
         time.sleep(0.05)
-    assert history.quill.rpc("getrawmempool") and \
-        sorted(history.quill.rpc("getrawmempool")) == sorted(history.core.rpc("getrawmempool"))
+    assert h.quill.rpc("getrawmempool") and sorted(h.quill.rpc("getrawmempool")) == sorted(h.core.rpc("getrawmempool"))
+
+
+def test_estimates_survive_a_restart_as_cores_do(history: History) -> None:
+    restart_both(history)
     assert history.same_estimates() > 100
     for r in range(ROUNDS, ROUNDS + 3):
         history.round(r)
     assert history.same_estimates() > 100
+
+
+def test_a_stale_file_is_read_only_when_asked_as_in_core(history: History) -> None:
+    # 61 hours old: past MAX_FILE_AGE, read anyway with -acceptstalefeeestimates...
+    restart_both(history, "-acceptstalefeeestimates", age_hours=61)
+    assert history.same_estimates() > 100
+    # ...and dropped without it: both start over.
+    restart_both(history, age_hours=61)
+    assert history.same_estimates() == 0
