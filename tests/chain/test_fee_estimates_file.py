@@ -33,7 +33,7 @@ def fed_estimator() -> BlockPolicyEstimator:
     waiting: list[RemovedMempoolTransactionInfo] = []
     n = 0
     for height in range(1, 21):
-        est.process_block(waiting, height)
+        est.mempool_removed_for_block(waiting, height)      # as the chain tells it (service listeners)
         waiting = []
         for k in range(10):
             n += 1

@@ -48,7 +48,8 @@ FEE_FLUSH_INTERVAL = 60 * 60            # seconds
 MAX_FILE_AGE_HOURS = 60
 DEFAULT_ACCEPT_STALE_FEE_ESTIMATES = False
 # Core writes the medium horizon first, then the short and the long one.
-_FILE_ORDER = ((MEDIUM, MED_BLOCK_PERIODS, MED_DECAY, MED_SCALE), (SHORT, SHORT_BLOCK_PERIODS, SHORT_DECAY, SHORT_SCALE),
+_FILE_ORDER = ((MEDIUM, MED_BLOCK_PERIODS, MED_DECAY, MED_SCALE),
+               (SHORT, SHORT_BLOCK_PERIODS, SHORT_DECAY, SHORT_SCALE),
                (LONG, LONG_BLOCK_PERIODS, LONG_DECAY, LONG_SCALE))
 
 
@@ -134,7 +135,8 @@ def _stats_from_json(data: Any, buckets: list[float], periods: int, decay: float
     stats.scale = _count(data.get("scale"))
     if stats.scale == 0:
         raise CorruptEstimates("Corrupt estimates file. Scale must be non-zero")
-    stats.feerate_avg = _vector(data.get("feerate_avg"), n, "Corrupt estimates file. Mismatch in feerate average bucket count")
+    stats.feerate_avg = _vector(data.get("feerate_avg"), n,
+                                "Corrupt estimates file. Mismatch in feerate average bucket count")
     stats.tx_ct_avg = _vector(data.get("tx_ct_avg"), n, "Corrupt estimates file. Mismatch in tx count bucket count")
     conf = data.get("conf_avg")
     if not isinstance(conf, list):

@@ -228,7 +228,8 @@ class TxConfirmStats:
         # [conf_target, max_confirms): the same rows for every bucket (integers: any order).
         waiting = [row for row in (self.unconf_txs[_u32(block_height - confct) % bins]
                                    for confct in range(conf_target, max_confirms)) if any(row)]
-        still_unconfirmed = [sum(column) for column in zip(*waiting)] if waiting else [0] * len(self.buckets)
+        still_unconfirmed = ([sum(column) for column in zip(*waiting, strict=True)] if waiting
+                             else [0] * len(self.buckets))
         for bucket in range(max_bucket, -1, -1):
             if new_bucket_range:
                 cur_near = bucket

@@ -52,9 +52,8 @@ from typing import NamedTuple
 from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
-from . import fee_estimates_file
+from . import fee_estimates_file, miner, rules, spender_index
 from . import index as ix
-from . import miner, rules, spender_index
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
 from .fee_estimator import BlockPolicyEstimator
 from .params import chain_params, regtest_genesis_block
