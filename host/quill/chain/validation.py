@@ -150,6 +150,8 @@ class ChainState:
             return False
         if self.tip.header.time < int(self.clock()) - MAX_FEE_ESTIMATION_TIP_AGE:
             return False
+        if len(self.index.entries) == self.tip.height + 1:
+            return True     # every known block is on the active chain: the tip is the best header
         return self.tip.height >= self.index.best_candidate().height - 1
 
     # -- accepting blocks ---------------------------------------------------------
