@@ -7,7 +7,8 @@ transactions at varied fee rates sent to both mempools; Core mines each block fr
 mempool transactions (generateblock) and quilld gets it by submitblock, so both have seen every
 transaction in the mempool before its block. Low fee rates wait several blocks; some waiting
 transactions are replaced (they leave the mempool unconfirmed), some conflict with a block,
-some spend an unconfirmed parent (the estimator does not count those). Then both restart:
+some spend an unconfirmed parent (the estimator does not count those), and a reorg puts a
+block's transactions back (nor those). Then both restart:
 quilld's estimates come back from its fee_estimates.json as Core's from fee_estimates.dat,
 with the still unconfirmed transactions counted as Core counts them at shutdown; a file older
 than 60 hours is read only with -acceptstalefeeestimates."""
@@ -57,6 +58,7 @@ class History:
         self.rng = random.Random(27)
         self.coins: list[tuple[bytes, int, int]] = []
         self.pool: dict[str, tuple[Transaction, float, int]] = {}     # txid hex -> (tx, sat/vB, input value)
+        self.last_mined: dict[str, tuple[Transaction, float, int]] = {}
 
     def send(self, tx: Transaction) -> None:
         for node in (self.core, self.quill):
@@ -65,8 +67,16 @@ class History:
     def mine(self, txids: list[str], extra_raw: list[str] = ()) -> None:   # type: ignore[assignment]
         block_hash = self.core.rpc("generateblock", ANYONE_ADDRESS, [*txids, *extra_raw])["hash"]
         assert self.quill.rpc("submitblock", self.core.rpc("getblock", block_hash, 0)) is None
-        for txid in txids:
-            self.pool.pop(txid, None)
+        self.last_mined = {txid: self.pool.pop(txid) for txid in txids if txid in self.pool}
+
+    def reorg(self) -> None:
+        """The tip is invalidated on both: its transactions come back to the mempool (the estimator
+        does not count them again), and the next block, at the same height, is not counted."""
+        tip = self.core.rpc("getbestblockhash")
+        for node in (self.core, self.quill):
+            node.rpc("invalidateblock", tip)
+        assert sorted(self.quill.rpc("getrawmempool")) == sorted(self.core.rpc("getrawmempool"))
+        self.pool.update(self.last_mined)
 
     def spend(self, coin: tuple[bytes, int, int], rate: float, script: bytes = ANYONE_SCRIPT) -> Transaction:
         txid, n, value = coin
@@ -157,6 +167,8 @@ def test_estimates_equal_cores_through_a_fee_history(history: History) -> None:
         history.round(r)
         if r == ROUNDS // 2:
             assert history.same_estimates() > 0
+        if r == ROUNDS - 4:
+            history.reorg()
     assert history.same_estimates() > 100
     assert history.pool, "some transactions should still be waiting"
 
