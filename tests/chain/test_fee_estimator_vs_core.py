@@ -70,11 +70,13 @@ class History:
         self.last_mined = {txid: self.pool.pop(txid) for txid in txids if txid in self.pool}
 
     def reorg(self) -> None:
-        """The tip is invalidated on both: its transactions come back to the mempool (the estimator
-        does not count them again), and the next block, at the same height, is not counted."""
-        tip = self.core.rpc("getbestblockhash")
-        for node in (self.core, self.quill):
-            node.rpc("invalidateblock", tip)
+        """Two empty blocks replace the tip: quilld switches to them as a reorg (the tip's
+        transactions come back to its mempool at the new height, and the estimator must not
+        count them again); the block at the old tip's height counts on neither node."""
+        self.core.rpc("invalidateblock", self.core.rpc("getbestblockhash"))
+        for block_hash in (self.core.rpc("generateblock", ANYONE_ADDRESS, [])["hash"] for _ in range(2)):
+            assert self.quill.rpc("submitblock", self.core.rpc("getblock", block_hash, 0)) in (None, "inconclusive")
+        assert self.quill.rpc("getbestblockhash") == self.core.rpc("getbestblockhash")
         assert sorted(self.quill.rpc("getrawmempool")) == sorted(self.core.rpc("getrawmempool"))
         self.pool.update(self.last_mined)
 
