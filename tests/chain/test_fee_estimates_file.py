@@ -151,3 +151,18 @@ def test_untracked_transactions_do_not_count() -> None:
                                                           no_parents))
     est.process_transaction(NewMempoolTransactionInfo(_txid(9), 1000, 100, 0, False, False, True, True))  # behind
     assert est.tracked == {} and est.untracked_txs == 4
+
+
+def test_the_file_is_also_written_periodically(tmp_path: Path) -> None:
+    path = tmp_path / ff.FILE_NAME
+    flusher = ff.PeriodicFlush(fed_estimator(), str(path), interval=0.05)
+    flusher.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not path.exists():
+            assert time.monotonic() < deadline, "no periodic write"
+            time.sleep(0.02)
+    finally:
+        flusher.stop()
+    again = BlockPolicyEstimator()
+    assert ff.load(again, str(path)) and again.best_seen_height == 21
