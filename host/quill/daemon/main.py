@@ -87,6 +87,9 @@ class Daemon:
     def __init__(self, args: config.Args):
         self.args = args
         self.chain = args.chain
+        if args.get_bool("acceptstalefeeestimates", False) and self.chain != "regtest":
+            # Core's AppInitParameterInteraction refuses it outside regtest, before any file is touched
+            raise config.ConfigError(f"acceptstalefeeestimates is not supported on {self.chain} chain.")
         self.datadir = self._make_datadir()
         self.chain_datadir = config.chain_datadir(self.datadir, self.chain)
         os.makedirs(self.chain_datadir, exist_ok=True)
