@@ -19,6 +19,7 @@ import os
 import random
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -26,8 +27,10 @@ import pytest
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from tests.chain.chain_testkit import OTHER_SCRIPT
 from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT, ANYONE_WITNESS
-from tests.kit.bitcoind import BitcoinD
+from tests.kit.bitcoind import BitcoinD, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
+from tests.wallet_core.test_wallet_coins_vs_core import answer as wallet_answer
+from tests.wallet_core.test_wallet_coins_vs_core import watch_only_pair
 
 RBF = 0xFFFFFFFD
 FAN_OUT = 260                     # outputs per fan-out transaction
@@ -173,6 +176,46 @@ def test_estimates_equal_cores_through_a_fee_history(history: History) -> None:
             history.reorg()
     assert history.same_estimates() > 100
     assert history.pool, "some transactions should still be waiting"
+
+
+def test_wallets_fund_at_the_estimated_rate_as_cores(history: History) -> None:
+    """Core's GetMinimumFeeRate and GetDiscardRate ask the estimator: a watch-only wallet funds
+    without a fee rate (both run without -fallbackfee) exactly as Core's, for each target and mode."""
+    core, quill = history.core, history.quill
+    core.rpc("createwallet", "keys")
+    public = core.rpc("listdescriptors", wallet="keys")["descriptors"]
+    requests = import_requests([d for d in public if d["desc"].startswith("wpkh(") and d["active"]])
+    c, q = watch_only_pair(core, quill, "wo", requests)
+    address = c.rpc("getnewaddress", "", "bech32")
+    assert q.rpc("getnewaddress", "", "bech32") == address
+    pay = history.spend(history.coins.pop(), 20, bytes.fromhex(c.rpc("getaddressinfo", address)["scriptPubKey"]))
+    history.send(pay)
+    history.mine([pay.txid_hex()])
+    core.rpc("syncwithvalidationinterfacequeue")
+    coin = {"txid": pay.txid_hex(), "vout": 0}
+    cases: list[tuple[str, list[Any]]] = []
+    for options in ({}, {"conf_target": 2}, {"conf_target": 20}, {"conf_target": 20, "estimate_mode": "conservative"},
+                    {"replaceable": False}, {"conf_target": 1, "estimate_mode": "economical"},
+                    {"conf_target": 0}, {"conf_target": 1009}, {"estimate_mode": "foo"}):
+        cases.append(("walletcreatefundedpsbt", [[], [{ANYONE_ADDRESS: "0.1"}], 0, {"changePosition": 1, **options}]))
+    # Change of ~500 sat: worth keeping at the estimated discard rate (3 sat/vB, the dust relay
+    # floor), dropped at the default -discardfee (10 sat/vB) that applies without an estimate.
+    small_change = f"{Decimal(pay.vout[0].value - 950) / 10**8:.8f}"
+    cases.append(("walletcreatefundedpsbt", [[], [{ANYONE_ADDRESS: small_change}], 0, {"changePosition": 0}]))
+    raw = core.rpc("createrawtransaction", [], [{ANYONE_ADDRESS: "0.05"}])
+    cases.append(("fundrawtransaction", [raw, {"changePosition": 0, "conf_target": 3}]))
+    cases.append(("sendall", [[ANYONE_ADDRESS], None, None, None,
+                              {"inputs": [coin], "locktime": 0, "add_to_wallet": False}]))
+    fees = []
+    for method, params in cases:
+        ours, theirs = wallet_answer(q, method, *params), wallet_answer(c, method, *params)
+        assert ours == theirs, (method, params)
+        if theirs[0] == "ok" and "fee" in theirs[1]:
+            fees.append(theirs[1]["fee"])
+        if params[1] == [{ANYONE_ADDRESS: small_change}]:
+            assert theirs[1]["changepos"] == 0, theirs
+    # Paid at the estimates (neither node has a -fallbackfee), which differ by target and mode.
+    assert len(fees) == 8 and len(set(fees)) >= 3, fees
 
 
 def restart_both(h: History, *args: str, age_hours: int = 0) -> None:

@@ -22,13 +22,15 @@ from quill.chain.fee_estimator import HORIZONS, EstimationResult, EstimatorBucke
 from quill.chain.policy import MIN_RELAY_FEE
 from quill.handlers.blockchain import chain_of, number
 from quill.rpc import univalue
-from quill.rpc.args import get_int, get_real, get_str
+from quill.rpc.args import amount_from_value, get_int, get_real, get_str
 from quill.rpc.errors import RPC_INVALID_PARAMETER, RPCError
 from quill.rpc.registry import HIDDEN, NUM, STR, Method, Param
 
 MAX_CONF_TARGET = 1008  # Core's fee estimator tracks targets up to 1008 blocks (long horizon)
 DEFAULT_RAW_THRESHOLD = 0.95
 NO_ESTIMATE = "Insufficient data or no feerate found"
+DEFAULT_TX_CONFIRM_TARGET = 6   # Core's -txconfirmtarget: the wallet's target without conf_target
+INVALID_ESTIMATE_MODE = 'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"'
 FEE_MODES = ("UNSET", "ECONOMICAL", "CONSERVATIVE")
 DEFAULT_MAX_MEMPOOL_SIZE_MB = 300
 DEFAULT_INCREMENTAL_RELAY_FEE = 100  # sat/kvB
@@ -87,13 +89,39 @@ def conf_target(value: Any) -> int:
     return target
 
 
+def estimate_mode(value: Any) -> str:
+    """Core's FeeModeFromString: UNSET, ECONOMICAL or CONSERVATIVE, in any case."""
+    mode = get_str(value).upper()
+    if mode not in FEE_MODES:
+        raise RPCError(RPC_INVALID_PARAMETER, INVALID_ESTIMATE_MODE)
+    return mode
+
+
+def wallet_estimate_request(conf_target_v: Any, estimate_mode_v: Any, replaceable: bool) -> tuple[int, bool]:
+    """Core's SetFeeEstimateMode and GetMinimumFeeRate for a wallet: the target (conf_target, else
+    -txconfirmtarget) and whether the estimate is conservative (when the transaction does not
+    signal replaceability, unless estimate_mode says otherwise)."""
+    mode = "UNSET" if estimate_mode_v is None else estimate_mode(estimate_mode_v)
+    target = DEFAULT_TX_CONFIRM_TARGET if conf_target_v is None else conf_target(conf_target_v)
+    conservative = not replaceable if mode == "UNSET" else mode == "CONSERVATIVE"
+    return target, conservative
+
+
+def smart_fee_rate(ctx: Any, target: int, conservative: bool) -> int:
+    """The node's fee estimate as a wallet asks for it (Core's chain().estimateSmartFee): sat/kvB,
+    0 for none. The built-in chain's estimator, or the followed node's estimatesmartfee."""
+    if following(ctx):
+        answer = forward(ctx, "estimatesmartfee", target, "conservative" if conservative else "economical")
+        rate = answer.get("feerate") if isinstance(answer, dict) else None
+        return 0 if rate is None else amount_from_value(rate)
+    return int(chain_of(ctx).fee_estimator.estimate_smart_fee(target, conservative)[0])
+
+
 def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
     conf_target_v, estimate_mode_v = args
     target = conf_target(conf_target_v)
     mode = "unset" if estimate_mode_v is None else get_str(estimate_mode_v)
-    if mode.upper() not in FEE_MODES:
-        raise RPCError(RPC_INVALID_PARAMETER,
-                       'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
+    estimate_mode(mode)
     if following(ctx):
         return forward(ctx, "estimatesmartfee", target, mode)
     rate, blocks = chain_of(ctx).fee_estimator.estimate_smart_fee(target, mode.upper() == "CONSERVATIVE")
