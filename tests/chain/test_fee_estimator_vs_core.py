@@ -30,7 +30,7 @@ from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT, ANYONE_WITNESS
 from tests.kit.bitcoind import BitcoinD, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.wallet_core.test_wallet_coins_vs_core import answer as wallet_answer
-from tests.wallet_core.test_wallet_coins_vs_core import watch_only_pair
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, watch_only_pair
 
 RBF = 0xFFFFFFFD
 FAN_OUT = 260                     # outputs per fan-out transaction
@@ -216,6 +216,26 @@ def test_wallets_fund_at_the_estimated_rate_as_cores(history: History) -> None:
             assert theirs[1]["changepos"] == 0, theirs
     # Paid at the estimates (neither node has a -fallbackfee), which differ by target and mode.
     assert len(fees) == 8 and len(set(fees)) >= 3, fees
+
+    # A replacement's fee rate is at least the estimate too (Core's EstimateFeeRate): a cheap
+    # spend of the coin (signed by Core's wallet holding the keys), bumped on both.
+    made = c.rpc("walletcreatefundedpsbt", [coin], [{ANYONE_ADDRESS: "0.05"}], 0,
+                 {"fee_rate": 1, "changePosition": 1, "add_inputs": False})
+    signed = Wallet(core, "keys").rpc("walletprocesspsbt", made["psbt"])
+    assert signed["complete"]
+    cheap = Transaction.from_hex(signed["hex"])
+    history.send(cheap)
+    core.rpc("syncwithvalidationinterfacequeue")
+    bumped = []
+    for options in ({}, {"conf_target": 2}, {"conf_target": 20, "estimate_mode": "conservative"},
+                    {"replaceable": False}):
+        ours, theirs = (wallet_answer(w, "psbtbumpfee", cheap.txid_hex(), options) for w in (q, c))
+        assert theirs[0] == "ok", theirs
+        # the locktime is drawn against fee sniping: the amounts must agree, not the PSBT's bytes
+        assert ours[0] == "ok" and {k: v for k, v in ours[1].items() if k != "psbt"} == \
+            {k: v for k, v in theirs[1].items() if k != "psbt"}, (options, ours, theirs)
+        bumped.append(theirs[1]["fee"])
+    assert len(set(bumped)) >= 2, bumped
 
 
 def restart_both(h: History, *args: str, age_hours: int = 0) -> None:
