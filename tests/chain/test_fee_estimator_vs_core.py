@@ -8,7 +8,8 @@ mempool transactions (generateblock) and quilld gets it by submitblock, so both 
 transaction in the mempool before its block. Low fee rates wait several blocks; some waiting
 transactions are replaced (they leave the mempool unconfirmed), some conflict with a block,
 some spend an unconfirmed parent (the estimator does not count those), and a reorg puts a
-block's transactions back (nor those). Then both restart:
+block's transactions back (nor those). Watch-only wallets then fund and bump without a fee
+rate at the estimates, as Core's wallet (a quilld following Core, at Core's). Then both restart:
 quilld's estimates come back from its fee_estimates.json as Core's from fee_estimates.dat,
 with the still unconfirmed transactions counted as Core counts them at shutdown; a file older
 than 60 hours is read only with -acceptstalefeeestimates."""
@@ -20,6 +21,7 @@ import random
 import time
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,10 +29,10 @@ import pytest
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from tests.chain.chain_testkit import OTHER_SCRIPT
 from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT, ANYONE_WITNESS
-from tests.kit.bitcoind import BitcoinD, import_requests
+from tests.kit.bitcoind import BitcoinD, follower, import_requests
 from tests.kit.rpc_daemon import QuillDaemon
+from tests.wallet_core.test_wallet_coins_vs_core import Wallet, sync, watch_only_pair
 from tests.wallet_core.test_wallet_coins_vs_core import answer as wallet_answer
-from tests.wallet_core.test_wallet_coins_vs_core import Wallet, watch_only_pair
 
 RBF = 0xFFFFFFFD
 FAN_OUT = 260                     # outputs per fan-out transaction
@@ -178,7 +180,7 @@ def test_estimates_equal_cores_through_a_fee_history(history: History) -> None:
     assert history.pool, "some transactions should still be waiting"
 
 
-def test_wallets_fund_at_the_estimated_rate_as_cores(history: History) -> None:
+def test_wallets_fund_at_the_estimated_rate_as_cores(history: History, tmp_path: Path) -> None:
     """Core's GetMinimumFeeRate and GetDiscardRate ask the estimator: a watch-only wallet funds
     without a fee rate (both run without -fallbackfee) exactly as Core's, for each target and mode."""
     core, quill = history.core, history.quill
@@ -236,6 +238,17 @@ def test_wallets_fund_at_the_estimated_rate_as_cores(history: History) -> None:
             {k: v for k, v in theirs[1].items() if k != "psbt"}, (options, ours, theirs)
         bumped.append(theirs[1]["fee"])
     assert len(set(bumped)) >= 2, bumped
+
+    # A quilld following Core asks Core's estimator, for the same answers.
+    with follower(core, tmp_path) as follows:
+        sync(core, follows)
+        f = Wallet(follows, "wo")
+        follows.rpc("createwallet", "wo", True, True)
+        assert all(r["success"] for r in f.rpc("importdescriptors", requests))
+        for options in ({"changePosition": 1}, {"changePosition": 1, "conf_target": 2}):
+            params = [[], [{ANYONE_ADDRESS: "0.01"}], 0, options]
+            ours, theirs = (wallet_answer(w, "walletcreatefundedpsbt", *params) for w in (f, c))
+            assert theirs[0] == "ok" and ours == theirs, (options, ours, theirs)
 
 
 def restart_both(h: History, *args: str, age_hours: int = 0) -> None:
