@@ -61,12 +61,20 @@ def fee_per_k(fee: int, vsize: int) -> int:
     return fee * 1000 // vsize if vsize > 0 else 0
 
 
+def c_round(x: float) -> float:
+    """C's round(): to the nearest integer, halves away from zero, as a double (exact: a double
+    minus its floor loses nothing, and from 2^52 on every double is an integer)."""
+    if x < 0:
+        return -c_round(-x)
+    if x >= 2.0 ** 52:
+        return x
+    floor = float(math.floor(x))
+    return floor + 1 if x - floor >= 0.5 else floor
+
+
 def llround(x: float) -> int:
     """C's llround: to the nearest integer, halves away from zero."""
-    if x < 0:
-        return -llround(-x)
-    floor = math.floor(x)
-    return floor + 1 if x - floor >= 0.5 else floor
+    return int(c_round(x))
 
 
 def default_buckets() -> list[float]:

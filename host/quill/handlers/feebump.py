@@ -12,8 +12,6 @@ from quill.handlers.blockchain import chain_of
 from quill.handlers.external_signer import commit, sign_and_extract
 from quill.handlers.network import (
     DEFAULT_INCREMENTAL_RELAY_FEE,
-    FEE_MODES,
-    MAX_CONF_TARGET,
     smart_fee_rate,
     wallet_estimate_request,
 )
@@ -75,13 +73,7 @@ def _fee_rate(options: dict[str, Any]) -> int | None:
         if mode is not None and get_str(mode) != "unset":
             raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both estimate_mode and fee_rate")
         return amount_from_value(options["fee_rate"], 3)
-    if mode is not None and get_str(mode).upper() not in FEE_MODES:
-        raise RPCError(RPC_INVALID_PARAMETER,
-                       'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
-    if conf_target is not None:
-        target = get_int(conf_target)
-        if not 1 <= target <= MAX_CONF_TARGET:
-            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    wallet_estimate_request(conf_target, mode, True)      # Core's checks of both
     return None
 
 

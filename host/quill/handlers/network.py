@@ -18,7 +18,7 @@ from quill import __version__
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
 from quill.chain.errors import ChainSourceUnavailable, UpstreamRejected
-from quill.chain.fee_estimator import HORIZONS, EstimationResult, EstimatorBucket
+from quill.chain.fee_estimator import HORIZONS, EstimationResult, EstimatorBucket, c_round
 from quill.chain.policy import MIN_RELAY_FEE
 from quill.handlers.blockchain import chain_of, number
 from quill.rpc import univalue
@@ -133,21 +133,11 @@ def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
 
 def _rounded(x: float) -> univalue.Number:
     """round(x * 100) / 100, as Core writes a bucket's counts."""
-    return number(_c_round(x * 100.0) / 100.0)
-
-
-def _c_round(x: float) -> float:
-    """C's round(): to the nearest integer, halves away from zero, as a double."""
-    return float(-_c_round_positive(-x) if x < 0 else _c_round_positive(x))
-
-
-def _c_round_positive(x: float) -> float:
-    floor = float(int(x)) if x < 2 ** 52 else x
-    return floor + 1 if x - floor >= 0.5 else floor
+    return number(c_round(x * 100.0) / 100.0)
 
 
 def _bucket_json(bucket: EstimatorBucket) -> dict:
-    return {"startrange": number(_c_round(bucket.start)), "endrange": number(_c_round(bucket.end)),
+    return {"startrange": number(c_round(bucket.start)), "endrange": number(c_round(bucket.end)),
             "withintarget": _rounded(bucket.within_target), "totalconfirmed": _rounded(bucket.total_confirmed),
             "inmempool": _rounded(bucket.in_mempool), "leftmempool": _rounded(bucket.left_mempool)}
 
