@@ -1,6 +1,7 @@
 """Node-level RPCs against the real Bitcoin Core: a quilld on its built-in chain answers as a
-Core node without peers or fee data, and a quilld following Core (-chainsource) passes Core's
-own answers on for what only Core knows (connections, fee estimates)."""
+Core node without peers or fee data yet (estimates over a fee history: tests/chain/
+test_fee_estimator_vs_core.py), and a quilld following Core (-chainsource) passes Core's own
+answers on for what only Core knows (connections, fee estimates)."""
 from __future__ import annotations
 
 import json
@@ -18,6 +19,8 @@ from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 METHODS = ["getdifficulty", "getconnectioncount", "estimatesmartfee", "getmempoolinfo", "getnetworkinfo"]
 ESTIMATE_CASES = [[6], [1], [1008], [2, "ECONOMICAL"], [3, "conservative"], [0], [1009], [6, "foo"], [-1],
                   ["x"], [6, 7], []]
+RAW_ESTIMATE_CASES = [[6], [1], [12], [13], [48], [49], [1008], [6, 0.5], [6, 0], [6, 1], [6, 1.5], [6, -0.1],
+                      [6, "x"], [6, 1e999], [0], [1009], [2.5], ["x"], [6, 0.5, 1], []]
 
 
 def answer(node: Any, method: str, *params: Any) -> Any:
@@ -92,6 +95,8 @@ def test_builtin_chain_answers_as_core_without_peers_or_fee_data(nodes: Any) -> 
         assert answer(builtin, method) == answer(core, method), method
     for params in ESTIMATE_CASES:
         assert answer(builtin, "estimatesmartfee", *params) == answer(core, "estimatesmartfee", *params), params
+    for params in RAW_ESTIMATE_CASES:
+        assert answer(builtin, "estimaterawfee", *params) == answer(core, "estimaterawfee", *params), params
     assert answer(builtin, "getdifficulty", 1) == answer(core, "getdifficulty", 1)
 
 
@@ -101,6 +106,8 @@ def test_follower_passes_on_cores_connections_and_fee_estimates(nodes: Any) -> N
         assert answer(follower, method) == answer(core, method), method
     for params in ESTIMATE_CASES:
         assert answer(follower, "estimatesmartfee", *params) == answer(core, "estimatesmartfee", *params), params
+    for params in RAW_ESTIMATE_CASES:
+        assert answer(follower, "estimaterawfee", *params) == answer(core, "estimaterawfee", *params), params
     # What the follower keeps no copy of comes from Core, amounts exactly as Core writes them.
     core.rpc("generatetoaddress", 3, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080")
     deadline = time.monotonic() + 30

@@ -15,6 +15,9 @@ from tests.kit.rpc_daemon import VENV_BIN, QuillDaemon
     (["-regtest", "-signet"],
      "Error: Invalid combination of -regtest, -signet, -testnet, -testnet4 and -chain. Can use at most one."),
     (["stray"], "Error: Command line contains unexpected token 'stray'"),
+    # Core's words, on every chain but regtest (checked with the real bitcoind 31.99)
+    (["-acceptstalefeeestimates"], "Error: acceptstalefeeestimates is not supported on main chain."),
+    (["-signet", "-acceptstalefeeestimates=1"], "Error: acceptstalefeeestimates is not supported on signet chain."),
 ])
 def test_bad_options_exit_1_with_a_clear_error(tmp_path, args, message):
     proc = subprocess.run([str(VENV_BIN / "quilld"), f"-datadir={tmp_path}", *args],

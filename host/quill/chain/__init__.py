@@ -52,6 +52,12 @@ Storage (store.py): <chain_datadir>/chain.sqlite, WAL mode
     index (-txospenderindex, spender_index.py) moves with the tip in the same
     transaction once synced, and catches up in the background before that.
 
+Fee estimation (fee_estimator.py, fee_estimates_file.py), built-in chain only
+    Core's CBlockPolicyEstimator, fed by the chain's events (mempool entries, the
+    entries each connected block confirms, other removals); <chain_datadir>/
+    fee_estimates.json is read at start (unless older than 60 h) and written every
+    hour and at close, as Core's fee_estimates.dat. A follower's node estimates.
+
 Interface: quill.chain.service.ChainService (see its docstring) — the daemon
 sets ctx.node.chain to it; RPC handlers (handlers/blockchain.py, mining.py,
 rawtransactions_chain.py) and the wallet reach the chain only through it.

@@ -21,6 +21,8 @@ from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 MAX_FUTURE_BLOCK_TIME = 2 * 60 * 60
 # The node leaves initial block download once the tip is younger than this (Core's -maxtipage).
 MAX_TIP_AGE = 24 * 60 * 60
+# Core's MAX_FEE_ESTIMATION_TIP_AGE: a tip older than this, and the fee estimator ignores new transactions.
+MAX_FEE_ESTIMATION_TIP_AGE = 3 * 60 * 60
 # Core's VERSIONBITS_TOP_BITS: the version a miner signals with when no deployment is pending.
 VERSIONBITS_TOP_BITS = 0x20000000
 

@@ -1,14 +1,21 @@
 """ChainService: the one object the daemon, the RPC handlers and the wallet use to reach the chain.
 
-    service = ChainService(chain_name, chain_datadir, chainsource=None, logger=None, spender_index=False)
+    service = ChainService(chain_name, chain_datadir, chainsource=None, logger=None, spender_index=False,
+                           accept_stale_fee_estimates=False)
     service.start()            # open <chain_datadir>/chain.sqlite, resume, start the follower if any
     service.close()            # stop the follower, close the database
+
+The built-in chain feeds Core's fee estimator (service.fee_estimator, fee_estimator.py): it is
+read from <chain_datadir>/fee_estimates.json at start, written every hour and at close
+(fee_estimates_file.py). A follower has none: its node estimates.
 
 Notifications: `service.subscribe(listener)`; a listener defines any of
     block_connected(block, height)
     block_disconnected(block, height)
     transaction_added_to_mempool(tx)
     transaction_removed_from_mempool(tx, reason)   # reason: "block", "conflict", "reorg", "expiry", "replaced"
+    mempool_entry_added(info)                      # fee_estimator.NewMempoolTransactionInfo (built-in chain)
+    mempool_removed_for_block(removed, height)     # [fee_estimator.RemovedMempoolTransactionInfo] (built-in)
 They are called in order, after the chain's own DB commit, on the thread that
 changed the chain, while it holds `service.lock`. A listener must not start
 another thread that waits for the lock. An exception in a listener is logged
@@ -45,9 +52,10 @@ from typing import NamedTuple
 from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
+from . import fee_estimates_file, miner, rules, spender_index
 from . import index as ix
-from . import miner, rules, spender_index
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
+from .fee_estimator import BlockPolicyEstimator
 from .params import chain_params, regtest_genesis_block
 from .rules import Invalid
 from .spender_index import SpenderIndexSync
@@ -78,7 +86,7 @@ class HeaderInfo(NamedTuple):
 
 class ChainService:
     def __init__(self, chain_name, chain_datadir, chainsource=None, logger=None, poll_interval=0.5,
-                 clock=time.time, spender_index=False):
+                 clock=time.time, spender_index=False, accept_stale_fee_estimates=False):
         self.chain_name = chain_name
         self.spender_index = spender_index and chainsource is None   # a follower asks its node
         self.spender_sync = None
@@ -93,6 +101,9 @@ class ChainService:
         self.store = None
         self.state = None
         self.follower = None
+        self.accept_stale_fee_estimates = accept_stale_fee_estimates
+        self.fee_estimator = None
+        self._fee_flush = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -110,7 +121,12 @@ class ChainService:
                 if self.store.get_meta("mode") == FOLLOW_MODE:
                     raise ChainError(f"{self.store.path} was written by a follower (-chainsource); "
                                      "the built-in chain needs another datadir")
+                self._start_fee_estimator()
                 self.state = ChainState(self.params, self.store, regtest_genesis_block(), clock=self.clock)
+                self._hand_reloaded_mempool_to_fee_estimator()
+                self._fee_flush = fee_estimates_file.PeriodicFlush(self.fee_estimator,
+                                                                   fee_estimates_file.path_in(self.chain_datadir))
+                self._fee_flush.start()
                 self.state.spender_index = self.spender_index
                 # A stop between storing a better branch and connecting it (a crash
                 # mid-reorg) is finished here, as Core's ActivateBestChain at start-up.
@@ -129,6 +145,21 @@ class ChainService:
             self.spender_sync.start()
         return self
 
+    def _start_fee_estimator(self) -> None:
+        """Core's estimator, read from its file, listening before the chain loads its mempool."""
+        self.fee_estimator = BlockPolicyEstimator()
+        path = fee_estimates_file.path_in(self.chain_datadir)
+        fee_estimates_file.load(self.fee_estimator, path, self.accept_stale_fee_estimates)
+        self.listeners.append(self.fee_estimator)
+
+    def _hand_reloaded_mempool_to_fee_estimator(self) -> None:
+        """The saved mempool was just accepted again (Core's LoadMempool): its entries go to the fee
+        estimator only; the chain's other events wait for the listeners still to come."""
+        mine = [e for e in self.state.events if e[0] == "mempool_entry_added"]
+        self.state.events = [e for e in self.state.events if e[0] != "mempool_entry_added"]
+        for _, (info,) in mine:
+            self.fee_estimator.mempool_entry_added(info)
+
     def close(self) -> None:
         if self.spender_sync is not None:
             self.spender_sync.stop()
@@ -136,7 +167,15 @@ class ChainService:
         if self.follower is not None:
             self.follower.stop()
             self.follower = None
+        if self._fee_flush is not None:
+            self._fee_flush.stop()
+            self._fee_flush = None
         with self.lock:
+            if self.fee_estimator is not None:
+                # Core's Flush at shutdown: what is still unconfirmed counts, then the file.
+                fee_estimates_file.flush(self.fee_estimator, fee_estimates_file.path_in(self.chain_datadir))
+                self.listeners.remove(self.fee_estimator)
+                self.fee_estimator = None
             if self.store is not None:
                 self.store.close()
                 self.store = None

@@ -16,8 +16,9 @@ from . import index as ix
 from . import policy, replacement, rules, spender_index
 from .block import Block
 from .coins import Coin, deserialize_undo, serialize_undo
+from .fee_estimator import NewMempoolTransactionInfo, RemovedMempoolTransactionInfo
 from .mempool import REASON_BLOCK, REASON_CONFLICT, REASON_REORG, REASON_REPLACED, Mempool, MempoolEntry
-from .params import MAX_TIP_AGE, block_subsidy
+from .params import MAX_FEE_ESTIMATION_TIP_AGE, MAX_TIP_AGE, block_subsidy
 from .rules import Invalid
 from .script_check import script_failure
 from .store import ChainStore
@@ -99,7 +100,9 @@ class ChainState:
                     raise RolledBack()
         except RolledBack:
             pass
-        self.events.clear()
+        # Core's LoadMempool accepts them as any transaction: the fee estimator (subscribed
+        # before the chain starts) hears of them; nobody else is listening yet.
+        self.events = [event for event in self.events if event[0] == "mempool_entry_added"]
 
     # -- after a failed write (quill.atomic_store) ---------------------------------
 
@@ -139,6 +142,17 @@ class ChainState:
         if not self.ibd_latched and self.tip.header.time >= self.clock() - MAX_TIP_AGE:
             self.ibd_latched = True
         return not self.ibd_latched
+
+    def is_current_for_fee_estimation(self) -> bool:
+        """Core's IsCurrentForFeeEstimation: out of IBD, a tip at most 3 hours old, and no more
+        than one block behind the best header; the estimator only counts transactions seen then."""
+        if self.is_initial_block_download():
+            return False
+        if self.tip.header.time < int(self.clock()) - MAX_FEE_ESTIMATION_TIP_AGE:
+            return False
+        if len(self.index.entries) == self.tip.height + 1:
+            return True     # every known block is on the active chain: the tip is the best header
+        return self.tip.height >= self.index.best_candidate().height - 1
 
     # -- accepting blocks ---------------------------------------------------------
 
@@ -251,7 +265,7 @@ class ChainState:
         store.set_status(entry.hash, entry.status)
         store.set_meta("tip", entry.hash)
         self.index.set_tip(entry)
-        self._remove_for_block(block)
+        self._remove_for_block(block, height)
         self.events.append(("block_connected", (block, height)))
 
     def _disconnect_tip(self):
@@ -375,13 +389,14 @@ class ChainState:
 
     # -- mempool ---------------------------------------------------------------------
 
-    def accept_to_mempool(self, tx, now=None, test_only=False):
+    def accept_to_mempool(self, tx, now=None, test_only=False, bypass_limits=False):
         """Core's AcceptToMemoryPool, replacement included: returns the MempoolEntry or raises Invalid.
 
         The transactions it replaces (quill.chain.replacement) leave the pool with reason
         "replaced" before it enters, as Core's ChangeSet::Apply; every check runs before
         anything changes, so a refused transaction leaves the pool and the store as they were.
-        `test_only` (testmempoolaccept) runs every check and changes nothing.
+        `test_only` (testmempoolaccept) runs every check and changes nothing. `bypass_limits`:
+        a transaction of a disconnected block coming back (the fee estimator ignores those).
         `missing_inputs` is set on the Invalid for "bad-txns-inputs-missingorspent".
         """
         pool = self.mempool
@@ -423,6 +438,10 @@ class ChainState:
         pool.add(entry)
         self.store.mempool_add(txid, tx.serialize(), entry.time)
         self.events.append(("transaction_added_to_mempool", (tx,)))
+        has_no_mempool_parents = not any(txin.prevout.hash in pool for txin in tx.vin)
+        self.events.append(("mempool_entry_added", (NewMempoolTransactionInfo(
+            txid, fee, entry.vsize, entry.height, bypass_limits, False, self.is_current_for_fee_estimation(),
+            has_no_mempool_parents),)))
         return entry
 
     def remove_from_mempool(self, txid, reason) -> None:
@@ -435,13 +454,16 @@ class ChainState:
             self.events.append(("transaction_removed_from_mempool", (entry.tx, reason)))
         self.store.mempool_remove(gone)
 
-    def _remove_for_block(self, block) -> None:
-        """Core's removeForBlock: mined transactions leave the pool; conflicting ones and their children too."""
+    def _remove_for_block(self, block, height) -> None:
+        """Core's removeForBlock: mined transactions leave the pool; conflicting ones and their children too.
+        Then the entries the block confirmed go to the fee estimator (MempoolTransactionsRemovedForBlock)."""
         pool = self.mempool
+        confirmed = []
         for tx in block.txs:
             txid = tx.txid()
             if txid in pool:
                 entry = pool.remove(txid)
+                confirmed.append(RemovedMempoolTransactionInfo(txid, entry.fee, entry.vsize, entry.height))
                 self.store.mempool_remove([txid])
                 self.events.append(("transaction_removed_from_mempool", (entry.tx, REASON_BLOCK)))
             if tx.is_coinbase():
@@ -450,6 +472,7 @@ class ChainState:
                 spender = pool.spender(txin.prevout)
                 if spender is not None and spender != txid:
                     self.remove_from_mempool(spender, REASON_CONFLICT)
+        self.events.append(("mempool_removed_for_block", (confirmed, height)))
 
     def _readd(self, txs) -> None:
         """Return transactions of disconnected blocks to the pool where still valid (MaybeUpdateMempoolForReorg)."""
@@ -461,7 +484,7 @@ class ChainState:
                 if tx.txid() in self.mempool:
                     continue
                 try:
-                    self.accept_to_mempool(tx)
+                    self.accept_to_mempool(tx, bypass_limits=True)
                 except Invalid:
                     pass
             self._remove_for_reorg()

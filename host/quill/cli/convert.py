@@ -24,6 +24,7 @@ _POSITIONAL = {
     "deriveaddresses": "1 range",
     "descriptorprocesspsbt": "1 descriptors, 3 bip32derivs, 4 finalize",
     "echojson": "0 arg0, 1 arg1, 2 arg2, 3 arg3, 4 arg4, 5 arg5, 6 arg6, 7 arg7, 8 arg8, 9 arg9",
+    "estimaterawfee": "0 conf_target, 1 threshold",
     "estimatesmartfee": "0 conf_target",
     "finalizepsbt": "1 extract",
     "fundrawtransaction": "1 options, 2 iswitness",

@@ -87,6 +87,9 @@ class Daemon:
     def __init__(self, args: config.Args):
         self.args = args
         self.chain = args.chain
+        if args.get_bool("acceptstalefeeestimates", False) and self.chain != "regtest":
+            # Core's AppInitParameterInteraction refuses it outside regtest, before any file is touched
+            raise config.ConfigError(f"acceptstalefeeestimates is not supported on {self.chain} chain.")
         self.datadir = self._make_datadir()
         self.chain_datadir = config.chain_datadir(self.datadir, self.chain)
         os.makedirs(self.chain_datadir, exist_ok=True)
@@ -222,7 +225,8 @@ class Daemon:
         poll_ms = max(10, self.args.get_int("chainpollinterval", 500))
         return ChainService(self.chain, self.chain_datadir, chainsource=source,
                             logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000,
-                            spender_index=self.args.get_bool("txospenderindex", False)).start()
+                            spender_index=self.args.get_bool("txospenderindex", False),
+                            accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False)).start()
 
     def open_services(self, node):
         """Device, chain, then the wallets that follow the chain."""

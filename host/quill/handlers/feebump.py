@@ -10,10 +10,14 @@ from quill.amount import Amount
 from quill.chain.mini_miner import BumpFees
 from quill.handlers.blockchain import chain_of
 from quill.handlers.external_signer import commit, sign_and_extract
-from quill.handlers.network import DEFAULT_INCREMENTAL_RELAY_FEE, FEE_MODES, MAX_CONF_TARGET
+from quill.handlers.network import (
+    DEFAULT_INCREMENTAL_RELAY_FEE,
+    smart_fee_rate,
+    wallet_estimate_request,
+)
 from quill.handlers.psbt import _add_outputs, _psbt_version, chain_lookups
 from quill.handlers.wallet import _Locked
-from quill.handlers.wallet_funding import _available_coins, _default_change_type
+from quill.handlers.wallet_funding import _available_coins, _default_change_type, _discard_rate
 from quill.rpc.args import amount_from_value, check_object, get_bool, get_int, get_obj, get_str, parse_hash_v
 from quill.rpc.errors import (
     RPC_INVALID_ADDRESS_OR_KEY,
@@ -69,31 +73,34 @@ def _fee_rate(options: dict[str, Any]) -> int | None:
         if mode is not None and get_str(mode) != "unset":
             raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both estimate_mode and fee_rate")
         return amount_from_value(options["fee_rate"], 3)
-    if mode is not None and get_str(mode).upper() not in FEE_MODES:
-        raise RPCError(RPC_INVALID_PARAMETER,
-                       'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
-    if conf_target is not None:
-        target = get_int(conf_target)
-        if not 1 <= target <= MAX_CONF_TARGET:
-            raise RPCError(RPC_INVALID_PARAMETER, f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    wallet_estimate_request(conf_target, mode, True)      # Core's checks of both
     return None
 
 
-def _request(txid: bytes, options: dict[str, Any], chain_name: str, fallback_fee_rate: int) -> feebump.BumpRequest:
+def _request(ctx: Any, txid: bytes, options: dict[str, Any]) -> feebump.BumpRequest:
     replaceable = True if options.get("replaceable") is None else get_bool(options["replaceable"])
     fee_rate = _fee_rate(options)
+    min_fee_rate = 0 if fee_rate is not None else _minimum_fee_rate(ctx, options, replaceable)
     outputs: list[TxOut] = []
     if options.get("outputs") is not None:
         if options["outputs"] == []:
             raise RPCError(RPC_INVALID_PARAMETER, "Invalid parameter, output argument cannot be an empty array")
         temp = Transaction(2, [], [], 0)
-        _add_outputs(temp, options["outputs"], chain_name)
+        _add_outputs(temp, options["outputs"], ctx.node.chain_name)
         outputs = temp.vout
     change_index = None
     if options.get("original_change_index") is not None:
         change_index = get_int(options["original_change_index"], (0, 0xFFFFFFFF))
     return feebump.BumpRequest(txid, fee_rate, replaceable, outputs, change_index, DEFAULT_INCREMENTAL_RELAY_FEE,
-                               None, fallback_fee_rate=fallback_fee_rate)
+                               None, min_fee_rate=min_fee_rate, discard_rate=_discard_rate(ctx))
+
+
+def _minimum_fee_rate(ctx: Any, options: dict[str, Any], replaceable: bool) -> int:
+    """Core's GetMinimumFeeRate for the replacement: the node's estimate for its target and mode,
+    else -fallbackfee's rate (0 when disabled)."""
+    target, conservative = wallet_estimate_request(options.get("confTarget", options.get("conf_target")),
+                                                   options.get("estimate_mode"), replaceable)
+    return smart_fee_rate(ctx, target, conservative) or ctx.node.fallback_fee.fee_rate(0) or 0
 
 
 def psbtbumpfee(ctx: Any, args: list[Any]) -> Any:
@@ -109,7 +116,7 @@ def _bump(ctx: Any, args: list[Any]) -> tuple[PSBT, feebump.Bump]:
         txid = parse_hash_v(txid_v, "txid")
         options = {} if options_v is None else dict(get_obj(options_v))
         check_object(options, _OPTION_TYPES, allow_null=True, strict=True)
-        request = _request(txid, options, ctx.node.chain_name, ctx.node.fallback_fee.fee_rate(0) or 0)
+        request = _request(ctx, txid, options)
         psbt_version = _psbt_version(options.get("psbt_version"))
         chain = chain_of(ctx)
         _, find_coin = chain_lookups(chain)

@@ -1,10 +1,11 @@
 """Node-level RPCs that desktop wallets and Electrum servers ask at start-up (Core's
 rpc/blockchain.cpp, rpc/net.cpp, rpc/fees.cpp, rpc/mempool.cpp): getdifficulty,
-getconnectioncount, estimatesmartfee, getmempoolinfo, getnetworkinfo.
+getconnectioncount, estimatesmartfee, estimaterawfee, getmempoolinfo, getnetworkinfo.
 
-Quill has no peers and no fee estimator of its own. On the built-in chain it answers as a
-Core node without peers or fee data does; following a node (-chainsource), the questions
-only that node can answer (its connections, its fee estimates) go to it (see docs/rpc.md).
+Quill has no peers. On the built-in chain it answers as a Core node without peers does, and
+its fee estimates are Core's estimator's (quill.chain.fee_estimator) over the built-in chain's
+mempool and blocks; following a node (-chainsource), the questions only that node can answer
+(its connections, its fee estimates) go to it (see docs/rpc.md).
 """
 from __future__ import annotations
 
@@ -17,14 +18,19 @@ from quill import __version__
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
 from quill.chain.errors import ChainSourceUnavailable, UpstreamRejected
+from quill.chain.fee_estimator import HORIZONS, EstimationResult, EstimatorBucket, c_round
 from quill.chain.policy import MIN_RELAY_FEE
 from quill.handlers.blockchain import chain_of, number
 from quill.rpc import univalue
-from quill.rpc.args import get_int, get_str
+from quill.rpc.args import amount_from_value, get_int, get_real, get_str
 from quill.rpc.errors import RPC_INVALID_PARAMETER, RPCError
-from quill.rpc.registry import NUM, STR, Method, Param
+from quill.rpc.registry import HIDDEN, NUM, STR, Method, Param
 
 MAX_CONF_TARGET = 1008  # Core's fee estimator tracks targets up to 1008 blocks (long horizon)
+DEFAULT_RAW_THRESHOLD = 0.95
+NO_ESTIMATE = "Insufficient data or no feerate found"
+DEFAULT_TX_CONFIRM_TARGET = 6   # Core's -txconfirmtarget: the wallet's target without conf_target
+INVALID_ESTIMATE_MODE = 'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"'
 FEE_MODES = ("UNSET", "ECONOMICAL", "CONSERVATIVE")
 DEFAULT_MAX_MEMPOOL_SIZE_MB = 300
 DEFAULT_INCREMENTAL_RELAY_FEE = 100  # sat/kvB
@@ -75,19 +81,98 @@ def getconnectioncount(ctx: Any, args: list[Any]) -> Any:
     return forward(ctx, "getconnectioncount") if following(ctx) else 0
 
 
-def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
-    conf_target_v, estimate_mode_v = args
-    target = get_int(conf_target_v)
+def conf_target(value: Any) -> int:
+    """Core's ParseConfirmTarget against the estimator's longest horizon."""
+    target = get_int(value)
     if target < 1 or target > MAX_CONF_TARGET:
         raise RPCError(RPC_INVALID_PARAMETER, f"Invalid conf_target, must be between 1 and {MAX_CONF_TARGET}")
+    return target
+
+
+def estimate_mode(value: Any) -> str:
+    """Core's FeeModeFromString: UNSET, ECONOMICAL or CONSERVATIVE, in any case."""
+    mode = get_str(value).upper()
+    if mode not in FEE_MODES:
+        raise RPCError(RPC_INVALID_PARAMETER, INVALID_ESTIMATE_MODE)
+    return mode
+
+
+def wallet_estimate_request(conf_target_v: Any, estimate_mode_v: Any, replaceable: bool) -> tuple[int, bool]:
+    """Core's SetFeeEstimateMode and GetMinimumFeeRate for a wallet: the target (conf_target, else
+    -txconfirmtarget) and whether the estimate is conservative (when the transaction does not
+    signal replaceability, unless estimate_mode says otherwise)."""
+    mode = "UNSET" if estimate_mode_v is None else estimate_mode(estimate_mode_v)
+    target = DEFAULT_TX_CONFIRM_TARGET if conf_target_v is None else conf_target(conf_target_v)
+    conservative = not replaceable if mode == "UNSET" else mode == "CONSERVATIVE"
+    return target, conservative
+
+
+def smart_fee_rate(ctx: Any, target: int, conservative: bool) -> int:
+    """The node's fee estimate as a wallet asks for it (Core's chain().estimateSmartFee): sat/kvB,
+    0 for none. The built-in chain's estimator, or the followed node's estimatesmartfee."""
+    if following(ctx):
+        answer = forward(ctx, "estimatesmartfee", target, "conservative" if conservative else "economical")
+        rate = answer.get("feerate") if isinstance(answer, dict) else None
+        return 0 if rate is None else amount_from_value(rate)
+    return int(chain_of(ctx).fee_estimator.estimate_smart_fee(target, conservative)[0])
+
+
+def estimatesmartfee(ctx: Any, args: list[Any]) -> Any:
+    conf_target_v, estimate_mode_v = args
+    target = conf_target(conf_target_v)
     mode = "unset" if estimate_mode_v is None else get_str(estimate_mode_v)
-    if mode.upper() not in FEE_MODES:
-        raise RPCError(RPC_INVALID_PARAMETER,
-                       'Invalid estimate_mode parameter, must be one of: "unset", "economical", "conservative"')
+    estimate_mode(mode)
     if following(ctx):
         return forward(ctx, "estimatesmartfee", target, mode)
-    # The built-in chain has no fee estimator: Core's answer before it has any data.
-    return {"errors": ["Insufficient data or no feerate found"], "blocks": 0}
+    rate, blocks = chain_of(ctx).fee_estimator.estimate_smart_fee(target, mode.upper() == "CONSERVATIVE")
+    if rate == 0:
+        return {"errors": [NO_ESTIMATE], "blocks": blocks}
+    # Never below what this mempool accepts (Core: its minimum fee and the min relay fee).
+    return {"feerate": Amount(max(rate, MIN_RELAY_FEE)), "blocks": blocks}
+
+
+def _rounded(x: float) -> univalue.Number:
+    """round(x * 100) / 100, as Core writes a bucket's counts."""
+    return number(c_round(x * 100.0) / 100.0)
+
+
+def _bucket_json(bucket: EstimatorBucket) -> dict:
+    return {"startrange": number(c_round(bucket.start)), "endrange": number(c_round(bucket.end)),
+            "withintarget": _rounded(bucket.within_target), "totalconfirmed": _rounded(bucket.total_confirmed),
+            "inmempool": _rounded(bucket.in_mempool), "leftmempool": _rounded(bucket.left_mempool)}
+
+
+def estimaterawfee(ctx: Any, args: list[Any]) -> Any:
+    """Core's hidden estimaterawfee: each horizon tracking the target, with the pass and fail ranges."""
+    conf_target_v, threshold_v = args
+    target = conf_target(conf_target_v)
+    threshold = DEFAULT_RAW_THRESHOLD if threshold_v is None else get_real(threshold_v)
+    if threshold < 0 or threshold > 1:
+        raise RPCError(RPC_INVALID_PARAMETER, "Invalid threshold")
+    if following(ctx):
+        return forward(ctx, "estimaterawfee", target, threshold)
+    estimator = chain_of(ctx).fee_estimator
+    result: dict[str, Any] = {}
+    for horizon in HORIZONS:
+        if target > estimator.highest_target_tracked(horizon):
+            continue
+        found = EstimationResult()
+        rate = estimator.estimate_raw_fee(target, threshold, horizon, found)
+        answer: dict[str, Any] = {}
+        if rate != 0:
+            answer["feerate"] = Amount(rate)
+            answer["decay"] = number(found.decay)
+            answer["scale"] = found.scale
+            answer["pass"] = _bucket_json(found.passed)
+            if found.failed.start != -1:   # -1: every bucket passed
+                answer["fail"] = _bucket_json(found.failed)
+        else:
+            answer["decay"] = number(found.decay)
+            answer["scale"] = found.scale
+            answer["fail"] = _bucket_json(found.failed)
+            answer["errors"] = ["Insufficient data or no feerate found which meets threshold"]
+        result[horizon] = answer
+    return result
 
 
 PROTOCOL_VERSION = 70017  # the P2P protocol version of the Core whose RPC Quill answers as
@@ -155,6 +240,8 @@ METHODS = [
     Method("getconnectioncount", "network", getconnectioncount),
     Method("estimatesmartfee", "util", estimatesmartfee,
            [Param("conf_target", NUM, required=True), Param("estimate_mode", STR)]),
+    Method("estimaterawfee", HIDDEN, estimaterawfee,
+           [Param("conf_target", NUM, required=True), Param("threshold", NUM)]),
     Method("getmempoolinfo", "blockchain", getmempoolinfo),
     Method("getnetworkinfo", "network", getnetworkinfo),
 ]

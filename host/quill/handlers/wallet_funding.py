@@ -10,8 +10,10 @@ from typing import Any
 
 from quill.amount import Amount
 from quill.chain.mini_miner import BumpFees
+from quill.chain.policy import DUST_RELAY_FEE
 from quill.handlers.core_help import core_help
 from quill.handlers.external_signer import finish_transaction
+from quill.handlers.network import MAX_CONF_TARGET, smart_fee_rate, wallet_estimate_request
 from quill.handlers.psbt import _psbt_version, chain_lookups, construct_transaction
 from quill.handlers.wallet import _Locked, _manager, _view
 from quill.rpc.args import (
@@ -56,9 +58,10 @@ from quill.wallet.psbt_process import fill_psbt
 OUTPUT_TYPES = (LEGACY, P2SH_SEGWIT, BECH32, BECH32M)
 
 
-def _fee_rate(options: dict[str, Any], fallback: FallbackFee) -> int:
-    """sat/kvB from fee_rate (sat/vB) or feeRate (BTC/kvB), with Core's conflicts; else the
-    estimate, which has no data: -fallbackfee's rate (at least the required one) or Core's error."""
+def _fee_rate(ctx: Any, options: dict[str, Any], replaceable: bool) -> int:
+    """sat/kvB from fee_rate (sat/vB) or feeRate (BTC/kvB), with Core's conflicts; else Core's
+    GetMinimumFeeRate: the node's estimate for conf_target (at least the required rate), or
+    without one -fallbackfee's rate (at least the required one), or Core's error."""
     if options.get("fee_rate") is not None:
         if options.get("feeRate") is not None:
             raise RPCError(RPC_INVALID_PARAMETER, "Cannot specify both fee_rate (sat/vB) and feeRate (BTC/kvB)")
@@ -69,11 +72,26 @@ def _fee_rate(options: dict[str, Any], fallback: FallbackFee) -> int:
         return amount_from_value(options["fee_rate"], 3)
     if options.get("feeRate") is not None:
         return amount_from_value(options["feeRate"])
+    target, conservative = wallet_estimate_request(options.get("conf_target"), options.get("estimate_mode"),
+                                                   replaceable)
+    estimate = smart_fee_rate(ctx, target, conservative)
+    if estimate:
+        # The mempool's minimum fee (zero until a full pool raises it) and the required rate.
+        return max(estimate, REQUIRED_FEE_RATE)
+    fallback: FallbackFee = ctx.node.fallback_fee
     rate = fallback.fee_rate(REQUIRED_FEE_RATE)
     if rate is not None:
         return rate
     raise RPCError(RPC_WALLET_ERROR, "Fee estimation failed. Fallbackfee is disabled. Wait a few blocks or enable "
                                      "-fallbackfee.")
+
+
+def _discard_rate(ctx: Any) -> int:
+    """Core's GetDiscardRate: the economical estimate at the longest target, at most -discardfee,
+    at least the dust relay rate; -discardfee itself when there is no estimate."""
+    estimate = smart_fee_rate(ctx, MAX_CONF_TARGET, False)
+    rate = funding.DEFAULT_DISCARD_FEE if estimate == 0 else min(estimate, funding.DEFAULT_DISCARD_FEE)
+    return max(rate, DUST_RELAY_FEE)
 
 
 def _subtract_from(options: dict[str, Any], n_outputs: int) -> set[int]:
@@ -285,7 +303,7 @@ def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_i
     replaceable = True if options.get("replaceable") is None else get_bool(options["replaceable"])
     subtract = _subtract_from(options, len(tx.vout))
     min_depth, max_depth = _depths(options)
-    rate = _fee_rate(options, ctx.node.fallback_fee)
+    rate = _fee_rate(ctx, options, replaceable)
     max_tx_weight = None if options.get("max_tx_weight") is None else get_int(options["max_tx_weight"])
     if not tx.vout:
         raise RPCError(RPC_INVALID_PARAMETER, "TX must have at least one output")
@@ -298,7 +316,7 @@ def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_i
         rate, subtract, change_script, change_spend, change_pos, no_change, add_inputs, available,
         include_unsafe=include_unsafe, max_tx_weight=max_tx_weight,
         new_input_sequence=funding.MAX_BIP125_RBF_SEQUENCE if replaceable else funding.SEQUENCE_NONFINAL,
-        bump_fees=BumpFees(_manager(ctx).chain.mempool()))
+        bump_fees=BumpFees(_manager(ctx).chain.mempool()), discard_rate=_discard_rate(ctx))
     try:
         funded = funding.fund(tx, preset, rules)
     except funding.FundingError as e:
@@ -522,8 +540,8 @@ def sendall(ctx: Any, args: list[Any]) -> Any:
             pairs.append(recipient)
     if not without_amount:
         raise RPCError(RPC_INVALID_PARAMETER, "Must provide at least one address without a specified amount")
-    rate = _fee_rate(options, ctx.node.fallback_fee)
     rbf = True if options.get("replaceable") is None else get_bool(options["replaceable"])
+    rate = _fee_rate(ctx, options, rbf)
     chain = ctx.node.chain_name
     tx = construct_transaction([options.get("inputs"), pairs, options.get("locktime"), rbf, None], chain)
     targets = {decode_destination(a, chain) for a in without_amount}

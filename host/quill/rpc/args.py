@@ -65,6 +65,16 @@ def get_int(value: Any, bounds: tuple[int, int] = INT32) -> int:
     return int(value)
 
 
+def get_real(value: Any) -> float:
+    """UniValue::get_real: a JSON number as a double; one no double holds is Core's range error."""
+    if not is_json_int(value):
+        raise json_type_error(value, "number")
+    number = float(value.text if isinstance(value, Number) else value)
+    if number in (float("inf"), float("-inf")):
+        raise RPCError(RPC_MISC_ERROR, "JSON double out of range")
+    return number
+
+
 def get_bool(value: Any) -> bool:
     """UniValue::get_bool."""
     if not isinstance(value, bool):

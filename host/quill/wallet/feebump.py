@@ -60,7 +60,9 @@ class BumpRequest:
     new_change: Any                # (recipients) -> (script or b"", spend vsize, why none): the next change address
     available: Any = None          # (tx) -> the wallet's confirmed coins not spent by tx: new inputs if needed
     bump_fees: Any = None          # the node's bump fees (funding.FundingRules.bump_fees)
-    fallback_fee_rate: int = 0     # sat/kvB: Core's -fallbackfee, used when estimation fails (0: disabled)
+    # sat/kvB: the wallet's GetMinimumFeeRate: the node's estimate, else -fallbackfee (0: neither)
+    min_fee_rate: int = 0
+    discard_rate: int = funding.DEFAULT_DISCARD_FEE     # Core's GetDiscardRate, for the change
 
 
 @dataclass
@@ -128,13 +130,13 @@ def _check_fee_rate(rate: int, max_vsize: int, old_fee: int, incremental: int, b
                         f"higher than -maxtxfee {_money(DEFAULT_TRANSACTION_MAXFEE)})")
 
 
-def _estimated_fee_rate(tx: Transaction, old_fee: int, incremental: int, fallback: int) -> int:
-    """Core's EstimateFeeRate with no fee estimate: the original rate plus one satoshi plus the
-    larger incremental fee, at least the wallet's minimum (GetMinimumFeeRate: the -fallbackfee
+def _estimated_fee_rate(tx: Transaction, old_fee: int, incremental: int, minimum: int) -> int:
+    """Core's EstimateFeeRate: the original rate plus one satoshi plus the larger incremental fee,
+    at least the wallet's minimum (GetMinimumFeeRate: the node's estimate, else the -fallbackfee
     rate when set, and never below the required rate)."""
     vsize = -(-tx.weight() // WITNESS_SCALE_FACTOR)
     rate = old_fee * 1000 // vsize + 1 + max(incremental, WALLET_INCREMENTAL_RELAY_FEE)
-    return max(rate, fallback, REQUIRED_FEE_RATE)
+    return max(rate, minimum, REQUIRED_FEE_RATE)
 
 
 def _locktime(tip_height: int, tip_time: int | None) -> int:
@@ -188,7 +190,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
         _check_fee_rate(rate, max_vsize, old_fee, request.incremental_relay_fee,
                         _combined_bump_fee(request, coins, rate))
     else:
-        rate = _estimated_fee_rate(original, old_fee, request.incremental_relay_fee, request.fallback_fee_rate)
+        rate = _estimated_fee_rate(original, old_fee, request.incremental_relay_fee, request.min_fee_rate)
 
     reason = ""
     if change is not None:
@@ -201,7 +203,7 @@ def create_bump(wallet: Any, request: BumpRequest, find_coin: Any, mempool_child
     # ones only: Core's m_min_depth = 1) and the change last (Core: a random place).
     rules = funding.FundingRules(rate, subtract, change_script, change_spend, len(template.vout), reason,
                                  allow_other_inputs=True, new_input_sequence=sequence,
-                                 bump_fees=request.bump_fees,
+                                 bump_fees=request.bump_fees, discard_rate=request.discard_rate,
                                  available=[] if request.available is None else request.available(template))
     try:
         funded = funding.fund(template, coins, rules)

@@ -20,7 +20,7 @@ from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet import coinselection as cs
 from quill.wallet.coinselection import fee_at as fee_for
 
-DEFAULT_DISCARD_FEE = 10_000      # sat/kvB: Core's -discardfee (no long-term estimate on a fresh node)
+DEFAULT_DISCARD_FEE = 10_000      # sat/kvB: Core's -discardfee (the most GetDiscardRate gives)
 DEFAULT_CONSOLIDATE_FEERATE = 10_000  # sat/kvB: Core's -consolidatefeerate, the long-term fee rate
 DEFAULT_TRANSACTION_MAXFEE = 10_000_000  # sat: Core's -maxtxfee
 MAX_BIP125_RBF_SEQUENCE = 0xFFFFFFFD
@@ -188,6 +188,8 @@ class FundingRules:
     # calculateCombinedBumpFee (quill.chain.mini_miner.BumpFees); None: no unconfirmed coins
     bump_fees: Any = None
     rng: random.Random = field(default_factory=random.Random)
+    # Core's GetDiscardRate: change worth less than its spending at this rate is dropped
+    discard_rate: int = DEFAULT_DISCARD_FEE
 
 
 PRESET_SHORT = ("The preselected coins total amount does not cover the transaction target. "
@@ -201,14 +203,14 @@ def _selection_params(tx: Transaction, rules: FundingRules) -> cs.SelectionParam
     change_proto = TxOut(0, rules.change_script)
     change_output_size = output_size(change_proto)
     change_fee = fee_for(rate, change_output_size)
-    change_spend_fee = fee_for(DEFAULT_DISCARD_FEE, rules.change_spend_vsize)
+    change_spend_fee = fee_for(rules.discard_rate, rules.change_spend_vsize)
     recipients_sum = sum(o.value for o in recipients)
     return cs.SelectionParams(
         rng=rules.rng, effective_feerate=rate, long_term_feerate=DEFAULT_CONSOLIDATE_FEERATE,
         change_output_size=change_output_size, change_fee=change_fee,
         cost_of_change=change_spend_fee + change_fee,
         min_change_target=cs.generate_change_target(recipients_sum // len(recipients), change_fee, rules.rng),
-        min_viable_change=max(change_spend_fee + 1, dust_threshold(change_proto, DEFAULT_DISCARD_FEE)),
+        min_viable_change=max(change_spend_fee + 1, dust_threshold(change_proto, rules.discard_rate)),
         tx_noinputs_size=TX_NOINPUTS_BASE + compact_size_len(len(recipients)) + sum(output_size(o) for o in recipients),
         subtract_fee_outputs=bool(rules.subtract_from), avoid_partial_spends=rules.avoid_partial_spends,
         include_unsafe_inputs=rules.include_unsafe, max_tx_weight=rules.max_tx_weight)
