@@ -210,6 +210,12 @@ class ChainService:
                 return self.follower.fetch_blocks([hash_])[0]
             return state.read_block(entry)
 
+    def block_raw(self, hash_):
+        """The built-in chain's block `hash_` as stored (serialized, BIP144), or None."""
+        with self.lock:
+            self._require_builtin("reading a stored block")
+            return self.store.block_raw(hash_)
+
     def block_undo(self, hash_):
         """The coins an active block spent, in input order (None for the genesis block or a stale block)."""
         with self.lock:
