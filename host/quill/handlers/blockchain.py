@@ -4,6 +4,7 @@ reconsiderblock, getrawmempool, getmempoolentry. Shapes and key order as Core ma
 
 Also the chain access helpers the other chain handler modules share.
 """
+import re
 import threading
 import weakref
 from collections import OrderedDict
@@ -209,11 +210,7 @@ def getblock(ctx, args):
     block_hash = parse_hash_v(args[0], "blockhash")
     verbosity = parse_verbosity(args[1], 1)
     if not chain.builtin:
-        with chain.lock:
-            _known_header(chain, block_hash)
-        # The node's own answer, as it wrote it: it keeps the undo data (`fee`) the follower does not.
-        from quill.handlers.network import forward_raw
-        return forward_raw(ctx, "getblock", hash_to_hex(block_hash), verbosity)
+        return _followed_getblock(ctx, chain, block_hash, verbosity)
     with chain.lock:
         info = _known_header(chain, block_hash)
         raw = chain.block_raw(block_hash)
@@ -231,9 +228,42 @@ def getblock(ctx, args):
     if body is None:
         body = block_body_json(raw, undo, verbosity, ctx.node.chain_name)
         cache.put(key, body)
+    return _with_header(info, body)
+
+
+def _with_header(info, body: tuple[int, str]) -> univalue.RawJSON:
+    """A rendered body behind the header's fields as they are now (confirmations, nextblockhash)."""
     head = header_to_json(info)
     head["nTx"] = body[0]   # the block's own count
     return univalue.RawJSON(univalue.dumps(head)[:-1] + body[1])
+
+
+_BODY_START = ',"strippedsize":'
+_NTX = re.compile(r'"nTx":(\d+)')
+
+
+def _followed_getblock(ctx, chain, block_hash: bytes, verbosity: int):
+    """getblock while following: the node renders the block (it keeps the undo data behind `fee`,
+    which the follower does not), and its body, kept as it wrote it, follows the header's fields
+    of the follower's own index (so confirmations agree with the follower's getblockcount)."""
+    from quill.handlers.network import forward_raw
+    with chain.lock:
+        info = _known_header(chain, block_hash)
+    if verbosity <= 0:
+        return forward_raw(ctx, "getblock", hash_to_hex(block_hash), verbosity)
+    cache = rendered_blocks(chain)
+    key = (block_hash, min(verbosity, 3), info.in_active_chain)
+    body = cache.get(key)
+    if body is None:
+        answer = forward_raw(ctx, "getblock", hash_to_hex(block_hash), verbosity)
+        text = answer.text if isinstance(answer, univalue.RawJSON) else ""
+        start = text.find(_BODY_START)
+        count = _NTX.search(text, 0, start) if start > 0 else None
+        if count is None:
+            return answer     # not the shape this Core writes: handed on as it is
+        body = int(count.group(1)), text[start:]
+        cache.put(key, body)
+    return _with_header(info, body)
 
 
 def getblockchaininfo(ctx, args):
