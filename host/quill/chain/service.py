@@ -46,7 +46,7 @@ from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
 from . import index as ix
-from . import miner, rules, spender_index
+from . import rules, spender_index
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
 from .params import chain_params, regtest_genesis_block
 from .rules import Invalid
@@ -456,6 +456,7 @@ class ChainService:
         for _ in range(nblocks):
             with self.lock:
                 state = self._require_builtin("generate")
+                miner = _miner()
                 txs, fees = miner.select_mempool_txs(state)
                 block = miner.new_block(state, script_pubkey, txs, fees, self.clock())
                 if not miner.grind(block, self.params.pow_limit, max_tries):
@@ -472,6 +473,7 @@ class ChainService:
         """Core's generateblock: exactly `txs` after a coinbase paying the subsidy only. Raises Invalid."""
         with self.lock:
             state = self._require_builtin("generateblock")
+            miner = _miner()
             block = miner.new_block(state, script_pubkey, txs, 0, self.clock())
             _test_block_validity(state, block)
             miner.grind(block, self.params.pow_limit, 0xFFFFFFFF)
@@ -627,6 +629,13 @@ class ChainService:
                 yield k, follower.read_block(x, data, hint())
         finally:
             raws.close()
+
+
+def _miner():
+    """quill.chain.miner, imported when a block is first generated: it brings in the signing code,
+    which start-up does not need."""
+    from . import miner
+    return miner
 
 
 def _test_block_validity(state, block) -> None:

@@ -9,8 +9,6 @@ only that node can answer (its connections, its fee estimates) go to it (see doc
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 from quill import __version__
@@ -63,6 +61,8 @@ def forward_raw(ctx: Any, method: str, *params: Any) -> Any:
 def _ask(ctx: Any, method: str, params: tuple[Any, ...]) -> bytes:
     """The followed node's reply body to `method`. (The one place that knows how the follower
     reaches its node.)"""
+    import urllib.error
+    import urllib.request   # here, not at start-up: only a follower asks its node
     rpc = chain_of(ctx).follower.rpc
     body = json.dumps({"jsonrpc": "1.0", "id": "quill", "method": method, "params": list(params)}).encode()
     endpoint = f"http://{rpc.host}:{rpc.port}{rpc.path}"
