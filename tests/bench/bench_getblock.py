@@ -28,7 +28,7 @@ from pathlib import Path
 from quill.chain import miner
 from quill.chain.params import COIN
 from quill.chain.service import ChainService
-from quill.tx.hashes import hash_to_hex, sha256
+from quill.tx.hashes import sha256
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from tests.follow.corekit import wait_for
 from tests.kit.anyone import ANYONE_SCRIPT, ANYONE_WITNESS

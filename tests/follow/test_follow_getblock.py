@@ -65,3 +65,16 @@ def test_getblock_after_the_chain_grows_and_for_unknown_blocks(pair):
             assert b'"confirmations":' in mine[1]
     mine, theirs = both(core, quill, "getblock", "00" * 32, 2)
     assert mine == theirs and b"Block not found" in mine[1]
+
+
+def test_getblock_in_a_batch_is_the_nodes_answer(pair):
+    """Inside a batch the node's text is read back and written with the other replies: same bytes."""
+    core, chain, quill = pair
+    tip = core.rpc("getbestblockhash")
+    batch = json.dumps([{"jsonrpc": "1.0", "id": i, "method": "getblock", "params": [tip, v]}
+                        for i, v in enumerate((0, 1, 2, 3))]
+                       + [{"jsonrpc": "2.0", "id": 9, "method": "getblockcount", "params": []}]).encode()
+    status, _, theirs = core.rpc_raw(batch)
+    mine_status, mine, _ = quill.post(batch)
+    assert (mine_status, mine) == (status, theirs)
+    assert b'"fee":' in mine

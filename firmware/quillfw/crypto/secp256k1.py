@@ -87,6 +87,7 @@ def _thumb_module():
         return None
     try:
         import micropython  # noqa: F401  (none on CPython: the Thumb module is not even read there)
+
         from quillfw.crypto import secp256k1_thumb
     except Exception:  # ImportError, SyntaxError, ValueError: incompatible .mpy arch
         return None

@@ -54,7 +54,7 @@ def _scan(raw: bytes) -> BlockScan:
     count, pos = _compact_size(raw, HEADER_SIZE)
     first_tx = pos
     stripped = pos
-    txids = []
+    txids: list[bytes] = []
     append = txids.append
     coinbase_end = pos
     for i in range(count):

@@ -62,7 +62,7 @@ def _ask(ctx: Any, method: str, params: tuple[Any, ...]) -> bytes:
     """The followed node's reply body to `method`. (The one place that knows how the follower
     reaches its node.)"""
     import urllib.error
-    import urllib.request   # here, not at start-up: only a follower asks its node
+    import urllib.request  # here, not at start-up: only a follower asks its node
     rpc = chain_of(ctx).follower.rpc
     body = json.dumps({"jsonrpc": "1.0", "id": "quill", "method": method, "params": list(params)}).encode()
     endpoint = f"http://{rpc.host}:{rpc.port}{rpc.path}"
