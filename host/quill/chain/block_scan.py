@@ -24,8 +24,7 @@ class BlockScan:
     txids: list[bytes]          # internal byte order
     size: int                   # with witnesses
     stripped_size: int          # without (BIP141)
-    coinbase_start: int         # the coinbase transaction is raw[coinbase_start:coinbase_end]
-    coinbase_end: int
+    first_tx: int               # where the coinbase transaction starts
 
     @property
     def weight(self) -> int:
@@ -42,6 +41,11 @@ def _compact_size(data: bytes, pos: int) -> tuple[int, int]:
     return int.from_bytes(data[pos + 1:pos + 1 + width], "little"), pos + 1 + width
 
 
+def first_tx_offset(raw: bytes) -> int:
+    """Where a serialized block's first transaction starts: after the header and the count."""
+    return _compact_size(raw, HEADER_SIZE)[1]
+
+
 def scan_block(raw: bytes) -> BlockScan:
     try:
         return _scan(raw)
@@ -56,8 +60,7 @@ def _scan(raw: bytes) -> BlockScan:
     stripped = pos
     txids: list[bytes] = []
     append = txids.append
-    coinbase_end = pos
-    for i in range(count):
+    for _ in range(count):
         start = pos
         pos += 4
         # BIP144: a zero marker where the input count would be, then a non-zero flag
@@ -102,11 +105,9 @@ def _scan(raw: bytes) -> BlockScan:
         if pos > len(raw):
             raise IndexError
         append(sha256(h.digest()).digest())
-        if i == 0:
-            coinbase_end = pos
     if pos != len(raw):
         raise DeserializationError("trailing bytes after block")
-    return BlockScan(txids, len(raw), stripped, first_tx, coinbase_end)
+    return BlockScan(txids, len(raw), stripped, first_tx)
 
 
 def _skip_long(raw: bytes, pos: int) -> int:

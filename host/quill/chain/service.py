@@ -46,6 +46,7 @@ from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
 from . import index as ix
+from .block_scan import BlockScan, first_tx_offset, scan_block
 from . import rules, spender_index
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
 from .params import chain_params, regtest_genesis_block
@@ -215,6 +216,17 @@ class ChainService:
         with self.lock:
             self._require_builtin("reading a stored block")
             return self.store.block_raw(hash_)
+
+    def block_layout(self, hash_, raw: bytes) -> BlockScan:
+        """The txids and sizes of the built-in chain's stored block `hash_` (serialized: `raw`):
+        as stored with it, or for a block stored before they were, by one pass over it."""
+        with self.lock:
+            self._require_builtin("reading a stored block")
+            stored = self.store.block_txids(hash_)
+        if stored is None:
+            return scan_block(raw)
+        txids, stripped_size = stored
+        return BlockScan(txids, len(raw), stripped_size, first_tx_offset(raw))
 
     def block_undo(self, hash_):
         """The coins an active block spent, in input order (None for the genesis block or a stale block)."""

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
 from quill.chain.block import Block
-from quill.chain.block_scan import scan_block
+from quill.chain.block_scan import BlockScan
 from quill.rpc import univalue
 from quill.rpc.args import get_int, parse_hash_v, parse_verbosity
 from quill.rpc.errors import RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPCError
@@ -20,6 +20,7 @@ from quill.rpc.registry import ANY, BOOL, HIDDEN, NUM, STR_HEX, Method, Param
 from quill.rpc.univalue import Number
 from quill.tx.decode import script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
+from quill.tx.serialize import BufferReader
 from quill.tx.transaction import Transaction
 
 # -- shared argument helpers ------------------------------------------------------------
@@ -94,17 +95,16 @@ def coinbase_tx_json(coinbase) -> dict:
     return out
 
 
-def block_body_json(raw: bytes, undo, verbosity: int, chain_name) -> tuple[int, str]:
+def block_body_json(raw: bytes, layout: BlockScan, undo, verbosity: int, chain_name) -> tuple[int, str]:
     """The transaction count and the part of Core's blockToJSON after the header's fields
     (`,"strippedsize":...,"tx":[...]}`) for verbosity 1 (txids), 2 (decoded, `fee` where `undo`,
-    the coins the block spent, is known) and 3 (with prevouts). Verbosity 1 reads the block in
-    one pass (quill.chain.block_scan) and builds no transaction."""
-    scan = scan_block(raw)
-    coinbase = Transaction.from_bytes(raw[scan.coinbase_start:scan.coinbase_end])
-    out = {"strippedsize": scan.stripped_size, "size": scan.size, "weight": scan.weight,
+    the coins the block spent, is known) and 3 (with prevouts). `layout` holds the block's txids and
+    sizes: verbosity 1 builds no transaction but the coinbase."""
+    coinbase = Transaction.read_from(BufferReader(raw, layout.first_tx), allow_witness=True)
+    out = {"strippedsize": layout.stripped_size, "size": layout.size, "weight": layout.weight,
            "coinbase_tx": coinbase_tx_json(coinbase)}
     if verbosity == 1:
-        out["tx"] = [txid[::-1].hex() for txid in scan.txids]
+        out["tx"] = [txid[::-1].hex() for txid in layout.txids]
     else:
         txs = []
         k = 0
@@ -115,7 +115,7 @@ def block_body_json(raw: bytes, undo, verbosity: int, chain_name) -> tuple[int, 
                 k += len(tx.vin)
             txs.append(tx_with_undo_to_json(tx, chain_name, spent, verbosity >= 3))
         out["tx"] = txs
-    return len(scan.txids), "," + univalue.dumps(out)[1:]
+    return len(layout.txids), "," + univalue.dumps(out)[1:]
 
 
 class RenderedBlocks:
@@ -226,7 +226,7 @@ def getblock(ctx, args):
         if body is None and verbosity >= 2 and info.in_active_chain:
             undo = chain.block_undo(block_hash)
     if body is None:
-        body = block_body_json(raw, undo, verbosity, ctx.node.chain_name)
+        body = block_body_json(raw, chain.block_layout(block_hash, raw), undo, verbosity, ctx.node.chain_name)
         cache.put(key, body)
     return _with_header(info, body)
 
