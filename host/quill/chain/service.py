@@ -46,8 +46,8 @@ from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
 from . import index as ix
-from .block_scan import BlockScan, first_tx_offset, scan_block
 from . import rules, spender_index
+from .block_scan import BlockScan, first_tx_offset, scan_block
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
 from .params import chain_params, regtest_genesis_block
 from .rules import Invalid
