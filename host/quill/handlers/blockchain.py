@@ -213,22 +213,26 @@ def getblock(ctx, args):
         return _followed_getblock(ctx, chain, block_hash, verbosity)
     with chain.lock:
         info = _known_header(chain, block_hash)
-        raw = chain.block_raw(block_hash)
-        if raw is None:
-            raise RPCError(RPC_MISC_ERROR, "Block not found on disk")
         if verbosity <= 0:
-            return raw.hex()
+            return _stored_block(chain, block_hash).hex()
         verbosity = min(verbosity, 3)
         key = (block_hash, verbosity, info.in_active_chain)
         cache = rendered_blocks(chain)
         body = cache.get(key)
-        undo = None
-        if body is None and verbosity >= 2 and info.in_active_chain:
-            undo = chain.block_undo(block_hash)
+        if body is None:
+            raw = _stored_block(chain, block_hash)
+            undo = chain.block_undo(block_hash) if verbosity >= 2 and info.in_active_chain else None
     if body is None:
         body = block_body_json(raw, chain.block_layout(block_hash, raw), undo, verbosity, ctx.node.chain_name)
         cache.put(key, body)
     return _with_header(info, body)
+
+
+def _stored_block(chain, block_hash: bytes) -> bytes:
+    raw = chain.block_raw(block_hash)
+    if raw is None:
+        raise RPCError(RPC_MISC_ERROR, "Block not found on disk")
+    return raw
 
 
 def _with_header(info, body: tuple[int, str]) -> univalue.RawJSON:
@@ -246,7 +250,7 @@ def _followed_getblock(ctx, chain, block_hash: bytes, verbosity: int):
     """getblock while following: the node renders the block (it keeps the undo data behind `fee`,
     which the follower does not), and its body, kept as it wrote it, follows the header's fields
     of the follower's own index (so confirmations agree with the follower's getblockcount)."""
-    from quill.handlers.network import forward_raw
+    from quill.handlers.network import forward_raw  # here: quill.handlers.network imports this module
     with chain.lock:
         info = _known_header(chain, block_hash)
     if verbosity <= 0:
