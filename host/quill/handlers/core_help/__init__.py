@@ -20,10 +20,6 @@ def core_help(method: str) -> str:
     return resources.files(__name__).joinpath(f"{method}.txt").read_text(encoding="utf-8")
 
 
-def has_core_help(method: str) -> bool:
-    return resources.files(__name__).joinpath(f"{method}.txt").is_file()
-
-
 def with_cores_help(methods: Sequence[Method]) -> list[Method]:
     """``methods``, each Core also has carrying Core's help text (the folder is listed once: the
     daemon gives every method its text at start-up)."""
