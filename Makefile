@@ -14,6 +14,9 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	# the bytecode a wheel's install writes: without it (an editable install under
+	# PYTHONDONTWRITEBYTECODE=1) quilld compiles every module at every start
+	$(BIN)/python -m compileall -q host/quill firmware/quillfw
 	touch $(STAMP)
 
 start: $(STAMP)

@@ -316,9 +316,10 @@ def test_schema_migration_from_version_1(tmp_path):
     db.close()
     s = store.ChainStore(str(tmp_path))
     try:
-        assert s.schema_version() == store.SCHEMA_VERSION == 3
+        assert s.schema_version() == store.SCHEMA_VERSION == 4
         assert s.mempool_rows() == []
         assert s.spender(bytes(32), 0) is None     # the spender index's table (3)
+        assert s.block_txids(bytes(32)) is None    # the blocks' txids (4)
     finally:
         s.close()
 

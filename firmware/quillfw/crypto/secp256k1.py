@@ -86,6 +86,8 @@ def _thumb_module():
     if NATIVE is not None:
         return None
     try:
+        import micropython  # noqa: F401  (none on CPython: the Thumb module is not even read there)
+
         from quillfw.crypto import secp256k1_thumb
     except Exception:  # ImportError, SyntaxError, ValueError: incompatible .mpy arch
         return None

@@ -52,8 +52,9 @@ from typing import NamedTuple
 from quill.atomic_store import RolledBack
 from quill.consensus import COIN
 
-from . import fee_estimates_file, miner, rules, spender_index
+from . import fee_estimates_file, rules, spender_index
 from . import index as ix
+from .block_scan import BlockScan, first_tx_offset, scan_block
 from .errors import AlreadyInUtxoSet, ChainUnavailable, FeeAboveMaximum, FeeExceeded, UpstreamRejected
 from .fee_estimator import BlockPolicyEstimator
 from .params import chain_params, regtest_genesis_block
@@ -248,6 +249,23 @@ class ChainService:
             if not self.builtin:
                 return self.follower.fetch_blocks([hash_])[0]
             return state.read_block(entry)
+
+    def block_raw(self, hash_):
+        """The built-in chain's block `hash_` as stored (serialized, BIP144), or None."""
+        with self.lock:
+            self._require_builtin("reading a stored block")
+            return self.store.block_raw(hash_)
+
+    def block_layout(self, hash_, raw: bytes) -> BlockScan:
+        """The txids and sizes of the built-in chain's stored block `hash_` (serialized: `raw`):
+        as stored with it, or for a block stored before they were, by one pass over it."""
+        with self.lock:
+            self._require_builtin("reading a stored block")
+            stored = self.store.block_txids(hash_)
+        if stored is None:
+            return scan_block(raw)
+        txids, stripped_size = stored
+        return BlockScan(txids, len(raw), stripped_size, first_tx_offset(raw))
 
     def block_undo(self, hash_):
         """The coins an active block spent, in input order (None for the genesis block or a stale block)."""
@@ -489,6 +507,7 @@ class ChainService:
         for _ in range(nblocks):
             with self.lock:
                 state = self._require_builtin("generate")
+                miner = _miner()
                 txs, fees = miner.select_mempool_txs(state)
                 block = miner.new_block(state, script_pubkey, txs, fees, self.clock())
                 if not miner.grind(block, self.params.pow_limit, max_tries):
@@ -505,6 +524,7 @@ class ChainService:
         """Core's generateblock: exactly `txs` after a coinbase paying the subsidy only. Raises Invalid."""
         with self.lock:
             state = self._require_builtin("generateblock")
+            miner = _miner()
             block = miner.new_block(state, script_pubkey, txs, 0, self.clock())
             _test_block_validity(state, block)
             miner.grind(block, self.params.pow_limit, 0xFFFFFFFF)
@@ -660,6 +680,13 @@ class ChainService:
                 yield k, follower.read_block(x, data, hint())
         finally:
             raws.close()
+
+
+def _miner():
+    """quill.chain.miner, imported when a block is first generated: it brings in the signing code,
+    which start-up does not need."""
+    from . import miner
+    return miner
 
 
 def _test_block_validity(state, block) -> None:

@@ -39,6 +39,13 @@ MIGRATIONS = [
     CREATE TABLE txospender(txid BLOB NOT NULL, n INTEGER NOT NULL, spender BLOB NOT NULL,
                             block BLOB NOT NULL, PRIMARY KEY(txid, n)) WITHOUT ROWID;
     """,
+    # 4: each stored block's txids (32 bytes each, in block order) and stripped size, written with
+    # the block: getblock at verbosity 1 reads them instead of walking the block (blocks stored
+    # before this version have none, and are walked)
+    """
+    CREATE TABLE block_txids(hash BLOB PRIMARY KEY, txids BLOB NOT NULL,
+                             stripped_size INTEGER NOT NULL) WITHOUT ROWID;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -99,6 +106,18 @@ class ChainStore:
     def add_block(self, hash_, prev, height, header, n_tx, raw, status, seq) -> None:
         self.db.execute("INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (hash_, prev, height, header, n_tx, raw, status, seq))
+
+    def add_block_txids(self, hash_, txids: list[bytes], stripped_size: int) -> None:
+        self.db.execute("INSERT OR REPLACE INTO block_txids VALUES (?, ?, ?)",
+                        (hash_, b"".join(txids), stripped_size))
+
+    def block_txids(self, hash_) -> tuple[list[bytes], int] | None:
+        """(txids in block order, stripped size) of a stored block, or None (stored before schema 4)."""
+        row = self.db.execute("SELECT txids, stripped_size FROM block_txids WHERE hash = ?", (hash_,)).fetchone()
+        if row is None:
+            return None
+        data = row[0]
+        return [data[i:i + 32] for i in range(0, len(data), 32)], row[1]
 
     def set_status(self, hash_, status) -> None:
         self.db.execute("UPDATE blocks SET status = ? WHERE hash = ?", (status, hash_))

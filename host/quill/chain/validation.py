@@ -209,8 +209,10 @@ class ChainState:
 
     def _store_block(self, hash_, prev, block):
         entry = self.index.add(hash_, prev, block.header, len(block.txs), ix.VALID_DATA)
+        raw = block.serialize()
         self.store.add_block(hash_, prev.hash, entry.height, block.header.serialize(), len(block.txs),
-                             block.serialize(), entry.status, entry.seq)
+                             raw, entry.status, entry.seq)
+        self.store.add_block_txids(hash_, [tx.txid() for tx in block.txs], block.stripped_size())
         return entry
 
     # -- connecting and disconnecting ---------------------------------------------

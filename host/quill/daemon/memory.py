@@ -25,8 +25,14 @@ TRIM_THRESHOLD = 1024 * 1024
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
+    # glibc's soname first: find_library runs `ldconfig -p` in a subprocess, tens of ms at start-up
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        pass
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name) if name else None
     except OSError:
         return None
 
@@ -46,12 +52,8 @@ def release_free_memory() -> bool:
 
 def return_large_blocks_to_the_system() -> bool:
     """Set glibc's thresholds; False where there is no glibc (nothing to do)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    mallopt = getattr(_LIBC, "mallopt", None)
+    if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))

@@ -4,14 +4,24 @@ reconsiderblock, getrawmempool, getmempoolentry. Shapes and key order as Core ma
 
 Also the chain access helpers the other chain handler modules share.
 """
+import re
+import threading
+import weakref
+from collections import OrderedDict
+
 from quill.amount import Amount
 from quill.chain import pow as chain_pow
+from quill.chain.block import Block
+from quill.chain.block_scan import BlockScan
+from quill.rpc import univalue
 from quill.rpc.args import get_int, parse_hash_v, parse_verbosity
 from quill.rpc.errors import RPC_INVALID_ADDRESS_OR_KEY, RPC_INVALID_PARAMETER, RPC_MISC_ERROR, RPCError
 from quill.rpc.registry import ANY, BOOL, HIDDEN, NUM, STR_HEX, Method, Param
 from quill.rpc.univalue import Number
 from quill.tx.decode import script_to_univ, tx_to_univ
 from quill.tx.hashes import hash_to_hex
+from quill.tx.serialize import BufferReader
+from quill.tx.transaction import Transaction
 
 # -- shared argument helpers ------------------------------------------------------------
 
@@ -85,28 +95,77 @@ def coinbase_tx_json(coinbase) -> dict:
     return out
 
 
-def block_to_json(chain, block, info, verbosity: int, chain_name) -> dict:
-    """Core's blockToJSON for verbosity 1 (txids), 2 (decoded, fee) and 3 (with prevouts)."""
-    out = header_to_json(info)
-    out["nTx"] = len(block.txs)   # a follower's header index may not count them; the block does
-    out["strippedsize"] = block.stripped_size()
-    out["size"] = block.size()
-    out["weight"] = block.weight()
-    out["coinbase_tx"] = coinbase_tx_json(block.txs[0])
+def block_body_json(raw: bytes, layout: BlockScan, undo, verbosity: int, chain_name) -> tuple[int, str]:
+    """The transaction count and the part of Core's blockToJSON after the header's fields
+    (`,"strippedsize":...,"tx":[...]}`) for verbosity 1 (txids), 2 (decoded, `fee` where `undo`,
+    the coins the block spent, is known) and 3 (with prevouts). `layout` holds the block's txids and
+    sizes: verbosity 1 builds no transaction but the coinbase."""
+    coinbase = Transaction.read_from(BufferReader(raw, layout.first_tx), allow_witness=True)
+    out = {"strippedsize": layout.stripped_size, "size": layout.size, "weight": layout.weight,
+           "coinbase_tx": coinbase_tx_json(coinbase)}
     if verbosity == 1:
-        out["tx"] = [tx.txid_hex() for tx in block.txs]
-        return out
-    undo = chain.block_undo(info.hash) if info.in_active_chain else None
-    txs = []
-    k = 0
-    for i, tx in enumerate(block.txs):
-        spent = None
-        if i and undo is not None:
-            spent = undo[k:k + len(tx.vin)]
-            k += len(tx.vin)
-        txs.append(tx_with_undo_to_json(tx, chain_name, spent, verbosity >= 3))
-    out["tx"] = txs
-    return out
+        out["tx"] = [txid[::-1].hex() for txid in layout.txids]
+    else:
+        txs = []
+        k = 0
+        for i, tx in enumerate(Block.from_bytes(raw).txs):
+            spent = None
+            if i and undo is not None:
+                spent = undo[k:k + len(tx.vin)]
+                k += len(tx.vin)
+            txs.append(tx_with_undo_to_json(tx, chain_name, spent, verbosity >= 3))
+        out["tx"] = txs
+    return len(layout.txids), "," + univalue.dumps(out)[1:]
+
+
+class RenderedBlocks:
+    """The bodies block_body_json rendered, most recently used kept, bounded by their size: a
+    block is rendered once however many clients ask for it (an Electrum server, a wallet, an
+    explorer each reading the new block). A body never changes for a given block, verbosity and
+    presence of undo data; the header's fields (confirmations, nextblockhash) are written per call."""
+
+    ENTRY_OVERHEAD = 256         # a key, a tuple, a dict slot: counted with each text
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.used = 0
+        self._entries: OrderedDict[tuple, tuple[int, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> tuple[int, str] | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, body: tuple[int, str]) -> None:
+        cost = len(body[1]) + self.ENTRY_OVERHEAD
+        if cost > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.used -= len(old[1]) + self.ENTRY_OVERHEAD
+            self._entries[key] = body
+            self.used += cost
+            while self.used > self.max_bytes:
+                _, dropped = self._entries.popitem(last=False)
+                self.used -= len(dropped[1]) + self.ENTRY_OVERHEAD
+
+
+RENDERED_BLOCKS_BYTES = 32 << 20
+_rendered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # ChainService -> RenderedBlocks
+_rendered_lock = threading.Lock()
+
+
+def rendered_blocks(chain) -> RenderedBlocks:
+    """The chain's cache of rendered block bodies (one per ChainService: tests run several)."""
+    with _rendered_lock:
+        cache = _rendered.get(chain)
+        if cache is None:
+            cache = _rendered[chain] = RenderedBlocks(RENDERED_BLOCKS_BYTES)
+        return cache
 
 
 # -- handlers ------------------------------------------------------------------------------
@@ -150,12 +209,65 @@ def getblock(ctx, args):
     chain = chain_of(ctx)
     block_hash = parse_hash_v(args[0], "blockhash")
     verbosity = parse_verbosity(args[1], 1)
+    if not chain.builtin:
+        return _followed_getblock(ctx, chain, block_hash, verbosity)
     with chain.lock:
         info = _known_header(chain, block_hash)
-        block = chain.block(block_hash)
         if verbosity <= 0:
-            return block.serialize().hex()
-        return block_to_json(chain, block, info, min(verbosity, 3), ctx.node.chain_name)
+            return _stored_block(chain, block_hash).hex()
+        verbosity = min(verbosity, 3)
+        key = (block_hash, verbosity, info.in_active_chain)
+        cache = rendered_blocks(chain)
+        body = cache.get(key)
+        if body is None:
+            raw = _stored_block(chain, block_hash)
+            undo = chain.block_undo(block_hash) if verbosity >= 2 and info.in_active_chain else None
+    if body is None:
+        body = block_body_json(raw, chain.block_layout(block_hash, raw), undo, verbosity, ctx.node.chain_name)
+        cache.put(key, body)
+    return _with_header(info, body)
+
+
+def _stored_block(chain, block_hash: bytes) -> bytes:
+    raw = chain.block_raw(block_hash)
+    if raw is None:
+        raise RPCError(RPC_MISC_ERROR, "Block not found on disk")
+    return raw
+
+
+def _with_header(info, body: tuple[int, str]) -> univalue.RawJSON:
+    """A rendered body behind the header's fields as they are now (confirmations, nextblockhash)."""
+    head = header_to_json(info)
+    head["nTx"] = body[0]   # the block's own count
+    return univalue.RawJSON(univalue.dumps(head)[:-1] + body[1])
+
+
+_BODY_START = ',"strippedsize":'
+_NTX = re.compile(r'"nTx":(\d+)')
+
+
+def _followed_getblock(ctx, chain, block_hash: bytes, verbosity: int):
+    """getblock while following: the node renders the block (it keeps the undo data behind `fee`,
+    which the follower does not), and its body, kept as it wrote it, follows the header's fields
+    of the follower's own index (so confirmations agree with the follower's getblockcount)."""
+    from quill.handlers.network import forward_raw  # here: quill.handlers.network imports this module
+    with chain.lock:
+        info = _known_header(chain, block_hash)
+    if verbosity <= 0:
+        return forward_raw(ctx, "getblock", hash_to_hex(block_hash), verbosity)
+    cache = rendered_blocks(chain)
+    key = (block_hash, min(verbosity, 3), info.in_active_chain)
+    body = cache.get(key)
+    if body is None:
+        answer = forward_raw(ctx, "getblock", hash_to_hex(block_hash), verbosity)
+        text = answer.text if isinstance(answer, univalue.RawJSON) else ""
+        start = text.find(_BODY_START)
+        count = _NTX.search(text, 0, start) if start > 0 else None
+        if count is None:
+            return answer     # not the shape this Core writes: handed on as it is
+        body = int(count.group(1)), text[start:]
+        cache.put(key, body)
+    return _with_header(info, body)
 
 
 def getblockchaininfo(ctx, args):

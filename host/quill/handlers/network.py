@@ -10,8 +10,6 @@ mempool and blocks; following a node (-chainsource), the questions only that nod
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 from quill import __version__
@@ -45,8 +43,32 @@ def following(ctx: Any) -> bool:
 
 
 def forward(ctx: Any, method: str, *params: Any) -> Any:
-    """The followed node's own answer to `method`, numbers exactly as it wrote them.
-    (The one place that knows how the follower reaches its node.)"""
+    """The followed node's own answer to `method`, numbers exactly as it wrote them."""
+    return _result(ctx, _ask(ctx, method, params))
+
+
+# The node's reply to a successful request of _ask: its result is the text between these.
+_RESULT_OPEN, _RESULT_CLOSE = b'{"result":', b',"error":null,"id":"quill"}\n'
+
+
+def forward_raw(ctx: Any, method: str, *params: Any) -> Any:
+    """forward, with the node's result handed on as the text it wrote (univalue.RawJSON),
+    unread: a large answer (a block) costs a copy rather than a parse and a rendering."""
+    raw = _ask(ctx, method, params)
+    if raw.startswith(_RESULT_OPEN) and raw.endswith(_RESULT_CLOSE):
+        text = raw[len(_RESULT_OPEN):-len(_RESULT_CLOSE)]
+        try:
+            return univalue.RawJSON(text.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass
+    return _result(ctx, raw)
+
+
+def _ask(ctx: Any, method: str, params: tuple[Any, ...]) -> bytes:
+    """The followed node's reply body to `method`. (The one place that knows how the follower
+    reaches its node.)"""
+    import urllib.error
+    import urllib.request  # here, not at start-up: only a follower asks its node
     rpc = chain_of(ctx).follower.rpc
     body = json.dumps({"jsonrpc": "1.0", "id": "quill", "method": method, "params": list(params)}).encode()
     endpoint = f"http://{rpc.host}:{rpc.port}{rpc.path}"
@@ -59,6 +81,12 @@ def forward(ctx: Any, method: str, *params: Any) -> Any:
         raw = e.read()
     except (OSError, ValueError) as e:
         raise ChainSourceUnavailable(f"cannot reach {rpc.display}: {e}") from None
+    return raw
+
+
+def _result(ctx: Any, raw: bytes) -> Any:
+    """The result of the node's reply `raw`, or its error as UpstreamRejected."""
+    rpc = chain_of(ctx).follower.rpc
     try:
         answer = univalue.loads(raw)
     except univalue.JSONParseError:

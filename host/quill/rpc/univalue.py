@@ -74,6 +74,17 @@ class Number:
         return f"Number({self.text})"
 
 
+class RawJSON:
+    """JSON text already written as UniValue writes it (the followed node's answer, a rendering kept
+    in a cache): dumps writes it out as it is when it is the whole value; inside a larger value it
+    is read back and written as any value (the same bytes, more slowly)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
 class JSONParseError(ValueError):
     pass
 
@@ -315,6 +326,8 @@ def _default(obj):
         return obj.hex()
     if isinstance(obj, tuple):
         return list(obj)
+    if isinstance(obj, RawJSON):
+        return loads(obj.text)
     raise TypeError(f"cannot encode {type(obj).__name__} as JSON")
 
 
@@ -336,6 +349,8 @@ def dumps(value, indent=None) -> str:
     if indent is None:
         if type(value) is int:  # not bool, not an int subclass: its digits are its JSON
             return str(value)
+        if type(value) is RawJSON:
+            return value.text
         return _finish("".join(_compact(value, 0)))
     text = json.dumps(value, ensure_ascii=False, indent=indent,
                       separators=(",", ": "), default=_default, allow_nan=False)

@@ -36,18 +36,23 @@ class Polymod:
         self._table = xor_table(generators)
         self._top = bits - 5
         self._mask = (1 << self._top) - 1
-        # _by_position[k][v]: the residue a symbol v adds when k symbols follow it
+        self._positions = positions
+        self._by_position: list[tuple[int, ...]] | None = None   # made at the first use, not at start-up
+
+    def _tables(self) -> list[tuple[int, ...]]:
+        """_tables()[k][v]: the residue a symbol v adds when k symbols follow it."""
         by_position = [tuple(range(32))]
-        for _ in range(positions):
+        for _ in range(self._positions):
             by_position.append(tuple(self._shift(c) for c in by_position[-1]))
         self._by_position = by_position
+        return by_position
 
     def _shift(self, chk: int) -> int:
         return ((chk & self._mask) << 5) ^ self._table[chk >> self._top]
 
     def __call__(self, values: Sequence[int]) -> int:
         n = len(values)
-        by_position = self._by_position
+        by_position = self._by_position or self._tables()
         if not n:
             return 1
         if n >= len(by_position):

@@ -8,6 +8,7 @@ daemon gives each registered method its file (`with_cores_help`), so a new metho
 needs only its file here. Quill's own methods (no file) keep their generated help.
 """
 import dataclasses
+import functools
 from collections.abc import Sequence
 from importlib import resources
 
@@ -19,11 +20,16 @@ def core_help(method: str) -> str:
     return resources.files(__name__).joinpath(f"{method}.txt").read_text(encoding="utf-8")
 
 
-def has_core_help(method: str) -> bool:
-    return resources.files(__name__).joinpath(f"{method}.txt").is_file()
-
-
 def with_cores_help(methods: Sequence[Method]) -> list[Method]:
-    """``methods``, each Core also has carrying Core's help text."""
-    return [dataclasses.replace(m, core_help=core_help(m.name)) if not m.core_help and has_core_help(m.name) else m
+    """``methods``, each Core also has carrying Core's help text (the folder is listed once: the
+    daemon gives every method its text at start-up)."""
+    folder = resources.files(__name__)
+    texts = _text_files()
+    return [dataclasses.replace(m, core_help=folder.joinpath(f"{m.name}.txt").read_text(encoding="utf-8"))
+            if not m.core_help and f"{m.name}.txt" in texts else m
             for m in methods]
+
+
+@functools.cache
+def _text_files() -> frozenset[str]:
+    return frozenset(entry.name for entry in resources.files(__name__).iterdir() if entry.name.endswith(".txt"))
