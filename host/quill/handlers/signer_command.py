@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from quill.device.client import DeviceClient
+from quill.device.errors import DeviceUnavailable
+from quill.device.pool import DevicePool, NoDeviceHolds
 from quill.device.queue import DEVICE_THREAD, DeviceQueueFull
 from quill.extsigner.errors import ExternalSignerError
 from quill.extsigner.signer import SignerSource
@@ -38,7 +40,11 @@ class DeviceManagerLink:
         return str(self.device.spec)
 
     def connect(self) -> Iterator[DeviceClient]:
-        yield self.device.client()
+        try:
+            yield self.device.client()
+        except DeviceUnavailable as e:  # lost while the command used it (or never reached)
+            self.device.note_lost(e)    # a pool makes a repeatable command again elsewhere
+            raise
 
     def default_chain(self, client: DeviceClient) -> str | None:
         return self.chain
@@ -64,22 +70,68 @@ def signercommand(ctx: Any, args: list[Any]) -> Any:
 def own_device_runner(ctx: Any) -> Any:
     """What runs the external signer's commands when quilld has no -signer: quill-signer's
     argv (as Core's ExternalSigner passes them, after the signer's own command) run on the
-    device queue, answering as run_command_parse_json (a failure is ExternalSignerError)."""
+    device queue, answering as run_command_parse_json (a failure is ExternalSignerError).
+    With a pool of devices (several -device), a command bound to a fingerprint goes to a
+    device holding it, `enumerate` asks every device, and a command made again on another
+    device when its own was lost is one of REPEATABLE's."""
     def run(argv: list[str], stdin: str, timeout: float) -> Any:
         words = [word for word in argv if word != "--stdin"] + shlex.split(stdin)
+        command = _command_name(words)
+        pool = ctx.node.device
         if threading.current_thread().name == DEVICE_THREAD:
             # already at the device (a call on its queue): queueing again would wait for itself
             status, answer = run_command(ctx, words)
+        elif command == "enumerate" and isinstance(pool, DevicePool):
+            return _enumerate_pool(ctx, pool, words, timeout)
         else:
             try:
-                future = ctx.node.device_queue.submit(f"signer {_command_name(words)}", run_command, ctx, words)
+                future = ctx.node.device_queue.submit(f"signer {command}", run_command, ctx, words,
+                                                      fingerprint=_fingerprint(words),
+                                                      repeatable=command in REPEATABLE)
                 status, answer = future.result(timeout)
+            except NoDeviceHolds as e:
+                raise ExternalSignerError(f"Quill device: {e}") from None
             except (DeviceQueueFull, concurrent.futures.TimeoutError):
                 raise ExternalSignerError(f"Quill device: no answer within {timeout:g} seconds") from None
         if status:
             raise ExternalSignerError(f"Quill device: {answer['error']}")
         return answer
     return run
+
+
+# The signer's commands that read the device or sign (the same answer from any device holding
+# the key): made once more on another device when theirs is lost mid-command.
+REPEATABLE = frozenset(("getdescriptors", "getxpub", "displayaddress", "getkeypool", "signtx", "signmessage"))
+
+
+def _fingerprint(words: list[str]) -> str | None:
+    """The --fingerprint a command is bound to (Core's ExternalSigner always names it)."""
+    for i, word in enumerate(words):
+        if word.startswith("--fingerprint="):
+            return word.split("=", 1)[1].strip('"')
+        if word == "--fingerprint" and i + 1 < len(words):
+            return words[i + 1].strip('"')
+    return None
+
+
+def _enumerate_pool(ctx: Any, pool: DevicePool, words: list[str], timeout: float) -> list[Any]:
+    """`enumerate` on every device of the pool, each on its own queue, in the order given:
+    one entry per device (its path is its -device), and routing learns each fingerprint."""
+    futures = [(member, pool.queue.submit_to(member, "signer enumerate", run_command, ctx, words))
+               for member in pool.members]
+    entries: list[Any] = []
+    for member, future in futures:
+        try:
+            status, answer = future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise ExternalSignerError(f"Quill device: no answer within {timeout:g} seconds") from None
+        if status:
+            raise ExternalSignerError(f"Quill device: {answer['error']}")
+        for entry in answer:
+            fingerprint = entry.get("fingerprint") if isinstance(entry, dict) else None
+            pool.learnt(member, fingerprint if isinstance(fingerprint, str) else None)
+            entries.append(entry)
+    return entries
 
 
 def signer_source(ctx: Any) -> SignerSource | None:
