@@ -193,6 +193,7 @@ class DevicePool:
     def run(self, call: _Call, member: Member) -> None:
         call.tried.append(member)
         member.queue.submit(call.label, self._attempt, call, member)
+        log.debug("%s: queued on device %d", call.label, member.index)
 
     def _attempt(self, call: _Call, member: Member) -> None:
         """On the member's thread: the call, then its answer, or its one retry elsewhere."""
