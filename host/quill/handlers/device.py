@@ -1,7 +1,7 @@
 """Device RPCs: getdeviceinfo shows what the signing device reported and what it
 is doing (setconfirmationpolicy is in handlers/confirmation.py)."""
 from quill.amount import Amount
-from quill.device.errors import DeviceUnavailable
+from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import NO_DEVICE
 from quill.rpc.registry import Method
 
@@ -55,7 +55,7 @@ def getdeviceinfo(ctx, args):
     for member in members:
         try:
             described.append({"device": member.manager.spec, **_described(member.manager, member.queue.snapshot())})
-        except DeviceUnavailable as e:
+        except (DeviceError, DeviceUnavailable) as e:
             errors.append(e)
             described.append({"device": member.manager.spec, "state": "unavailable", "error": str(e),
                               "queue": member.queue.snapshot()})

@@ -31,9 +31,10 @@ from quill.signer.errors import SignerError
 class DeviceManagerLink:
     """The device as quilld holds it: its open client, lent for one command (never closed here)."""
 
-    def __init__(self, device: Any, chain: str) -> None:
+    def __init__(self, device: Any, chain: str, repeatable: bool = False) -> None:
         self.device = device
         self.chain = chain
+        self.repeatable = repeatable    # the command may be made again on another device
 
     @property
     def path(self) -> str:
@@ -43,7 +44,8 @@ class DeviceManagerLink:
         try:
             yield self.device.client()
         except DeviceUnavailable as e:  # lost while the command used it (or never reached)
-            self.device.note_lost(e)    # a pool makes a repeatable command again elsewhere
+            if self.repeatable:
+                self.device.note_lost(e)    # a pool makes it again on another device
             raise
 
     def default_chain(self, client: DeviceClient) -> str | None:
@@ -57,7 +59,8 @@ def run_command(ctx: Any, argv: list[str]) -> tuple[int, Any]:
         args = commands.parse_remote(argv)
     except SignerError as e:
         return 1, {"error": e.message, "code": e.code}
-    return commands.execute(args, DeviceManagerLink(device_of(ctx), ctx.node.chain_name))
+    link = DeviceManagerLink(device_of(ctx), ctx.node.chain_name, repeatable=args.command in REPEATABLE)
+    return commands.execute(args, link)
 
 
 def signercommand(ctx: Any, args: list[Any]) -> Any:
