@@ -4,11 +4,13 @@ calls (P2WPKH, INPUTS inputs each) until CALLS calls are answered. Prints calls/
 the speed-up over one device, and how the calls were shared between the devices (from
 -debug=device's log).
 
-Each emulated device is a MicroPython process that signs on one CPU core: the pool scales until
-the devices outnumber the machine's cores (os.cpu_count() is printed); a real board brings its
-own core, so a pool of boards scales with the boards.
+Two boards: the Pico, whose native module signs in well under a millisecond (quilld's own
+per-call work, one Python process, is then the limit and more devices only add processes to the
+machine's cores), and the pyboard, signing in Python (the device is the limit). Each emulated
+device is a MicroPython process on this machine's cores (os.cpu_count() is printed): the pool
+scales until the devices outnumber them; a real board brings its own core.
 
-    .venv/bin/python -m tests.bench.bench_device_pool [--calls 48] [--clients 8] [--inputs 10]
+    .venv/bin/python -m tests.bench.bench_device_pool [--calls 48] [--clients 8] [--inputs 10] [--board B]
 """
 import argparse
 import os
@@ -26,11 +28,11 @@ POOLS = (1, 2, 4)
 AMOUNT = 50_000
 
 
-def run(devices: int, calls: int, clients: int, inputs: int) -> tuple[float, Counter]:
+def run(devices: int, calls: int, clients: int, inputs: int, board: str) -> tuple[float, Counter]:
     key = keys(29, 1)[0]
     tx = unsigned_tx(inputs, 2, seed=29)
     entries = [prevtx(tx, i, p2wpkh(key.pubkey), AMOUNT) for i in range(inputs)]
-    board = boards.ready(boards.DEFAULT_BOARD)
+    board = boards.ready(board)
     with tempfile.TemporaryDirectory(prefix="quill-bench-pool-") as tmp, \
             QuillDaemon(tmp, *["-device=emulator"] * devices, f"-emuboard={board}", "-emuseed=none",
                         "-debug=device", f"-rpcworkqueue={calls}") as node:
@@ -67,18 +69,24 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=48)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--inputs", type=int, default=10)
+    parser.add_argument("--board", action="append",
+                        help="the emulated board (default: the Pico, signing with its native module, "
+                             f"then {boards.SMALLEST_BOARD}, signing in Python: a slow device)")
     args = parser.parse_args()
-    print(f"signrawtransactionwithkey, P2WPKH x{args.inputs}, {args.calls} calls from {args.clients} clients, "
-          f"{os.cpu_count()} CPU cores, emulated {boards.DEFAULT_BOARD}")
-    print(f"{'devices':>8} {'seconds':>8} {'calls/s':>8} {'sigs/s':>8} {'speed-up':>9}  calls per device")
-    base = None
-    for devices in POOLS:
-        seconds, shares = run(devices, args.calls, args.clients, args.inputs)
-        rate = args.calls / seconds
-        base = base or rate
-        share = " ".join(str(shares.get(i, 0)) for i in range(1, devices + 1))
-        print(f"{devices:>8} {seconds:>8.2f} {rate:>8.2f} {rate * args.inputs:>8.1f} {rate / base:>8.2f}x  {share}",
-              flush=True)
+    for board in args.board or [boards.DEFAULT_BOARD, boards.SMALLEST_BOARD]:
+        slow = board == boards.SMALLEST_BOARD and not args.board
+        calls, inputs = (args.calls, max(1, args.inputs // 2)) if slow else (args.calls, args.inputs)
+        print(f"\nsignrawtransactionwithkey, P2WPKH x{inputs}, {calls} calls from {args.clients} clients, "
+              f"{os.cpu_count()} CPU cores, emulated {board}")
+        print(f"{'devices':>8} {'seconds':>8} {'calls/s':>8} {'sigs/s':>8} {'speed-up':>9}  calls per device")
+        base = None
+        for devices in POOLS:
+            seconds, shares = run(devices, calls, args.clients, inputs, board)
+            rate = calls / seconds
+            base = base or rate
+            share = " ".join(str(shares.get(i, 0)) for i in range(1, devices + 1))
+            print(f"{devices:>8} {seconds:>8.2f} {rate:>8.2f} {rate * inputs:>8.1f} {rate / base:>8.2f}x  {share}",
+                  flush=True)
 
 
 if __name__ == "__main__":
