@@ -143,3 +143,22 @@ def test_no_device_given_is_unconfigured() -> None:
         assert pool.configured is False
     finally:
         pool.close()
+
+
+def test_a_fingerprint_bound_call_is_made_again_on_another_device_with_that_key() -> None:
+    same = b"\x73\xc5\xda\x0a"
+    pool = DevicePool([StandIn("a", b"\x11" * 4), StandIn("b", same), StandIn("c", same)], depth=4)  # type: ignore[list-item]
+    seen: list[str] = []
+
+    def lose_b() -> str:
+        seen.append(pool.spec)
+        if pool.spec == "b":
+            pool.note_lost(DeviceDisconnected("gone"))
+            return "error answer"
+        return "signed"
+
+    try:
+        assert pool.queue.submit("signer signtx", lose_b, fingerprint="73C5DA0A").result(5) == "signed"
+        assert seen == ["b", "c"]
+    finally:
+        pool.close()
