@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from quill.tx.transaction import Transaction
+from tests.firmware.test_keys_store import TPUB_84_1_0
 from tests.keys.emulated import TEST_MNEMONIC, EmulatedDevice
 from tests.kit import boards
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
@@ -264,6 +265,12 @@ def test_an_external_signer_wallet_signs_only_on_the_device_with_its_fingerprint
             address = _wallet_rpc(node, "getnewaddress")
             assert _wallet_rpc(node, "walletdisplayaddress", address) == {"address": address}
             assert _queued_on(node, "signer displayaddress") == [2]
+            # the bridge's signercommand: enumerate lists each device, a fingerprint picks its device
+            listed = node.rpc("signercommand", ["enumerate"])
+            assert [e["path"] for e in listed] == [other.port, ours.port]
+            assert listed[1]["fingerprint"] == TEST_FINGERPRINT != listed[0]["fingerprint"]
+            xpub = node.rpc("signercommand", ["--fingerprint", TEST_FINGERPRINT, "getxpub", "m/84h/1h/0h"])
+            assert xpub == {"xpub": TPUB_84_1_0}          # the test mnemonic's, not the other device's
             # two seeds attached: a new external-signer wallet gets Core's refusal
             with pytest.raises(RPCFailure) as e:
                 node.rpc("createwallet", "two", True, False, "", False, True, True, True)

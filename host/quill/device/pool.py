@@ -169,6 +169,22 @@ class DevicePool:
                 return False
         return known == fingerprint
 
+    def holder(self, fingerprint: str) -> Member | None:
+        """From a device's thread: the device this call runs on when it holds `fingerprint`,
+        else the first that does (asked directly, its session lock keeping its own calls
+        apart), else None."""
+        wanted = fingerprint.lower()
+        for member in sorted(self.members, key=lambda m: m is not self.current()):
+            known = member.known_fingerprint()
+            if known is False:
+                try:
+                    known = self._learn_fingerprint(member)
+                except (DeviceError, DeviceUnavailable, hwkeys.KeysUnavailable):
+                    continue
+            if known == wanted:
+                return member
+        return None
+
     @staticmethod
     def _learn_fingerprint(member: Member) -> str | None:
         """On the member's thread: its master key's fingerprint (None: no seed, locked)."""
@@ -181,12 +197,6 @@ class DevicePool:
             fingerprint = None
         member.fingerprint = (info.get("boot_id"), fingerprint)
         return fingerprint
-
-    def learnt(self, member: Member, fingerprint: str | None) -> None:
-        """What a device said its fingerprint is (its enumerate answer), for routing."""
-        boot_id = member.manager.cached_boot_id()
-        if boot_id is not None:
-            member.fingerprint = (boot_id, fingerprint)
 
     # ---- running a call on a device ----------------------------------------------------
 
@@ -250,13 +260,6 @@ class PoolQueue:
     def submit_once(self, label: str, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         """A call that must not be made twice (a batch: its other calls may not be repeatable)."""
         return self.submit(label, fn, *args, repeatable=False)
-
-    def submit_to(self, member: Member, label: str, fn: Callable[..., Any],
-                  *args: Any) -> concurrent.futures.Future[Any]:
-        """fn(*args) on that very device (asking each device in turn), never retried."""
-        call = _Call(label, fn, args, None, False)
-        self.pool.run(call, member)
-        return call.future
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Every device's calls, device by device (DeviceQueue.snapshot's entries)."""

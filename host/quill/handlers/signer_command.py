@@ -59,8 +59,17 @@ def run_command(ctx: Any, argv: list[str]) -> tuple[int, Any]:
         args = commands.parse_remote(argv)
     except SignerError as e:
         return 1, {"error": e.message, "code": e.code}
-    link = DeviceManagerLink(device_of(ctx), ctx.node.chain_name, repeatable=args.command in REPEATABLE)
-    return commands.execute(args, link)
+    device, chain = device_of(ctx), ctx.node.chain_name
+    if isinstance(device, DevicePool) and len(device.members) > 1:
+        if args.command == "enumerate":     # every device of the pool, in order
+            return 0, [entry for member in device.members
+                       for entry in commands.enumerate_devices(DeviceManagerLink(member.manager, chain))]
+        holder = device.holder(args.fingerprint) if args.fingerprint else None
+        if holder is not None and holder is not device.current():
+            # signercommand is queued on the least busy device: the command runs on the device
+            # holding its key, from here (that device's session lock keeps its own calls apart)
+            return commands.execute(args, DeviceManagerLink(holder.manager, chain))
+    return commands.execute(args, DeviceManagerLink(device, chain, repeatable=args.command in REPEATABLE))
 
 
 def signercommand(ctx: Any, args: list[Any]) -> Any:
@@ -75,17 +84,14 @@ def own_device_runner(ctx: Any) -> Any:
     argv (as Core's ExternalSigner passes them, after the signer's own command) run on the
     device queue, answering as run_command_parse_json (a failure is ExternalSignerError).
     With a pool of devices (several -device), a command bound to a fingerprint goes to a
-    device holding it, `enumerate` asks every device, and a command made again on another
-    device when its own was lost is one of REPEATABLE's."""
+    device holding it (run_command: `enumerate` asks every device), and a command made again
+    on another device when its own was lost is one of REPEATABLE's."""
     def run(argv: list[str], stdin: str, timeout: float) -> Any:
         words = [word for word in argv if word != "--stdin"] + shlex.split(stdin)
         command = _command_name(words)
-        pool = ctx.node.device
         if threading.current_thread().name == DEVICE_THREAD:
             # already at the device (a call on its queue): queueing again would wait for itself
             status, answer = run_command(ctx, words)
-        elif command == "enumerate" and isinstance(pool, DevicePool):
-            return _enumerate_pool(ctx, pool, words, timeout)
         else:
             try:
                 future = ctx.node.device_queue.submit(f"signer {command}", run_command, ctx, words,
@@ -115,26 +121,6 @@ def _fingerprint(words: list[str]) -> str | None:
         if word == "--fingerprint" and i + 1 < len(words):
             return words[i + 1].strip('"')
     return None
-
-
-def _enumerate_pool(ctx: Any, pool: DevicePool, words: list[str], timeout: float) -> list[Any]:
-    """`enumerate` on every device of the pool, each on its own queue, in the order given:
-    one entry per device (its path is its -device), and routing learns each fingerprint."""
-    futures = [(member, pool.queue.submit_to(member, "signer enumerate", run_command, ctx, words))
-               for member in pool.members]
-    entries: list[Any] = []
-    for member, future in futures:
-        try:
-            status, answer = future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            raise ExternalSignerError(f"Quill device: no answer within {timeout:g} seconds") from None
-        if status:
-            raise ExternalSignerError(f"Quill device: {answer['error']}")
-        for entry in answer:
-            fingerprint = entry.get("fingerprint") if isinstance(entry, dict) else None
-            pool.learnt(member, fingerprint if isinstance(fingerprint, str) else None)
-            entries.append(entry)
-    return entries
 
 
 def signer_source(ctx: Any) -> SignerSource | None:
