@@ -68,7 +68,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("printtoconsole", "Send trace/debug info to console (default: 1 when no -daemon. To disable logging to file, set -nodebuglogfile)"),
     Option("debuglogfile", "Specify location of debug log file (default: debug.log). Relative paths will be prefixed by a net-specific datadir location."),
     Option("debug", "Output debug and trace logging (default: -nodebug, supplying <category> is optional). If <category> is not supplied or if <category> is 1 or \"all\", output all debug logging. <category> can be: rpc, http, device, chain, wallet."),
-    Option("device", "Signing device: emulator (start quill-emu), auto (find a board by USB VID/PID), a serial port path or a pyserial URL (default: none)"),
+    Option("device", "Signing device: emulator (start quill-emu), auto (find a board by USB VID/PID), a serial port path or a pyserial URL (default: none). May be given several times: a pool of devices (the -emu* options apply to every emulator)"),
     Option("emuboard", "The board the emulated device models: its heap, firmware loading and crypto module, a board of boards/ (rpi_pico, esp32_s3, pyboard, ...) (default: rpi_pico; on a qemu target the board it stands for)"),
     Option("emuheap", "Experiment: heap size of the emulated device, as MicroPython's -X heapsize (default: its board's)"),
     Option("emuseed", "The emulated device's seed: generate (made on the device at its first start, kept in <datadir>/<chain>/emulator/seed.bin) or none (default: generate; none on a qemu target)"),
@@ -227,6 +227,14 @@ class Args:
         for values in self._layers(name):
             out.extend(values)
         return out
+
+    def get_list(self, name) -> list:
+        """Every value of the highest-precedence layer that sets `name`: a list option given on
+        the command line replaces the conf file's values, as a single value does (-device)."""
+        for values in self._layers(name):
+            if values:
+                return list(values)
+        return []
 
     def get_bool(self, name, default: bool, use_chain=True) -> bool:
         value = self.get(name, None, use_chain)

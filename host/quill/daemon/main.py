@@ -17,7 +17,7 @@ from quill.daemon.node import Node
 from quill.device.client import SHORT_TIMEOUT
 from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
-from quill.device.queue import DeviceQueue
+from quill.device.pool import DevicePool
 from quill.dirlock import try_lock
 from quill.emulator.launcher import DISPLAYS, TARGETS, board_for, confirmation_options
 from quill.handlers import (
@@ -98,9 +98,9 @@ class Daemon:
         if self.lock_fd is None:
             raise OSError(f"Cannot obtain a lock on directory {self.chain_datadir}. Quill is probably already running.")
         self.log_path = self._log_path()
-        self.emulator_args = self._emulator_args()
+        self._emulator_args()     # the -emu* options checked before anything starts
         self.cookie_path = None
-        self.device: DeviceManager | None = None
+        self.device: DevicePool | None = None
         self.chain_service = None
         self.wallets = None
 
@@ -153,10 +153,11 @@ class Daemon:
 
     # -- device ----------------------------------------------------------
 
-    def _emulator_args(self) -> list:
-        """quill-emu's options for -device=emulator: the board modelled (-emuboard, -emuheap),
-        where it runs, its seed (-emuseed), and the user confirmation (-emuapprove,
-        -emuconfirmtimeout). Policy, approval channel and seed in <chain datadir>/emulator."""
+    def _emulator_args(self, index: int = 1) -> list:
+        """quill-emu's options for the index-th -device=emulator: the board modelled (-emuboard,
+        -emuheap), where it runs, its seed (-emuseed), and the user confirmation (-emuapprove,
+        -emuconfirmtimeout). Policy, approval channel and seed in <chain datadir>/emulator (the
+        first emulator) or emulator-<index>: each emulated device has its own flash."""
         emulator_args = []
         if self.args.is_set("emuheap"):
             emulator_args = ["--heapsize", self.args.get("emuheap")]
@@ -180,8 +181,8 @@ class Daemon:
         approve = self.args.get("emuapprove", "auto")
         timeout = self.args.get_int("emuconfirmtimeout", 0) or None
         try:
-            emulator_args += confirmation_options(approve, os.path.join(self.chain_datadir, "emulator"),
-                                                  timeout)
+            flash = os.path.join(self.chain_datadir, _numbered("emulator", index))
+            emulator_args += confirmation_options(approve, flash, timeout)
         except ValueError as e:
             raise config.ConfigError(f"-emuapprove: {e}") from None
         if self.args.is_set("emudisplay"):   # else quill-emu's default (launcher.default_display)
@@ -190,29 +191,38 @@ class Daemon:
                 raise config.ConfigError(f"-emudisplay: unknown panel '{display}' ({', '.join(DISPLAYS)})")
             emulator_args += ["--display", display]
         if self.args.is_set("emuscreen"):
-            emulator_args += ["--screen-dir", os.path.abspath(self.args.get("emuscreen"))]
+            emulator_args += ["--screen-dir", _numbered(os.path.abspath(self.args.get("emuscreen")), index)]
         return emulator_args
 
-    def open_device(self) -> DeviceManager:
-        spec = self.args.get("device", "")
+    def open_devices(self, depth: int) -> DevicePool:
+        """Every -device, in the order given, as one pool (none given: a pool whose calls fail
+        as NO_DEVICE says). The k-th emulator keeps its flash and log apart from the others'."""
+        specs = [spec for spec in self.args.get_list("device") if spec]
         timeout = self.args.get_int("devicetimeout", 0)
-        return DeviceManager(spec, datadir=self.chain_datadir, logger=logging.getLogger("quill.device"),
-                             emulator_args=self.emulator_args,
-                             short_timeout=float(timeout) if timeout > 0 else SHORT_TIMEOUT)
+        managers = []
+        emulators = 0
+        for spec in specs:
+            emulators += spec == "emulator"
+            managers.append(DeviceManager(spec, datadir=self.chain_datadir, logger=logging.getLogger("quill.device"),
+                                          emulator_args=self._emulator_args(emulators) if spec == "emulator" else (),
+                                          short_timeout=float(timeout) if timeout > 0 else SHORT_TIMEOUT,
+                                          log_name=_numbered("quill-emu", emulators) + ".log"))
+        return DevicePool(managers, depth)
 
     @staticmethod
-    def announce_device(manager: DeviceManager) -> None:
-        """Open the device once at start-up so the log says what is attached."""
-        if not manager.configured:
+    def announce_device(pool: DevicePool) -> None:
+        """Open each device once at start-up so the log says what is attached."""
+        if not pool.configured:
             log.info("No signing device configured (-device); signing calls will fail until one is given")
             return
-        try:
-            info = manager.info()
-        except (DeviceError, DeviceUnavailable) as e:
-            log.warning("Signing device not available yet: %s", e)
-            return
-        log.info("Signing device: %s, firmware %s, protocol %s", info.get("board"),
-                 info.get("firmware_version"), info.get("protocol_version"))
+        for member in pool.members:
+            try:
+                info = member.manager.info()
+            except (DeviceError, DeviceUnavailable) as e:
+                log.warning("Signing device %d not available yet: %s", member.index, e)
+                continue
+            log.info("Signing device %d: %s, firmware %s, protocol %s", member.index, info.get("board"),
+                     info.get("firmware_version"), info.get("protocol_version"))
 
     # -- chain and wallets -----------------------------------------------
 
@@ -229,8 +239,7 @@ class Daemon:
                             accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False)).start()
 
     def open_services(self, node):
-        """Device, chain, then the wallets that follow the chain."""
-        node.device = self.device = self.open_device()
+        """Chain, then the wallets that follow the chain (the devices are opened in run())."""
         node.chain = self.chain_service = self.open_chain()
         if self.chain_service is not None:
             node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir)
@@ -248,8 +257,9 @@ class Daemon:
         registry = build_registry()
         dispatcher = Dispatcher(registry)
         work_queue = max(1, self.args.get_int("rpcworkqueue", 64))
-        device_queue = DeviceQueue(work_queue)
-        node = Node(chain_name=self.chain, datadir=self.datadir, chain_datadir=self.chain_datadir,
+        self.device = self.open_devices(work_queue)
+        device_queue = self.device.queue
+        node = Node(device=self.device, chain_name=self.chain, datadir=self.datadir, chain_datadir=self.chain_datadir,
                     log_path=self.log_path or "", deprecated_rpc=self.args.get_all("deprecatedrpc"),
                     registry=registry, active_commands=dispatcher.active, device_queue=device_queue,
                     signer=self.args.get("signer", ""), fallback_fee=FallbackFee(self.args.get("fallbackfee")))
@@ -301,6 +311,11 @@ class Daemon:
                 auth.remove_cookie(self.cookie_path)
             log.info("Shutdown: done")
         return 1 if aborted else 0
+
+
+def _numbered(name: str, index: int) -> str:
+    """name for the first device, name-<index> for the others."""
+    return name if index <= 1 else f"{name}-{index}"
 
 
 def restrict_new_files(args: config.Args) -> None:

@@ -50,11 +50,12 @@ QEMU_SHORT_TIMEOUT = 30.0
 
 class DeviceManager:
     def __init__(self, spec, datadir=None, logger=None, emulator_args=(),
-                 short_timeout=SHORT_TIMEOUT):
+                 short_timeout=SHORT_TIMEOUT, log_name="quill-emu.log"):
         self.spec = spec or ""
         self.datadir = Path(datadir) if datadir else None
         self.log = logger or logging.getLogger("quill.device")
         self.emulator_args = list(emulator_args)
+        self.log_name = log_name        # the emulator's stderr, in datadir
         if spec == "emulator" and any(a.startswith("qemu-") for a in self.emulator_args):
             # an emulated Cortex-M takes its input through a UART that QEMU feeds as the
             # host machine lets it run: a loaded machine must not look like a dead link
@@ -88,6 +89,17 @@ class DeviceManager:
         if refresh or self._info is None or client is not self._info[0]:
             self._info = (client, client.get_info())
         return self._info[1]
+
+    def cached_boot_id(self):
+        """The boot_id of the cached get_info while its connection is up, else None (no I/O)."""
+        cached = self._info
+        if cached is None or not cached[0].connected:
+            return None
+        return cached[1].get("boot_id")
+
+    def note_lost(self, exc):
+        """A lone device has nowhere else to go: the caller's error is the answer
+        (DevicePool.note_lost routes the call elsewhere)."""
 
     def forget_info(self):
         """Drop the cached get_info (the device restarted): the next info() reads it."""
@@ -125,7 +137,7 @@ class DeviceManager:
         log = None
         if self.datadir is not None:
             self.datadir.mkdir(parents=True, exist_ok=True)
-            log = open(self.datadir / "quill-emu.log", "ab")
+            log = open(self.datadir / self.log_name, "ab")
         proc = subprocess.Popen([sys.executable, "-m", "quill.emulator.main", *self.emulator_args],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL if log is None else log)

@@ -59,6 +59,14 @@ class DeviceQueue:
             self._cond.notify()
         return job.future
 
+    # one device has nowhere else to make a call again: every call is made once
+    submit_once = submit
+
+    def load(self) -> int:
+        """How many calls are at or waiting for the device."""
+        with self._cond:
+            return len(self._waiting) + (self._running is not None)
+
     def snapshot(self) -> list[dict[str, Any]]:
         """Every call at or waiting for the device, in order: position 0 is the one
         the device is doing now; duration in microseconds since it was queued."""

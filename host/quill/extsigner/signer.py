@@ -59,7 +59,7 @@ class ExternalSigner:
 
     def _sign(self, psbt: PSBT) -> PSBT:
         encoded = encode_base64_psbt(psbt)
-        if not any(self._is_ours(txin) for txin in psbt.inputs):
+        if not self.signs_for(psbt):
             raise SignRefused(f"Signer fingerprint {self.fingerprint} does not match any of the inputs:\n"
                                       f"{encoded}")
         result = self.runner([*self.command, "--stdin", "--fingerprint", self.fingerprint,
@@ -76,6 +76,10 @@ class ExternalSigner:
             raise SignRefused(f"TX decode failed {e}") from None
         check_signer_outputs(psbt, signed)
         return signed
+
+    def signs_for(self, psbt: PSBT) -> bool:
+        """Whether some input of the PSBT names this signer's master key."""
+        return any(self._is_ours(txin) for txin in psbt.inputs)
 
     def _is_ours(self, txin: Any) -> bool:
         origins = [*txin.hd_keypaths.values(), *(origin for _, origin in txin.tap_bip32_paths.values())]
@@ -108,9 +112,10 @@ def check_signer_outputs(original: PSBT, signed: PSBT) -> None:
 
 
 def enumerate_signers(command: str, chain: str, runner: Runner = run_command_parse_json,
-                      ready_only: bool = False) -> list[ExternalSigner]:
-    """Core's ExternalSigner::Enumerate: `<command> enumerate`, duplicates skipped. `ready_only`
-    (quilld's own device): a device that cannot sign (no seed, locked) is left out, not an error."""
+                      ready_only: bool = False, distinct: bool = True) -> list[ExternalSigner]:
+    """Core's ExternalSigner::Enumerate: `<command> enumerate`, duplicates skipped (unless not
+    `distinct`: quilld's own pool, listed device by device). `ready_only` (quilld's own
+    device): a device that cannot sign (no seed, locked) is left out, not an error."""
     result = runner([*split_command(command), "enumerate"], "", QUERY_TIMEOUT)
     if not isinstance(result, list):
         raise ExternalSignerError(f"'{command}' received invalid response, expected array of signers")
@@ -129,7 +134,7 @@ def enumerate_signers(command: str, chain: str, runner: Runner = run_command_par
             raise ExternalSignerError(f"'{command}' received invalid response, missing signer fingerprint")
         if not isinstance(fingerprint, str) or len(fingerprint) != 8 or not _is_hex(fingerprint):
             raise ExternalSignerError(f"'{command}' received invalid fingerprint, must be 8 hex characters")
-        if any(s.fingerprint == fingerprint for s in signers):
+        if distinct and any(s.fingerprint == fingerprint for s in signers):
             continue
         model = entry.get("model")
         name = model if isinstance(model, str) else ""
@@ -152,15 +157,23 @@ class SignerSource:
     command: str
     runner: Runner = field(default=run_command_parse_json)
 
-    def enumerate(self, chain: str) -> list[ExternalSigner]:
-        return enumerate_signers(self.command, chain, self.runner, ready_only=not self.command)
+    def enumerate(self, chain: str, every_device: bool = False) -> list[ExternalSigner]:
+        """The signers, one per fingerprint; every_device: quilld's own devices one by one
+        (two devices with one seed are two entries), as enumeratesigners lists them."""
+        return enumerate_signers(self.command, chain, self.runner, ready_only=not self.command,
+                                 distinct=bool(self.command) or not every_device)
 
 
-def get_external_signer(source: SignerSource | None, chain: str) -> ExternalSigner:
-    """Core's ExternalSignerScriptPubKeyMan::GetExternalSigner: the one signer connected."""
+def get_external_signer(source: SignerSource | None, chain: str,
+                        bound: Callable[[ExternalSigner], bool] | None = None) -> ExternalSigner:
+    """Core's ExternalSignerScriptPubKeyMan::GetExternalSigner: the one signer connected.
+    quilld's own pool of devices may hold several keys: `bound` then picks the signers the
+    request names (the PSBT's inputs, the descriptor's origin), when some match."""
     if source is None:
         raise no_signer_option()
     signers = source.enumerate(chain)
+    if bound is not None and not source.command and len(signers) > 1:
+        signers = [s for s in signers if bound(s)] or signers
     if not signers:
         raise NoSingleSigner("No external signers found")
     if len(signers) > 1:
@@ -168,11 +181,12 @@ def get_external_signer(source: SignerSource | None, chain: str) -> ExternalSign
     return signers[0]
 
 
-def signer_for_signing(source: SignerSource | None, chain: str) -> ExternalSigner:
+def signer_for_signing(source: SignerSource | None, chain: str, psbt: PSBT | None = None) -> ExternalSigner:
     """GetExternalSigner as FillPSBT uses it: its own failures are EXTERNAL_SIGNER_NOT_FOUND (the
-    reason logged); a signer that cannot be run or answers nonsense fails as ExternalSignerError."""
+    reason logged); a signer that cannot be run or answers nonsense fails as ExternalSignerError.
+    psbt: in a pool of devices, the signer whose key its inputs name."""
     try:
-        return get_external_signer(source, chain)
+        return get_external_signer(source, chain, None if psbt is None else lambda s: s.signs_for(psbt))
     except NoSingleSigner as e:
         log.warning("%s", e.message)
         raise SignerNotFound() from None
@@ -180,7 +194,8 @@ def signer_for_signing(source: SignerSource | None, chain: str) -> ExternalSigne
 
 def display_address(source: SignerSource | None, chain: str, descriptor: str, address: str) -> None:
     """Core's CWallet::DisplayAddress through the signer: it must echo `address`."""
-    result = get_external_signer(source, chain).display_address(descriptor)
+    result = get_external_signer(source, chain, lambda s: f"[{s.fingerprint.lower()}" in descriptor.lower()
+                                 ).display_address(descriptor)
     error = result.get("error") if isinstance(result, dict) else None
     if isinstance(error, str):
         raise DisplayAddressError(f"Signer returned error: {error}")

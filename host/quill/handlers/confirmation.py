@@ -13,10 +13,14 @@ def setconfirmationpolicy(ctx, args):
     if amount is not None:
         params["amount"] = amount_from_value(amount)
     device = device_of(ctx)
-    # loosening waits for the user's confirmation on the device
-    result = device.client().call("set_confirm_policy", params, awaits_user=True)
-    device.info(refresh=True)
-    return policy_json(result)
+    # a pool of devices (several -device): every device, in order, gets the policy
+    managers = [m.manager for m in device.members] if hasattr(device, "members") else [device]
+    results = []
+    for manager in managers:
+        # loosening waits for the user's confirmation on the device
+        results.append(manager.client().call("set_confirm_policy", params, awaits_user=True))
+        manager.info(refresh=True)
+    return policy_json(results[0])
 
 
 METHODS = [

@@ -1,7 +1,7 @@
 """Device RPCs: getdeviceinfo shows what the signing device reported and what it
 is doing (setconfirmationpolicy is in handlers/confirmation.py)."""
 from quill.amount import Amount
-from quill.device.errors import DeviceUnavailable
+from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import NO_DEVICE
 from quill.rpc.registry import Method
 
@@ -44,10 +44,34 @@ def _current_info(device):
 
 
 def getdeviceinfo(ctx, args):
-    client, info = _current_info(device_of(ctx))
-    info = dict(info, state=client.ping())   # ping is answered even mid-request
-    # the calls at (position 0) or waiting for the device, in order
-    info["queue"] = ctx.node.device_queue_snapshot() if hasattr(ctx.node, "device_queue_snapshot") else []
+    device = device_of(ctx)
+    members = getattr(device, "members", None)
+    if members is None:     # a lone DeviceManager: the node's queue is its queue
+        queue = ctx.node.device_queue_snapshot() if hasattr(ctx.node, "device_queue_snapshot") else []
+        return _described(device, queue)
+    # a pool (quill.device.pool): each device, then the first that answers at the top, as a
+    # single device was shown before pools (its queue at the top is its own)
+    described, errors = [], []
+    for member in members:
+        try:
+            described.append({"device": member.manager.spec, **_described(member.manager, member.queue.snapshot())})
+        except (DeviceError, DeviceUnavailable) as e:
+            errors.append(e)
+            described.append({"device": member.manager.spec, "state": "unavailable", "error": str(e),
+                              "queue": member.queue.snapshot()})
+    first = next((entry for entry in described if "error" not in entry), None)
+    if first is None:
+        raise errors[0]
+    result = {k: v for k, v in first.items() if k != "device"}
+    result["devices"] = described
+    return result
+
+
+def _described(device, queue):
+    """What one device reports, its state (ping is answered even mid-request) and the calls
+    at (position 0) or waiting for it, in order."""
+    client, info = _current_info(device)
+    info = dict(info, state=client.ping(), queue=queue)
     ordered = {k: info[k] for k in FIELD_ORDER if k in info}
     ordered.update((k, info[k]) for k in sorted(info) if k not in ordered)
     if isinstance(ordered.get("confirmation"), dict):
@@ -60,7 +84,7 @@ METHODS = [
         "getdeviceinfo", "device", getdeviceinfo,
         description="Returns what the signing device reports about itself (its get_info):\n"
                     "versions, board, free heap, limits and the methods, script types and\n"
-                    "sighash types it supports.",
+                    "sighash types it supports; with several devices, each one in devices.",
         result="""{                             (json object)
   "firmware_version" : "str",   (string) firmware version
   "protocol_version" : n,       (numeric) device protocol version
@@ -90,6 +114,17 @@ METHODS = [
       "method" : "str",         (string) the RPC method
       "position" : n,           (numeric) 0: the device is doing it now; 1: next; ...
       "duration" : n            (numeric) microseconds since the call was queued
+    },
+    ...
+  ],
+  "devices" : [                 (json array) every device (-device given several times: a pool), in
+                                order; the fields above are the first answering device's
+    {
+      "device" : "str",         (string) the -device it was given as (emulator, a port, a URL)
+      ...                       the fields above, of this device; or, when it cannot be reached:
+      "state" : "unavailable",  (string)
+      "error" : "str",          (string) why
+      "queue" : [ ... ]         (json array) its calls, as above
     },
     ...
   ]

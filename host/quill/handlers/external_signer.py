@@ -29,7 +29,7 @@ def enumeratesigners(ctx: Any, args: list[Any]) -> Any:
     source = signer_source(ctx)
     if source is None:
         raise RPCError(RPC_MISC_ERROR, "Error: " + no_signer_option().message)
-    signers = source.enumerate(ctx.node.chain_name)
+    signers = source.enumerate(ctx.node.chain_name, every_device=True)
     return {"signers": [{"fingerprint": s.fingerprint, "name": s.name} for s in signers]}
 
 
@@ -50,7 +50,7 @@ def signer_of(ctx: Any) -> Any:
     """The signing step an external-signer wallet's FillPSBT takes: Core's GetExternalSigner
     (any failure: EXTERNAL_SIGNER_NOT_FOUND), then its SignTransaction."""
     def sign(psbt: PSBT) -> PSBT:
-        return signer_for_signing(signer_source(ctx), ctx.node.chain_name).sign_transaction(psbt)
+        return signer_for_signing(signer_source(ctx), ctx.node.chain_name, psbt).sign_transaction(psbt)
     return sign
 
 

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from quill.device.client import DeviceClient
+from quill.device.errors import DeviceUnavailable
+from quill.device.pool import DevicePool, NoDeviceHolds
 from quill.device.queue import DEVICE_THREAD, DeviceQueueFull
 from quill.extsigner.errors import ExternalSignerError
 from quill.extsigner.signer import SignerSource
@@ -29,16 +31,22 @@ from quill.signer.errors import SignerError
 class DeviceManagerLink:
     """The device as quilld holds it: its open client, lent for one command (never closed here)."""
 
-    def __init__(self, device: Any, chain: str) -> None:
+    def __init__(self, device: Any, chain: str, repeatable: bool = False) -> None:
         self.device = device
         self.chain = chain
+        self.repeatable = repeatable    # the command may be made again on another device
 
     @property
     def path(self) -> str:
         return str(self.device.spec)
 
     def connect(self) -> Iterator[DeviceClient]:
-        yield self.device.client()
+        try:
+            yield self.device.client()
+        except DeviceUnavailable as e:  # lost while the command used it (or never reached)
+            if self.repeatable:
+                self.device.note_lost(e)    # a pool makes it again on another device
+            raise
 
     def default_chain(self, client: DeviceClient) -> str | None:
         return self.chain
@@ -51,7 +59,17 @@ def run_command(ctx: Any, argv: list[str]) -> tuple[int, Any]:
         args = commands.parse_remote(argv)
     except SignerError as e:
         return 1, {"error": e.message, "code": e.code}
-    return commands.execute(args, DeviceManagerLink(device_of(ctx), ctx.node.chain_name))
+    device, chain = device_of(ctx), ctx.node.chain_name
+    if isinstance(device, DevicePool) and len(device.members) > 1:
+        if args.command == "enumerate":     # every device of the pool, in order
+            return 0, [entry for member in device.members
+                       for entry in commands.enumerate_devices(DeviceManagerLink(member.manager, chain))]
+        holder = device.holder(args.fingerprint) if args.fingerprint else None
+        if holder is not None and holder is not device.current():
+            # signercommand is queued on the least busy device: the command runs on the device
+            # holding its key, from here (that device's session lock keeps its own calls apart)
+            return commands.execute(args, DeviceManagerLink(holder.manager, chain))
+    return commands.execute(args, DeviceManagerLink(device, chain, repeatable=args.command in REPEATABLE))
 
 
 def signercommand(ctx: Any, args: list[Any]) -> Any:
@@ -64,22 +82,45 @@ def signercommand(ctx: Any, args: list[Any]) -> Any:
 def own_device_runner(ctx: Any) -> Any:
     """What runs the external signer's commands when quilld has no -signer: quill-signer's
     argv (as Core's ExternalSigner passes them, after the signer's own command) run on the
-    device queue, answering as run_command_parse_json (a failure is ExternalSignerError)."""
+    device queue, answering as run_command_parse_json (a failure is ExternalSignerError).
+    With a pool of devices (several -device), a command bound to a fingerprint goes to a
+    device holding it (run_command: `enumerate` asks every device), and a command made again
+    on another device when its own was lost is one of REPEATABLE's."""
     def run(argv: list[str], stdin: str, timeout: float) -> Any:
         words = [word for word in argv if word != "--stdin"] + shlex.split(stdin)
+        command = _command_name(words)
         if threading.current_thread().name == DEVICE_THREAD:
             # already at the device (a call on its queue): queueing again would wait for itself
             status, answer = run_command(ctx, words)
         else:
             try:
-                future = ctx.node.device_queue.submit(f"signer {_command_name(words)}", run_command, ctx, words)
+                future = ctx.node.device_queue.submit(f"signer {command}", run_command, ctx, words,
+                                                      fingerprint=_fingerprint(words),
+                                                      repeatable=command in REPEATABLE)
                 status, answer = future.result(timeout)
+            except NoDeviceHolds as e:
+                raise ExternalSignerError(f"Quill device: {e}") from None
             except (DeviceQueueFull, concurrent.futures.TimeoutError):
                 raise ExternalSignerError(f"Quill device: no answer within {timeout:g} seconds") from None
         if status:
             raise ExternalSignerError(f"Quill device: {answer['error']}")
         return answer
     return run
+
+
+# The signer's commands that read the device or sign (the same answer from any device holding
+# the key): made once more on another device when theirs is lost mid-command.
+REPEATABLE = frozenset(("getdescriptors", "getxpub", "displayaddress", "getkeypool", "signtx", "signmessage"))
+
+
+def _fingerprint(words: list[str]) -> str | None:
+    """The --fingerprint a command is bound to (Core's ExternalSigner always names it)."""
+    for i, word in enumerate(words):
+        if word.startswith("--fingerprint="):
+            return word.split("=", 1)[1].strip('"')
+        if word == "--fingerprint" and i + 1 < len(words):
+            return words[i + 1].strip('"')
+    return None
 
 
 def signer_source(ctx: Any) -> SignerSource | None:

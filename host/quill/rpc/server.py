@@ -53,6 +53,7 @@ from typing import Any, Callable
 import httptools
 
 from quill.daemon.memory import release_free_memory
+from quill.device.pool import PoolQueue
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
@@ -206,7 +207,8 @@ class _FailureGate:
 class RPCServer:
     def __init__(self, *, dispatcher: Dispatcher, authenticator: Any, allowlist: Any, node: Any,
                  binds: list[tuple[str, int]], work_queue: int = 64, threads: int = 16, timeout: float = 30.0,
-                 device_queue: DeviceQueue | None = None, auth_failure_delay: float = AUTH_FAILURE_DELAY) -> None:
+                 device_queue: DeviceQueue | PoolQueue | None = None,
+                 auth_failure_delay: float = AUTH_FAILURE_DELAY) -> None:
         self.dispatcher = dispatcher
         self.authenticator = authenticator
         self.allowlist = allowlist
@@ -417,7 +419,9 @@ class RPCServer:
     async def _on_device(self, value: Any, ctx: CallContext) -> tuple[int, bytes | None]:
         label = _device_label(value)
         try:
-            future = self.device_queue.submit(label, self.dispatcher.process_value, value, ctx)
+            # a batch is made once: if its device goes, its other calls may not bear repeating
+            submit = self.device_queue.submit_once if isinstance(value, list) else self.device_queue.submit
+            future = submit(label, self.dispatcher.process_value, value, ctx)
         except DeviceQueueFull:
             log.warning("Request rejected because the device queue is full (%d waiting)", self.device_queue.depth)
             return 503, _QUEUE_FULL

@@ -142,16 +142,20 @@ def _device_signatures(node, t, requests, script_types, stats):
     if device is None or not getattr(device, "configured", True):
         raise DeviceUnavailable(NO_DEVICE)
     for attempt in (1, 2):
-        info = device.info()
-        check_device(info, t.tx, requests, script_types, t.hash_type, t.spent)
         try:
+            info = device.info()
+            check_device(info, t.tx, requests, script_types, t.hash_type, t.spent)
             return sign_on_device(device.client(), info, t.tx, t.spent, requests, t.hash_type, stats,
                                   device_network(node.chain_name))
         except DeviceRestarted as e:
             _refresh_info(device)
             # a restart between two calls refused this call's sign_begin: sign with the new boot
             if not e.before_session or attempt == 2:
+                device.note_lost(e)     # a pool makes the call again on another device
                 raise
+        except DeviceUnavailable as e:  # vanished, unreachable, no answer: nothing was returned
+            device.note_lost(e)
+            raise
     raise AssertionError("unreachable")
 
 
