@@ -29,6 +29,8 @@ large one. A body of LARGE_BODY_LIMIT or more is
 parsed, run and answered on its own one-thread lane, in bounded slices
 (rpc/univalue_sliced): no C call holds the interpreter for long, so the loop and
 the other clients go on meanwhile, and large requests cannot crowd out the pool.
+That lane's thread runs at a lower CPU priority (LARGE_LANE_NICE): on a busy
+machine the loop and the good clients' own processes get the cores first.
 Once none is left, the heap's free memory is given back (daemon/memory).
 
 Wrong credentials are answered after AUTH_FAILURE_DELAY, one failure at a time
@@ -41,7 +43,9 @@ the guessers still connected. The comparison itself is constant-time (rpc/auth.p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -69,6 +73,7 @@ MAX_BODY_SIZE = 0x02000000  # 32 MiB, as Core
 MAX_BUFFERED_BYTES = 2 * MAX_BODY_SIZE
 INLINE_BODY_LIMIT = 16384  # larger bodies are parsed and run on a worker, whatever the method
 LARGE_BODY_LIMIT = 1 << 20  # from this size on, on the large lane, in bounded slices
+LARGE_LANE_NICE = 10  # the large lane's thread runs this much nicer than the rest of quilld
 TRIM_DELAYS = (0.25, 2.0)  # seconds after the last large request to give free memory back
 LISTEN_BACKLOG = 1024  # connections waiting to be accepted: a burst of them is not dropped
 AUTH_FAILURE_DELAY = 0.25
@@ -106,10 +111,11 @@ class WorkQueue:
 
     _STOP = object()
 
-    def __init__(self, threads: int, depth: int) -> None:
+    def __init__(self, threads: int, depth: int, name: str = "rpc-worker", nice: int = 0) -> None:
         self.depth = depth
+        self.nice = nice
         self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self.workers = [threading.Thread(target=self._work, name=f"rpc-worker-{i}", daemon=True)
+        self.workers = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
                         for i in range(threads)]
         for worker in self.workers:
             worker.start()
@@ -121,6 +127,8 @@ class WorkQueue:
         return future
 
     def _work(self) -> None:
+        if self.nice:
+            _lower_priority(self.nice)
         while self._one(self.jobs.get()):
             pass
 
@@ -145,6 +153,13 @@ class WorkQueue:
             self.jobs.put(self._STOP)
         for worker in self.workers:
             worker.join()
+
+
+def _lower_priority(nice: int) -> None:
+    """This thread's CPU priority lowered by `nice` (Linux schedules threads one by one). A thread
+    only ever lowers its own priority, which needs no privilege; elsewhere nothing changes."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0) + nice)
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -215,7 +230,9 @@ class RPCServer:
         self.node = node
         self.binds = binds
         self.queue = WorkQueue(threads, work_queue)
-        self.large = WorkQueue(1, work_queue)
+        # Large requests are bulk work: their thread yields the CPU to the event loop and to
+        # other processes (the good clients) when the machine is busy.
+        self.large = WorkQueue(1, work_queue, name="rpc-large", nice=LARGE_LANE_NICE)
         self.large_in_flight = 0
         self.device_queue = device_queue if device_queue is not None else DeviceQueue(work_queue)
         self.timeout = timeout
