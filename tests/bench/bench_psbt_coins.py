@@ -1,7 +1,8 @@
 """PSBT and wallet-coin benchmark, Quill beside the real Bitcoin Core in the same run:
 
-* decodepsbt of a 500-input PSBT (witness UTXO and a BIP32 derivation on every input);
-* listunspent and getbalance of watch-only wallets holding 1k, 10k and 100k UTXOs;
+* decodepsbt and analyzepsbt of 100- and 500-input PSBTs (witness UTXO and a BIP32 derivation on
+  every input);
+* listunspent, getbalance and getbalances of watch-only wallets holding 1k, 10k and 100k UTXOs;
 * walletcreatefundedpsbt with automatic coin selection from the 1k and 10k wallets (0.01 BTC
   from 1,000-20,000 sat coins at 5 sat/vB: tens of inputs, every algorithm runs).
 
@@ -10,7 +11,8 @@ blocks given to submitblock); Core's watch-only wallets and Quill's (quilld foll
 -chainsource) hold the same descriptors, and each call's answer is checked to be the same size on
 both before it is timed. Core's data directory (chain and wallets) is cached in
 ~/.cache/quill/bench/ between runs. Times are the median of 5 calls over HTTP JSON-RPC (one
-kept-alive connection per wallet, JSON decoding included); the load average is printed with them.
+kept-alive connection per wallet, JSON decoding included), Core's and Quill's calls alternating
+round by round so that both see the same load; the load average is printed with them.
 
     .venv/bin/python -m tests.bench.bench_psbt_coins [sizes...]     (default 1000 10000 100000)
 """
@@ -43,13 +45,15 @@ FUND_MAX = 10_000     # walletcreatefundedpsbt at these sizes and below
 FUND_ARGS = ([], [{ANYONE_ADDRESS: "0.01"}], 0, {"fee_rate": 5, "changeAddress": ANYONE_ADDRESS})
 
 
-def median_ms(call: Any) -> float:
-    times = []
+def side_by_side(core_call: Any, quill_call: Any) -> tuple[float, float]:
+    """The median ms of each call, Core's and Quill's alternating round by round."""
+    times: tuple[list[float], list[float]] = ([], [])
     for _ in range(REPEAT):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for call, out in ((core_call, times[0]), (quill_call, times[1])):
+            start = time.perf_counter()
+            call()
+            out.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def big_psbt(n_inputs: int) -> str:
@@ -109,9 +113,14 @@ def main(argv: list[str]) -> None:
             quill = QuillDaemon(Path(tmp) / "quill", f"-chainsource={core.url_for_follower}",
                                 "-chainpollinterval=100", "-rpcuser=bench", "-rpcpassword=bench").start()
             try:
-                psbt = big_psbt(500)
-                rows.append(("decodepsbt, 500 inputs", "-", median_ms(lambda: core.rpc("decodepsbt", psbt)),
-                             median_ms(lambda: quill.rpc("decodepsbt", psbt))))
+                for inputs in (100, 500):
+                    psbt = big_psbt(inputs)
+                    for method in ("decodepsbt", "analyzepsbt"):
+                        assert core.rpc(method, psbt) == quill.rpc(method, psbt), method
+                        loads.append(os.getloadavg())
+                        rows.append((f"{method}, {inputs} inputs", "-",
+                                     *side_by_side(lambda m=method, p=psbt: core.rpc(m, p),
+                                                   lambda m=method, p=psbt: quill.rpc(m, p))))
                 best = core.rpc("getbestblockhash")
                 wait_for(lambda: quill.rpc("getbestblockhash") == best, 600, "the follower did not catch up")
                 for n, w in wallets.items():
@@ -123,16 +132,16 @@ def main(argv: list[str]) -> None:
                     qw.call("importdescriptors", w.import_request())
                     print(f"Quill imported and rescanned {n:,} UTXOs in {time.monotonic() - started:.1f} s",
                           flush=True)
-                    for method in ("listunspent", "getbalance"):
+                    for method in ("listunspent", "getbalance", "getbalances"):
                         theirs, ours = cw.call(method), qw.call(method)
                         assert (len(ours) == len(theirs) == n) if method == "listunspent" else ours == theirs
                         loads.append(os.getloadavg())
-                        rows.append((method, f"{n:,} UTXOs", median_ms(lambda m=method, cw=cw: cw.call(m)),
-                                     median_ms(lambda m=method, qw=qw: qw.call(m))))
+                        rows.append((method, f"{n:,} UTXOs", *side_by_side(lambda m=method, cw=cw: cw.call(m),
+                                                                           lambda m=method, qw=qw: qw.call(m))))
                     if n <= FUND_MAX:
                         rows.append(("walletcreatefundedpsbt", f"{n:,} UTXOs",
-                                     median_ms(lambda cw=cw: cw.call("walletcreatefundedpsbt", *FUND_ARGS)),
-                                     median_ms(lambda qw=qw: qw.call("walletcreatefundedpsbt", *FUND_ARGS))))
+                                     *side_by_side(lambda cw=cw: cw.call("walletcreatefundedpsbt", *FUND_ARGS),
+                                                   lambda qw=qw: qw.call("walletcreatefundedpsbt", *FUND_ARGS))))
                     loads.append(os.getloadavg())
             finally:
                 quill.stop()
