@@ -20,7 +20,6 @@ aggregate of MuSig2 partial signatures (Core aggregates them).
 """
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -402,10 +401,11 @@ def _analyze_input(psbt: PSBT, index: int, ctx: _Context, item: InputAnalysis) -
     return utxo, ""
 
 
-def analyze_psbt(original: PSBT) -> Analysis:
+def analyze_psbt(psbt: PSBT) -> Analysis:
     """Core's AnalyzePSBT: what each input has and lacks, the next role, and (with every UTXO
-    known) the fee and the size and fee rate once signed. `original` is left unchanged."""
-    psbt = copy.deepcopy(original)
+    known) the fee and the size and fee rate once signed. Core analyzes its own copy: `psbt` is
+    consumed (the size estimate signs placeholders into it), so a caller that keeps its PSBT
+    passes a copy; analyzepsbt passes the one it has just decoded."""
     tx = psbt.unsigned_tx()
     if tx is None:
         return _invalid("PSBT cannot be made into a valid transaction")

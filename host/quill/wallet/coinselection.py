@@ -15,6 +15,7 @@ of randomness (Core's FastRandomContext), so a seeded Random makes every choice 
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import random
 from collections.abc import Callable
@@ -439,12 +440,19 @@ def _approximate_best_subset(rng: random.Random, groups: list[OutputGroup], tota
     """Core's ApproximateBestSubset: random subsets (then the rest in a second pass), each taken
     back one group as soon as it reaches the target, keeping the smallest total at or above it.
 
-    Equivalent shortcut: once a group reaches the target and is taken back, the groups right after
-    it with the same amount and weight would do exactly the same (same total, same candidate, not
-    better), so they are skipped in one step."""
+    Equivalent shortcuts, the groups being sorted by decreasing amount:
+    * once a group reaches the target and is taken back, the groups right after it with the same
+      amount and weight would do exactly the same (same total, same candidate, not better), so
+      they are skipped in one step;
+    * while no group can exceed the weight limit, the groups that reach the target from the
+      running total are a run [i, k) found by bisection; each is taken back, so the total does not
+      move, and the run's best candidate is its smallest amount, first met at the first chosen
+      group of that amount: one step for the whole run instead of one per group."""
     n = len(groups)
     amounts = [g.amount for g in groups]
+    negated = [-a for a in amounts]    # ascending, for bisect
     weights = [g.weight for g in groups]
+    heaviest = max(weights, default=0)
     run_end = list(range(1, n + 1))   # the first index after i with another amount or weight
     for i in range(n - 2, -1, -1):
         if amounts[i] == amounts[i + 1] and weights[i] == weights[i + 1]:
@@ -466,6 +474,19 @@ def _approximate_best_subset(rng: random.Random, groups: list[OutputGroup], tota
             reached = False
             i = flips.find(wanted)
             while i != -1:
+                if total + amounts[i] >= target and weight + heaviest <= max_weight:
+                    reaching = bisect.bisect_right(negated, total - target)   # amounts >= target - total
+                    reached = True
+                    last = flips.rfind(wanted, i, reaching)
+                    candidate = total + amounts[last]
+                    if candidate < best_total:
+                        first = flips.find(wanted, max(i, bisect.bisect_left(negated, -amounts[last])), reaching)
+                        included[first] = 1
+                        best_total = candidate
+                        best = bytes(included)
+                        included[first] = 0
+                    i = flips.find(wanted, reaching) if reaching < n else -1
+                    continue
                 total += amounts[i]
                 weight += weights[i]
                 if total >= target and weight <= max_weight:
