@@ -188,6 +188,9 @@ class FundingRules:
     # calculateCombinedBumpFee (quill.chain.mini_miner.BumpFees); None: no unconfirmed coins
     bump_fees: Any = None
     rng: random.Random = field(default_factory=random.Random)
+    # `available` as coin selection sees them (effective values at rate_per_kvb), made once by the
+    # first fund() and shared by the second try (avoiding partial spends) at the same fee rate.
+    available_outputs: list[cs.CoinOutput] | None = None
 
 
 PRESET_SHORT = ("The preselected coins total amount does not cover the transaction target. "
@@ -260,7 +263,12 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     # Core's FetchSelectedInputs and AvailableCoins each ask the node for their coins' bump fees.
     preset_outputs = _outputs(preset, params, _individual_bump_fees(preset, rules))
     candidates = rules.available if rules.allow_other_inputs else []
-    available = _outputs(candidates, params, _individual_bump_fees(candidates, rules))
+    if not rules.allow_other_inputs:
+        available = []
+    elif rules.available_outputs is not None:
+        available = rules.available_outputs
+    else:
+        available = rules.available_outputs = _outputs(candidates, params, _individual_bump_fees(candidates, rules))
 
     def combined(coins: list[cs.CoinOutput]) -> int:
         return 0 if rules.bump_fees is None else int(rules.bump_fees.combined([c.outpoint for c in coins],
