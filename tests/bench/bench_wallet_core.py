@@ -8,11 +8,13 @@ Core mines coinbases to an anyone-can-spend P2WSH(OP_TRUE) output; those are fan
 one transaction per payment, in blocks made here and handed to Core's submitblock. Core then holds
 the wallets (importdescriptors, timestamp 0) and quilld
 follows it (-chainsource) and imports the same descriptors. Times are the best of three calls over
-HTTP (one kept-alive connection each), JSON decoding included; the first Quill call after its rescan
-is shown too (transactions not yet decoded).
+HTTP (one kept-alive connection each), JSON decoding included, Core's and Quill's calls alternating
+round by round; the first Quill call after its rescan is shown too (transactions not yet decoded),
+and the load average with the table.
 """
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -79,13 +81,15 @@ def _scripts(node: UpstreamRPC, desc: str) -> list[str]:
     return [a["scriptPubKey"] for a in node.batch([("validateaddress", a) for a in addresses])]
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    best = float("inf")
+def best_of(core_call, quill_call, repeat: int = 3) -> tuple[float, float]:
+    """The best time of each call, Core's and Quill's alternating round by round (the same load for both)."""
+    best = [float("inf"), float("inf")]
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+        for i, fn in enumerate((core_call, quill_call)):
+            t = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t)
+    return best[0], best[1]
 
 
 def main() -> None:
@@ -106,6 +110,7 @@ def main() -> None:
             best = core.rpc("getbestblockhash")
             wait_for(lambda: q.rpc("getbestblockhash") == best, timeout=600)
             rows = []
+            loads = [os.getloadavg()]
             for n, desc in descs.items():
                 qw = UpstreamRPC(f"http://bench:bench@127.0.0.1:{q.port}/wallet/w{n}", timeout=3600)
                 cw = UpstreamRPC(f"{core.url_for_follower}/wallet/w{n}", timeout=3600)
@@ -118,17 +123,21 @@ def main() -> None:
                 first = time.perf_counter() - t
                 theirs = cw.call("listsinceblock", "")
                 assert len(got["transactions"]) == len(theirs["transactions"]) == n, (len(got["transactions"]), n)
-                t_core = best_of(lambda cw=cw: cw.call("listsinceblock", ""))
-                t_quill = best_of(lambda qw=qw: qw.call("listsinceblock", ""))
-                lt_core = best_of(lambda cw=cw, n=n: cw.call("listtransactions", "*", n))
-                lt_quill = best_of(lambda qw=qw, n=n: qw.call("listtransactions", "*", n))
-                rows.append((n, t_core, t_quill, first, lt_core, lt_quill, rescan))
-            heads = ("wallet txs", 'Core lsb("") s', 'Quill lsb("") s', "Quill 1st call s", "Core listtx s",
-                     "Quill listtx s", "Quill rescan s")
+                loads.append(os.getloadavg())
+                t_core, t_quill = best_of(lambda cw=cw: cw.call("listsinceblock", ""),
+                                          lambda qw=qw: qw.call("listsinceblock", ""))
+                lt_core, lt_quill = best_of(lambda cw=cw, n=n: cw.call("listtransactions", "*", n),
+                                            lambda qw=qw, n=n: qw.call("listtransactions", "*", n))
+                loads.append(os.getloadavg())
+                rows.append((n, t_core, t_quill, t_quill / t_core, first, lt_core, lt_quill, lt_quill / lt_core,
+                             rescan))
+            heads = ("wallet txs", 'Core lsb("") s', 'Quill lsb("") s', 'lsb("") Quill/Core', "Quill 1st call s",
+                     "Core listtx s", "Quill listtx s", "listtx Quill/Core", "Quill rescan s")
             print(" | ".join(f"{h:>10}" for h in heads))
             for r in rows:
                 print(" | ".join([f"{r[0]:>{len(heads[0])}}"] + [f"{v:>{len(h)}.3f}" for h, v in zip(heads[1:], r[1:],
                                                                                                 strict=True)]))
+            print("load average (1 min) during the run: " + ", ".join(f"{load[0]:.2f}" for load in loads))
         finally:
             q.stop()
     finally:

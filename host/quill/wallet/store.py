@@ -15,6 +15,7 @@ import sqlite3
 import threading
 
 from quill.atomic_store import Transactions, writing
+from quill.tx.hashes import sha256d
 
 SCHEMA_VERSION = 3
 
@@ -75,6 +76,11 @@ class TxRow:
         self.coinbase = bool(self.coinbase)
         self.abandoned = bool(self.abandoned)
         self._decoded = {} if decoded is None else decoded
+
+    def wtxid(self) -> bytes:
+        """Core's GetWitnessHash: `raw` is the transaction as serialized with its witness (as
+        BIP144 hashes it), so its double SHA-256, without the decoded transaction's state check."""
+        return sha256d(self.raw)
 
     @property
     def tx(self):

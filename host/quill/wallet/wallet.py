@@ -595,7 +595,8 @@ class Wallet:
 
     def values_of(self, txid):
         """Core's mapValue of a wallet tx, [(key, value)] in std::map's order (bytewise keys)."""
-        return sorted(self.tx_values.get(txid, {}).items(), key=lambda kv: kv[0].encode())
+        values = self.tx_values.get(txid)
+        return sorted(values.items(), key=lambda kv: kv[0].encode()) if values else []
 
     # -- load-time repair (core-wallet.md §4.1) ------------------------------------
 
