@@ -122,6 +122,24 @@ class OutputGroup:
             self.weight += coin.input_bytes * WITNESS_SCALE_FACTOR
         self.amount = self.value if self.subtract_fee_outputs else self.effective_value
 
+    @classmethod
+    def of(cls, coin: CoinOutput, subtract_fee_outputs: bool) -> OutputGroup:
+        """A group of the one coin (what insert() makes of a new group), each field set once."""
+        group = cls.__new__(cls)
+        group.outputs = [coin]
+        group.fee = coin.fee
+        group.long_term_fee = coin.long_term_fee
+        group.value = coin.txout.value
+        group.effective_value = group.value - coin.fee
+        group.from_me = coin.from_me
+        group.depth = min(999_999_999, coin.depth)
+        group.ancestors = coin.ancestors
+        group.descendants = max(0, coin.descendants)
+        group.weight = coin.input_bytes * WITNESS_SCALE_FACTOR if coin.input_bytes > 0 else 0
+        group.subtract_fee_outputs = subtract_fee_outputs
+        group.amount = group.value if subtract_fee_outputs else group.effective_value
+        return group
+
     @property
     def waste(self) -> int:
         return self.fee - self.long_term_fee
@@ -228,7 +246,7 @@ class Selection:
 
 
 def _by_amount_then_waste(group: OutputGroup) -> tuple[int, int]:
-    return -group.amount, group.waste
+    return -group.amount, group.fee - group.long_term_fee   # the waste, without the property's call
 
 
 def _by_amount_then_weight(group: OutputGroup) -> tuple[int, int]:
@@ -683,10 +701,7 @@ class FilteredGroups:
         # (group, output type, goes to `positive`, goes to `mixed`, a partial group among several)
         self._entries: list[tuple[OutputGroup, str, bool, bool, bool]] = []
         if not params.avoid_partial_spends:
-            for coin in coins:
-                group = OutputGroup(sffo)
-                group.insert(coin)
-                self._entries.append((group, coin.output_type, True, True, False))
+            self._entries = [(OutputGroup.of(coin, sffo), coin.output_type, True, True, False) for coin in coins]
         else:
             every: dict[tuple[bytes, str], list[OutputGroup]] = {}
             positive: dict[tuple[bytes, str], list[OutputGroup]] = {}
