@@ -219,11 +219,21 @@ def _selection_params(tx: Transaction, rules: FundingRules) -> cs.SelectionParam
 
 def _outputs(coins: list[Coin], params: cs.SelectionParams, bump_fees: dict[tuple[bytes, int], int]
              ) -> list[cs.CoinOutput]:
-    return [cs.make_output(c.outpoint, c.txout, c.depth, c.input_bytes(), c.from_me,
-                           "unknown" if c.node is None else output_type_of(c.node),
-                           params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants,
-                           bump_fees.get((c.outpoint.hash, c.outpoint.n), 0))
-            for c in coins]
+    """The coins as coin selection sees them; the size and output type of spending a descriptor
+    node are worked out once per node (a wallet's coins share a few)."""
+    by_node: dict[int, tuple[int, str]] = {}
+    out = []
+    for c in coins:
+        if c.weight is None and id(c.node) in by_node:
+            size, output_type = by_node[id(c.node)]
+        else:
+            size, output_type = c.input_bytes(), "unknown" if c.node is None else output_type_of(c.node)
+            if c.weight is None:
+                by_node[id(c.node)] = size, output_type
+        out.append(cs.make_output(c.outpoint, c.txout, c.depth, size, c.from_me, output_type,
+                                  params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants,
+                                  bump_fees.get((c.outpoint.hash, c.outpoint.n), 0)))
+    return out
 
 
 def _individual_bump_fees(coins: list[Coin], rules: FundingRules) -> dict[tuple[bytes, int], int]:
