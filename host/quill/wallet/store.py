@@ -87,7 +87,8 @@ class TxRow:
         tx = self._decoded.get(self.txid)
         if tx is None:
             from quill.tx.transaction import Transaction
-            tx = self._decoded[self.txid] = Transaction.from_bytes(self.raw)
+            from quill.wallet.stored_tx import stored
+            tx = self._decoded[self.txid] = stored(Transaction.from_bytes(self.raw))
         return tx
 
 
