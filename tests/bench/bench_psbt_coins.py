@@ -10,9 +10,10 @@ The UTXO sets are built on the real Core (tests.kit.utxo_chain: 2,000-output tra
 blocks given to submitblock); Core's watch-only wallets and Quill's (quilld following Core with
 -chainsource) hold the same descriptors, and each call's answer is checked to be the same size on
 both before it is timed. Core's data directory (chain and wallets) is cached in
-~/.cache/quill/bench/ between runs. Times are the median (and the best) of 5 calls over HTTP JSON-RPC (one
+~/.cache/quill/bench/ between runs. Times are the median of 5 calls over HTTP JSON-RPC (one
 kept-alive connection per wallet, JSON decoding included), Core's and Quill's calls alternating
-round by round so that both see the same load; the load average is printed with them.
+round by round so that both see the same load; the load average is printed with them, and the CPU
+time each server process used per call (what the call costs it, whatever else runs on the machine).
 
     .venv/bin/python -m tests.bench.bench_psbt_coins [sizes...]     (default 1000 10000 100000)
 """
@@ -45,17 +46,28 @@ FUND_MAX = 10_000     # walletcreatefundedpsbt at these sizes and below
 FUND_ARGS = ([], [{ANYONE_ADDRESS: "0.01"}], 0, {"fee_rate": 5, "changeAddress": ANYONE_ADDRESS})
 
 
-def side_by_side(core_call: Any, quill_call: Any) -> tuple[float, float, float, float]:
-    """The median and the best ms of each call (Core's median, Quill's median, Core's best, Quill's
-    best), Core's and Quill's calls alternating round by round. On a machine shared with other work
-    the best shows each side's own cost, the median what a client waits."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) a process has used, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def side_by_side(core_call: Any, quill_call: Any, pids: tuple[int, int]) -> tuple[float, float, float, float]:
+    """Each call's median ms (Core's, Quill's), then the CPU ms per call each server process used
+    over its rounds (Core's, Quill's); Core's and Quill's calls alternate round by round. On a
+    machine shared with other work the median is what a client waits, the CPU time each side's
+    own cost (clock-tick resolution: 10 ms over REPEAT calls)."""
     times: tuple[list[float], list[float]] = ([], [])
+    cpu = [0.0, 0.0]
     for _ in range(REPEAT):
-        for call, out in ((core_call, times[0]), (quill_call, times[1])):
+        for side, call in enumerate((core_call, quill_call)):
+            before = cpu_seconds(pids[side])
             start = time.perf_counter()
             call()
-            out.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times[0]), statistics.median(times[1]), min(times[0]), min(times[1])
+            times[side].append((time.perf_counter() - start) * 1000)
+            cpu[side] += cpu_seconds(pids[side]) - before
+    return (statistics.median(times[0]), statistics.median(times[1]),
+            cpu[0] * 1000 / REPEAT, cpu[1] * 1000 / REPEAT)
 
 
 def big_psbt(n_inputs: int) -> str:
@@ -115,6 +127,8 @@ def main(argv: list[str]) -> None:
             quill = QuillDaemon(Path(tmp) / "quill", f"-chainsource={core.url_for_follower}",
                                 "-chainpollinterval=100", "-rpcuser=bench", "-rpcpassword=bench").start()
             try:
+                assert core.proc is not None and quill.proc is not None
+                pids = (core.proc.pid, quill.proc.pid)
                 for inputs in (100, 500):
                     psbt = big_psbt(inputs)
                     for method in ("decodepsbt", "analyzepsbt"):
@@ -122,7 +136,7 @@ def main(argv: list[str]) -> None:
                         loads.append(os.getloadavg())
                         rows.append((f"{method}, {inputs} inputs", "-",
                                      *side_by_side(lambda m=method, p=psbt: core.rpc(m, p),
-                                                   lambda m=method, p=psbt: quill.rpc(m, p))))
+                                                   lambda m=method, p=psbt: quill.rpc(m, p), pids)))
                 best = core.rpc("getbestblockhash")
                 wait_for(lambda: quill.rpc("getbestblockhash") == best, 600, "the follower did not catch up")
                 for n, w in wallets.items():
@@ -139,21 +153,21 @@ def main(argv: list[str]) -> None:
                         assert (len(ours) == len(theirs) == n) if method == "listunspent" else ours == theirs
                         loads.append(os.getloadavg())
                         rows.append((method, f"{n:,} UTXOs", *side_by_side(lambda m=method, cw=cw: cw.call(m),
-                                                                           lambda m=method, qw=qw: qw.call(m))))
+                                                                           lambda m=method, qw=qw: qw.call(m), pids)))
                     if n <= FUND_MAX:
                         rows.append(("walletcreatefundedpsbt", f"{n:,} UTXOs",
                                      *side_by_side(lambda cw=cw: cw.call("walletcreatefundedpsbt", *FUND_ARGS),
-                                                   lambda qw=qw: qw.call("walletcreatefundedpsbt", *FUND_ARGS))))
+                                                   lambda qw=qw: qw.call("walletcreatefundedpsbt", *FUND_ARGS), pids)))
                     loads.append(os.getloadavg())
             finally:
                 quill.stop()
         finally:
             core.stop()
     print(f"{'call':<26}{'wallet':>16}{'Core ms':>12}{'Quill ms':>12}{'Quill/Core':>12}"
-          f"{'Core best':>12}{'Quill best':>12}{'best ratio':>12}")
-    for name, size, c, q, c_best, q_best in rows:
-        print(f"{name:<26}{size:>16}{c:>12.1f}{q:>12.1f}{q / c:>12.2f}{c_best:>12.1f}{q_best:>12.1f}"
-              f"{q_best / c_best:>12.2f}")
+          f"{'Core CPU ms':>13}{'Quill CPU ms':>13}{'CPU ratio':>11}")
+    for name, size, c, q, c_cpu, q_cpu in rows:
+        ratio = f"{q_cpu / c_cpu:>11.2f}" if c_cpu else f"{'-':>11}"
+        print(f"{name:<26}{size:>16}{c:>12.1f}{q:>12.1f}{q / c:>12.2f}{c_cpu:>13.1f}{q_cpu:>13.1f}{ratio}")
     print("load average (1 min) during the run: " + ", ".join(f"{load[0]:.2f}" for load in loads))
 
 
