@@ -20,7 +20,5 @@ class StoredTransaction(Transaction):
 
 
 def stored(tx: Transaction) -> StoredTransaction:
-    """`tx`, freshly decoded and not shared yet, as a StoredTransaction (the same object)."""
-    tx.__class__ = StoredTransaction
-    assert isinstance(tx, StoredTransaction)
-    return tx
+    """`tx`, freshly decoded and not shared yet, as a StoredTransaction (its inputs and outputs)."""
+    return StoredTransaction(tx.version, tx.vin, tx.vout, tx.locktime)
