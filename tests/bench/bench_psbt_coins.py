@@ -1,7 +1,8 @@
 """PSBT and wallet-coin benchmark, Quill beside the real Bitcoin Core in the same run:
 
-* decodepsbt of a 500-input PSBT (witness UTXO and a BIP32 derivation on every input);
-* listunspent and getbalance of watch-only wallets holding 1k, 10k and 100k UTXOs;
+* decodepsbt and analyzepsbt of 100- and 500-input PSBTs (witness UTXO and a BIP32 derivation on
+  every input);
+* listunspent, getbalance and getbalances of watch-only wallets holding 1k, 10k and 100k UTXOs;
 * walletcreatefundedpsbt with automatic coin selection from the 1k and 10k wallets (0.01 BTC
   from 1,000-20,000 sat coins at 5 sat/vB: tens of inputs, every algorithm runs).
 
@@ -10,7 +11,9 @@ blocks given to submitblock); Core's watch-only wallets and Quill's (quilld foll
 -chainsource) hold the same descriptors, and each call's answer is checked to be the same size on
 both before it is timed. Core's data directory (chain and wallets) is cached in
 ~/.cache/quill/bench/ between runs. Times are the median of 5 calls over HTTP JSON-RPC (one
-kept-alive connection per wallet, JSON decoding included); the load average is printed with them.
+kept-alive connection per wallet, JSON decoding included), Core's and Quill's calls alternating
+round by round so that both see the same load; the load average is printed with them, and the CPU
+time each server process used per call (what the call costs it, whatever else runs on the machine).
 
     .venv/bin/python -m tests.bench.bench_psbt_coins [sizes...]     (default 1000 10000 100000)
 """
@@ -43,13 +46,28 @@ FUND_MAX = 10_000     # walletcreatefundedpsbt at these sizes and below
 FUND_ARGS = ([], [{ANYONE_ADDRESS: "0.01"}], 0, {"fee_rate": 5, "changeAddress": ANYONE_ADDRESS})
 
 
-def median_ms(call: Any) -> float:
-    times = []
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) a process has used, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def side_by_side(core_call: Any, quill_call: Any, pids: tuple[int, int]) -> tuple[float, float, float, float]:
+    """Each call's median ms (Core's, Quill's), then the CPU ms per call each server process used
+    over its rounds (Core's, Quill's); Core's and Quill's calls alternate round by round. On a
+    machine shared with other work the median is what a client waits, the CPU time each side's
+    own cost (clock-tick resolution: 10 ms over REPEAT calls)."""
+    times: tuple[list[float], list[float]] = ([], [])
+    cpu = [0.0, 0.0]
     for _ in range(REPEAT):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for side, call in enumerate((core_call, quill_call)):
+            before = cpu_seconds(pids[side])
+            start = time.perf_counter()
+            call()
+            times[side].append((time.perf_counter() - start) * 1000)
+            cpu[side] += cpu_seconds(pids[side]) - before
+    return (statistics.median(times[0]), statistics.median(times[1]),
+            cpu[0] * 1000 / REPEAT, cpu[1] * 1000 / REPEAT)
 
 
 def big_psbt(n_inputs: int) -> str:
@@ -101,7 +119,7 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
 
 def main(argv: list[str]) -> None:
     sizes = [int(a) for a in argv] or [1_000, 10_000, 100_000]
-    rows: list[tuple[str, str, float, float]] = []
+    rows: list[tuple[str, str, float, float, float, float]] = []
     loads = [os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="quill-bench-psbt-") as tmp:
         core, wallets = cached_core(sizes, Path(tmp))
@@ -109,9 +127,16 @@ def main(argv: list[str]) -> None:
             quill = QuillDaemon(Path(tmp) / "quill", f"-chainsource={core.url_for_follower}",
                                 "-chainpollinterval=100", "-rpcuser=bench", "-rpcpassword=bench").start()
             try:
-                psbt = big_psbt(500)
-                rows.append(("decodepsbt, 500 inputs", "-", median_ms(lambda: core.rpc("decodepsbt", psbt)),
-                             median_ms(lambda: quill.rpc("decodepsbt", psbt))))
+                assert core.proc is not None and quill.proc is not None
+                pids = (core.proc.pid, quill.proc.pid)
+                for inputs in (100, 500):
+                    psbt = big_psbt(inputs)
+                    for method in ("decodepsbt", "analyzepsbt"):
+                        assert core.rpc(method, psbt) == quill.rpc(method, psbt), method
+                        loads.append(os.getloadavg())
+                        rows.append((f"{method}, {inputs} inputs", "-",
+                                     *side_by_side(lambda m=method, p=psbt: core.rpc(m, p),
+                                                   lambda m=method, p=psbt: quill.rpc(m, p), pids)))
                 best = core.rpc("getbestblockhash")
                 wait_for(lambda: quill.rpc("getbestblockhash") == best, 600, "the follower did not catch up")
                 for n, w in wallets.items():
@@ -123,24 +148,26 @@ def main(argv: list[str]) -> None:
                     qw.call("importdescriptors", w.import_request())
                     print(f"Quill imported and rescanned {n:,} UTXOs in {time.monotonic() - started:.1f} s",
                           flush=True)
-                    for method in ("listunspent", "getbalance"):
+                    for method in ("listunspent", "getbalance", "getbalances"):
                         theirs, ours = cw.call(method), qw.call(method)
                         assert (len(ours) == len(theirs) == n) if method == "listunspent" else ours == theirs
                         loads.append(os.getloadavg())
-                        rows.append((method, f"{n:,} UTXOs", median_ms(lambda m=method, cw=cw: cw.call(m)),
-                                     median_ms(lambda m=method, qw=qw: qw.call(m))))
+                        rows.append((method, f"{n:,} UTXOs", *side_by_side(lambda m=method, cw=cw: cw.call(m),
+                                                                           lambda m=method, qw=qw: qw.call(m), pids)))
                     if n <= FUND_MAX:
                         rows.append(("walletcreatefundedpsbt", f"{n:,} UTXOs",
-                                     median_ms(lambda cw=cw: cw.call("walletcreatefundedpsbt", *FUND_ARGS)),
-                                     median_ms(lambda qw=qw: qw.call("walletcreatefundedpsbt", *FUND_ARGS))))
+                                     *side_by_side(lambda cw=cw: cw.call("walletcreatefundedpsbt", *FUND_ARGS),
+                                                   lambda qw=qw: qw.call("walletcreatefundedpsbt", *FUND_ARGS), pids)))
                     loads.append(os.getloadavg())
             finally:
                 quill.stop()
         finally:
             core.stop()
-    print(f"{'call':<26}{'wallet':>16}{'Core ms':>12}{'Quill ms':>12}{'Quill/Core':>12}")
-    for name, size, c, q in rows:
-        print(f"{name:<26}{size:>16}{c:>12.1f}{q:>12.1f}{q / c:>12.2f}")
+    print(f"{'call':<26}{'wallet':>16}{'Core ms':>12}{'Quill ms':>12}{'Quill/Core':>12}"
+          f"{'Core CPU ms':>13}{'Quill CPU ms':>13}{'CPU ratio':>11}")
+    for name, size, c, q, c_cpu, q_cpu in rows:
+        ratio = f"{q_cpu / c_cpu:>11.2f}" if c_cpu else f"{'-':>11}"
+        print(f"{name:<26}{size:>16}{c:>12.1f}{q:>12.1f}{q / c:>12.2f}{c_cpu:>13.1f}{q_cpu:>13.1f}{ratio}")
     print("load average (1 min) during the run: " + ", ".join(f"{load[0]:.2f}" for load in loads))
 
 

@@ -259,6 +259,7 @@ def _available_coins(ctx: Any, wallet: Any, tx: Transaction, min_depth: int, max
     pool = None
     out = []
     from_me: dict[bytes, bool] = {}
+    nodes: dict[bytes, Any] = {}   # a script paid several times is solved once
     for coin in found:
         if coin.outpoint in preset:
             continue
@@ -272,8 +273,11 @@ def _available_coins(ctx: Any, wallet: Any, tx: Transaction, min_depth: int, max
             if txid in pool:
                 ancestors = len(pool.ancestors(txid)) + 1
                 descendants = len(pool.descendants(txid))
-        out.append(funding.Coin(coin.txout, _solving_node(wallet, coin.txout.script_pubkey), coin.outpoint,
-                                coin.depth, from_me[txid], ancestors, descendants))
+        script = coin.txout.script_pubkey
+        if script not in nodes:
+            nodes[script] = _solving_node(wallet, script)
+        out.append(funding.Coin(coin.txout, nodes[script], coin.outpoint, coin.depth, from_me[txid], ancestors,
+                                descendants))
     return out
 
 

@@ -20,7 +20,6 @@ aggregate of MuSig2 partial signatures (Core aggregates them).
 """
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,14 +86,18 @@ def _is_taproot(script: bytes) -> bool:
 class _Context:
     """The unsigned transaction and its precomputed hashes, shared by every input."""
 
-    def __init__(self, psbt: PSBT, tx: Transaction, placeholders: bool = False) -> None:
+    def __init__(self, psbt: PSBT, tx: Transaction, placeholders: bool = False,
+                 precomputed: PrecomputedTransactionData | None = None) -> None:
+        """`precomputed`: the hashes of another context on the same transaction and spent outputs
+        (analyzepsbt's size estimate reuses its analysis'), instead of hashing them again."""
         self.tx = tx
         # Placeholder signing runs without precomputed data (Core's txdata=nullptr): taproot
         # signatures cannot be checked then.
         self.placeholders = placeholders
         spent = [checked_utxo(i)[0] for i in psbt.inputs]
         self.have_all = all(o is not None for o in spent) and not placeholders
-        self.precomputed = PrecomputedTransactionData(tx, [o if o is not None else TxOut(0, b"") for o in spent])
+        self.precomputed = precomputed if precomputed is not None else PrecomputedTransactionData(
+            tx, [o if o is not None else TxOut(0, b"") for o in spent])
 
     def checker(self, index: int, amount: int) -> TransactionSignatureChecker:
         cls = TransactionSignatureChecker if self.have_all else _MissingSpentOutputs
@@ -272,14 +275,16 @@ def _no_signatures(index: int, amount: int, sighash: int, taproot_ready: bool) -
 
 def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None,  # noqa: C901 - SignPSBTInput
                out: SignatureData | None = None, finalize: bool = True, provider: Any = None,
-               creator: Callable[[int, int, int, bool], Any] = _no_signatures) -> str:
+               creator: Callable[[int, int, int, bool], Any] = _no_signatures, unverified: bool = False) -> str:
     """Core's SignPSBTInput. `provider` (default: none) is what descriptors tell the signer
     (quill.signing.provider); `creator(index, amount, sighash, taproot_ready)` answers for each
     signature (default: none, the keys being elsewhere). A `ctx.placeholders` context is Core's
     txdata=nullptr: placeholder signatures for every key (size estimation). Returns OK,
-    INCOMPLETE, FAILED (a missing input) or SIGHASH_MISMATCH; `out` receives what was missing."""
+    INCOMPLETE, FAILED (a missing input) or SIGHASH_MISMATCH; `out` receives what was missing.
+    `unverified`: the caller has just found the input not signed and verified with `ctx`, the
+    check Core's SignPSBTInput starts with (it would give the same answer)."""
     txin = psbt.inputs[index]
-    if _signed_and_verified(txin, index, ctx):
+    if not unverified and _signed_and_verified(txin, index, ctx):
         return OK
     sigdata = _sigdata_of(txin)
     utxo, require_witness_sig = checked_utxo(txin)
@@ -387,7 +392,7 @@ def _analyze_input(psbt: PSBT, index: int, ctx: _Context, item: InputAnalysis) -
     if not _signed_and_verified(txin, index, ctx):
         item.is_final = False
         missing = SignatureData()
-        if sign_input(psbt, index, ctx, None, missing) == OK:
+        if sign_input(psbt, index, ctx, None, missing, unverified=True) == OK:
             item.next = FINALIZER
         else:
             item.missing_pubkeys = missing.missing_pubkeys
@@ -402,10 +407,11 @@ def _analyze_input(psbt: PSBT, index: int, ctx: _Context, item: InputAnalysis) -
     return utxo, ""
 
 
-def analyze_psbt(original: PSBT) -> Analysis:
+def analyze_psbt(psbt: PSBT) -> Analysis:
     """Core's AnalyzePSBT: what each input has and lacks, the next role, and (with every UTXO
-    known) the fee and the size and fee rate once signed. `original` is left unchanged."""
-    psbt = copy.deepcopy(original)
+    known) the fee and the size and fee rate once signed. Core analyzes its own copy: `psbt` is
+    consumed (the size estimate signs placeholders into it), so a caller that keeps its PSBT
+    passes a copy; analyzepsbt passes the one it has just decoded."""
     tx = psbt.unsigned_tx()
     if tx is None:
         return _invalid("PSBT cannot be made into a valid transaction")
@@ -433,16 +439,17 @@ def analyze_psbt(original: PSBT) -> Analysis:
             return _invalid("PSBT is not valid. Output amount invalid")
         out_amt += out.amount
     result.fee = in_amt - out_amt
-    signed = _placeholder_signed(psbt, tx)
+    signed = _placeholder_signed(psbt, tx, ctx)
     if signed is not None:
         result.estimated_vsize = signed.vsize()
         result.estimated_feerate = result.fee * 1000 // result.estimated_vsize
     return result
 
 
-def _placeholder_signed(psbt: PSBT, tx: Transaction) -> Transaction | None:
-    """The transaction with every input signed by placeholders, or None if one cannot be."""
-    ctx = _Context(psbt, tx, placeholders=True)
+def _placeholder_signed(psbt: PSBT, tx: Transaction, analysed: _Context) -> Transaction | None:
+    """The transaction with every input signed by placeholders, or None if one cannot be. The
+    analysis' hashes serve: the same transaction, the same spent outputs."""
+    ctx = _Context(psbt, tx, placeholders=True, precomputed=analysed.precomputed)
     for index, (txin, psbt_in) in enumerate(zip(tx.vin, psbt.inputs, strict=True)):
         if sign_input(psbt, index, ctx, None) != OK or checked_utxo(psbt_in)[0] is None:
             return None

@@ -303,6 +303,10 @@ class _Reader:
     def u32(self) -> int:
         return int(struct.unpack("<I", self.read(4))[0])
 
+    def u32s(self, count: int) -> tuple[int, ...]:
+        """`count` little-endian uint32s in one unpack (a BIP32 path)."""
+        return struct.unpack(f"<{count}I", self.read(4 * count))
+
     def i32(self) -> int:
         return int(struct.unpack("<i", self.read(4))[0])
 
@@ -390,8 +394,7 @@ def _key_origin(r: _Reader, length: int) -> KeyOrigin:
     if length % 4 or length == 0:
         raise _Failure("Invalid length for HD key path")
     fingerprint = r.read(4)
-    path = tuple(r.u32() for _ in range((length - 4) // 4))
-    return KeyOrigin(fingerprint, path)
+    return KeyOrigin(fingerprint, r.u32s((length - 4) // 4))
 
 
 def _hd_keypath(r: _Reader, key: bytes, keypaths: dict[bytes, KeyOrigin]) -> None:

@@ -3,7 +3,7 @@ wallet/receive.cpp GetBalance as of v31 (bitcoin/bitcoin#33671).
 
     how_spent(view, txid, n)     UNSPENT, CONFIRMED, MEMPOOL or NONMEMPOOL
     is_spent(view, txid, n)      any spender that counts (listunspent, lockunspent, sendall)
-    get_balance(view, min_depth) getbalances (min_depth 0) and getbalance
+    get_balance(view, min_depth) getbalances (min_depth 0) and getbalance, from the cached credit
 
 A coin spent only by wallet transactions that are neither confirmed nor in the mempool, nor
 conflicted nor abandoned (an expired or evicted spend, one the mempool refused), still counts in
@@ -71,14 +71,40 @@ class Balance:
     available: int = 0
 
 
+def tx_credit(view: Any, row: Any) -> tuple[int, int]:
+    """What `row`'s outputs of ours hold, (unspent, spent only out of the mempool): outputs spent
+    by a confirmed or mempool wallet transaction count in neither."""
+    w = view.wallet
+    spends = w.spends
+    unspent = nonmempool = 0
+    for n, out in w.credit_outputs(row.tx):
+        spent = how_spent(view, row.txid, n) if (row.txid, n) in spends else Spent.UNSPENT
+        if spent is Spent.UNSPENT:
+            unspent += out.value
+        elif spent is Spent.NONMEMPOOL:
+            nonmempool += out.value
+    return unspent, nonmempool
+
+
 @bulk_gc()
 def get_balance(view: Any, min_depth: int = 0) -> Balance:
     """Core's GetBalance: every unspent (or only non-mempool-spent) output of the wallet's
-    transactions, by the state of the transaction that made it."""
+    transactions, by the state of the transaction that made it. Each transaction's credit is
+    cached (quill.wallet.credit); at min_depth <= 1 the confirmed non-coinbase ones are summed
+    already and only the others are visited."""
     w = view.wallet
-    spends = w.spends
+    cache = w.credit_cache
+    cache.refresh(view, tx_credit)
     bal = Balance()
-    for row in w.store.all_txs():
+    if min_depth <= 1:
+        bal.trusted = cache.settled_unspent + cache.settled_nonmempool
+        bal.available = cache.settled_unspent
+        bal.nonmempool = -cache.settled_nonmempool
+        entries = cache.volatile()
+    else:
+        entries = cache.all()
+    for entry in entries:
+        row = entry.row
         depth = view.depth(row)
         if depth < 0:
             continue  # conflicted: trusted in no bucket
@@ -88,18 +114,13 @@ def get_balance(view: Any, min_depth: int = 0) -> Balance:
         trusted = not immature and w.is_trusted(row, view.trust_memo, view.tip_height)
         if not (immature or (trusted and depth >= min_depth) or (not trusted and row.state == st.MEMPOOL)):
             continue
-        for n, out in w.credit_outputs(row.tx):
-            spent = how_spent(view, row.txid, n) if (row.txid, n) in spends else Spent.UNSPENT
-            if spent is Spent.CONFIRMED or spent is Spent.MEMPOOL:
-                continue
-            if immature:
-                bal.immature += out.value
-            elif trusted:
-                bal.trusted += out.value
-                if spent is Spent.UNSPENT:
-                    bal.available += out.value
-            else:
-                bal.untrusted_pending += out.value
-            if spent is Spent.NONMEMPOOL:
-                bal.nonmempool -= out.value
+        value = entry.unspent + entry.nonmempool
+        if immature:
+            bal.immature += value
+        elif trusted:
+            bal.trusted += value
+            bal.available += entry.unspent
+        else:
+            bal.untrusted_pending += value
+        bal.nonmempool -= entry.nonmempool
     return bal

@@ -66,6 +66,7 @@ def available_coins(view: Any, coin_filter: CoinFilter, locked: LockedCoins) -> 
     total = 0
     scripts = w.scripts
     solvable_descs = {desc_id for desc_id, info in w.descs.items() if info.desc.is_solvable()}
+    solvable_scripts: dict[bytes, bool] = {}
     for row in w.store.all_txs():
         depth = view.depth(row)
         if row.coinbase and w.blocks_to_maturity(row, depth) > 0 and not coin_filter.include_immature_coinbase:
@@ -83,7 +84,10 @@ def available_coins(view: Any, coin_filter: CoinFilter, locked: LockedCoins) -> 
             outpoint = OutPoint(row.txid, n)
             if outpoint in locked or is_spent(view, row.txid, n):
                 continue
-            solvable = any(desc_id in solvable_descs for desc_id, _ in scripts.get(out.script_pubkey, ()))
+            solvable = solvable_scripts.get(out.script_pubkey)
+            if solvable is None:   # a script paid several times is looked up once
+                solvable = solvable_scripts[out.script_pubkey] = any(
+                    desc_id in solvable_descs for desc_id, _ in scripts.get(out.script_pubkey, ()))
             found.append(WalletCoin(outpoint, out, depth, safe, solvable, row.seq))
             total += out.value
             if coin_filter.min_sum_amount != MAX_MONEY and total >= coin_filter.min_sum_amount:

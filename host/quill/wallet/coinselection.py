@@ -15,6 +15,7 @@ of randomness (Core's FastRandomContext), so a seeded Random makes every choice 
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import random
 from collections.abc import Callable
@@ -120,6 +121,24 @@ class OutputGroup:
         if coin.input_bytes > 0:
             self.weight += coin.input_bytes * WITNESS_SCALE_FACTOR
         self.amount = self.value if self.subtract_fee_outputs else self.effective_value
+
+    @classmethod
+    def of(cls, coin: CoinOutput, subtract_fee_outputs: bool) -> OutputGroup:
+        """A group of the one coin (what insert() makes of a new group), each field set once."""
+        group = cls.__new__(cls)
+        group.outputs = [coin]
+        group.fee = coin.fee
+        group.long_term_fee = coin.long_term_fee
+        group.value = coin.txout.value
+        group.effective_value = group.value - coin.fee
+        group.from_me = coin.from_me
+        group.depth = min(999_999_999, coin.depth)
+        group.ancestors = coin.ancestors
+        group.descendants = max(0, coin.descendants)
+        group.weight = coin.input_bytes * WITNESS_SCALE_FACTOR if coin.input_bytes > 0 else 0
+        group.subtract_fee_outputs = subtract_fee_outputs
+        group.amount = group.value if subtract_fee_outputs else group.effective_value
+        return group
 
     @property
     def waste(self) -> int:
@@ -227,7 +246,7 @@ class Selection:
 
 
 def _by_amount_then_waste(group: OutputGroup) -> tuple[int, int]:
-    return -group.amount, group.waste
+    return -group.amount, group.fee - group.long_term_fee   # the waste, without the property's call
 
 
 def _by_amount_then_weight(group: OutputGroup) -> tuple[int, int]:
@@ -439,12 +458,19 @@ def _approximate_best_subset(rng: random.Random, groups: list[OutputGroup], tota
     """Core's ApproximateBestSubset: random subsets (then the rest in a second pass), each taken
     back one group as soon as it reaches the target, keeping the smallest total at or above it.
 
-    Equivalent shortcut: once a group reaches the target and is taken back, the groups right after
-    it with the same amount and weight would do exactly the same (same total, same candidate, not
-    better), so they are skipped in one step."""
+    Equivalent shortcuts, the groups being sorted by decreasing amount:
+    * once a group reaches the target and is taken back, the groups right after it with the same
+      amount and weight would do exactly the same (same total, same candidate, not better), so
+      they are skipped in one step;
+    * while no group can exceed the weight limit, the groups that reach the target from the
+      running total are a run [i, k) found by bisection; each is taken back, so the total does not
+      move, and the run's best candidate is its smallest amount, first met at the first chosen
+      group of that amount: one step for the whole run instead of one per group."""
     n = len(groups)
     amounts = [g.amount for g in groups]
+    negated = [-a for a in amounts]    # ascending, for bisect
     weights = [g.weight for g in groups]
+    heaviest = max(weights, default=0)
     run_end = list(range(1, n + 1))   # the first index after i with another amount or weight
     for i in range(n - 2, -1, -1):
         if amounts[i] == amounts[i + 1] and weights[i] == weights[i + 1]:
@@ -466,6 +492,19 @@ def _approximate_best_subset(rng: random.Random, groups: list[OutputGroup], tota
             reached = False
             i = flips.find(wanted)
             while i != -1:
+                if total + amounts[i] >= target and weight + heaviest <= max_weight:
+                    reaching = bisect.bisect_right(negated, total - target)   # amounts >= target - total
+                    reached = True
+                    last = flips.rfind(wanted, i, reaching)
+                    candidate = total + amounts[last]
+                    if candidate < best_total:
+                        first = flips.find(wanted, max(i, bisect.bisect_left(negated, -amounts[last])), reaching)
+                        included[first] = 1
+                        best_total = candidate
+                        best = bytes(included)
+                        included[first] = 0
+                    i = flips.find(wanted, reaching) if reaching < n else -1
+                    continue
                 total += amounts[i]
                 weight += weights[i]
                 if total >= target and weight <= max_weight:
@@ -648,57 +687,58 @@ def eligibility_filters(params: SelectionParams) -> list[SelectionFilter]:
     return filters
 
 
-def group_outputs(coins: list[CoinOutput], params: SelectionParams, filters: list[SelectionFilter],
-                  discarded: list[OutputGroup]) -> dict[EligibilityFilter, GroupsByType]:
-    """Core's GroupOutputs: one group per coin, or (avoiding partial spends) per script in groups
-    of up to OUTPUT_GROUP_MAX_ENTRIES; each group filed under every filter it passes."""
-    filtered: dict[EligibilityFilter, GroupsByType] = {}
-    sffo = params.subtract_fee_outputs
-    if not params.avoid_partial_spends:
-        for coin in coins:
-            group = OutputGroup(sffo)
-            group.insert(coin)
-            accepted = False
-            for selection_filter in filters:
-                if group.eligible(selection_filter.rule):
-                    filtered.setdefault(selection_filter.rule, GroupsByType()).push(group, coin.output_type, True, True)
-                    accepted = True
-            if not accepted:
-                discarded.append(group)
-        return filtered
+class FilteredGroups:
+    """Core's GroupOutputs result: the coins' groups, built once per selection (one per coin, or
+    avoiding partial spends, per script in groups of up to OUTPUT_GROUP_MAX_ENTRIES), each with
+    its amounts, fees and weight; `groups_for(rule)` files them under one eligibility filter,
+    when the selection gets to it (most selections stop at the first filter), for every
+    algorithm to share. `discarded` are the groups no filter accepts."""
 
-    def insert(coin: CoinOutput, by_script: dict[tuple[bytes, str], list[OutputGroup]]) -> None:
+    def __init__(self, coins: list[CoinOutput], params: SelectionParams, filters: list[SelectionFilter]) -> None:
+        self._filters = filters
+        self._filed: dict[EligibilityFilter, GroupsByType | None] = {}
+        sffo = params.subtract_fee_outputs
+        # (group, output type, goes to `positive`, goes to `mixed`, a partial group among several)
+        self._entries: list[tuple[OutputGroup, str, bool, bool, bool]] = []
+        if not params.avoid_partial_spends:
+            self._entries = [(OutputGroup.of(coin, sffo), coin.output_type, True, True, False) for coin in coins]
+        else:
+            every: dict[tuple[bytes, str], list[OutputGroup]] = {}
+            positive: dict[tuple[bytes, str], list[OutputGroup]] = {}
+            for coin in coins:
+                if coin.effective_value > 0:
+                    self._insert(coin, positive, sffo)
+                self._insert(coin, every, sffo)
+            for by_script, positive_only in ((every, False), (positive, True)):
+                for key in sorted(by_script, key=lambda k: (len(k[0]), k[0], OUTPUT_TYPE_ORDER.index(k[1]))):
+                    groups = by_script[key]
+                    for back, group in enumerate(reversed(groups)):  # the partial group first
+                        self._entries.append((group, key[1], positive_only, not positive_only,
+                                              back == 0 and len(groups) > 1))
+        rules = [f.rule for f in filters]
+        self.discarded = [entry[0] for entry in self._entries if not any(self._accepts(rule, entry) for rule in rules)]
+
+    @staticmethod
+    def _insert(coin: CoinOutput, by_script: dict[tuple[bytes, str], list[OutputGroup]], sffo: bool) -> None:
         groups = by_script.setdefault((coin.txout.script_pubkey, coin.output_type), [])
         if not groups or len(groups[-1].outputs) >= OUTPUT_GROUP_MAX_ENTRIES:
             groups.append(OutputGroup(sffo))
         groups[-1].insert(coin)
 
-    every: dict[tuple[bytes, str], list[OutputGroup]] = {}
-    positive: dict[tuple[bytes, str], list[OutputGroup]] = {}
-    for coin in coins:
-        if coin.effective_value > 0:
-            insert(coin, positive)
-        insert(coin, every)
+    @staticmethod
+    def _accepts(rule: EligibilityFilter, entry: tuple[OutputGroup, str, bool, bool, bool]) -> bool:
+        return entry[0].eligible(rule) and not (entry[4] and not rule.include_partial_groups)
 
-    def push(by_script: dict[tuple[bytes, str], list[OutputGroup]], positive_only: bool) -> None:
-        for key in sorted(by_script, key=lambda k: (len(k[0]), k[0], OUTPUT_TYPE_ORDER.index(k[1]))):
-            groups = by_script[key]
-            for back, group in enumerate(reversed(groups)):  # the partial group first
-                accepted = False
-                for selection_filter in filters:
-                    rule = selection_filter.rule
-                    if not group.eligible(rule):
-                        continue
-                    if back == 0 and len(groups) > 1 and not rule.include_partial_groups:
-                        continue
-                    filtered.setdefault(rule, GroupsByType()).push(group, key[1], positive_only, not positive_only)
+    def groups_for(self, rule: EligibilityFilter) -> GroupsByType | None:
+        """The groups `rule` accepts, by output type; None when it accepts none."""
+        if rule not in self._filed:
+            filed, accepted = GroupsByType(), False
+            for entry in self._entries:
+                if self._accepts(rule, entry):
+                    filed.push(entry[0], entry[1], entry[2], entry[3])
                     accepted = True
-                if not accepted:
-                    discarded.append(group)
-
-    push(every, False)
-    push(positive, True)
-    return filtered
+            self._filed[rule] = filed if accepted else None
+        return self._filed[rule]
 
 
 def automatic_selection(coins: list[CoinOutput], target: int, params: SelectionParams) -> Selection:
@@ -707,8 +747,8 @@ def automatic_selection(coins: list[CoinOutput], target: int, params: SelectionP
         coins = list(coins)
         params.rng.shuffle(coins)
     filters = eligibility_filters(params)
-    discarded: list[OutputGroup] = []
-    filtered = group_outputs(coins, params, filters, discarded)
+    grouped = FilteredGroups(coins, params, filters)
+    discarded = grouped.discarded
     max_anc, max_desc = max(1, DEFAULT_ANCESTOR_LIMIT), max(1, DEFAULT_DESCENDANT_LIMIT)
     total_discarded = sum(g.amount for g in discarded)
     long_chain = sum(g.amount for g in discarded if g.ancestors >= max_anc or g.descendants >= max_desc)
@@ -719,7 +759,7 @@ def automatic_selection(coins: list[CoinOutput], target: int, params: SelectionP
         raise SelectionError()
     detailed: list[SelectionError] = []
     for selection_filter in filters:
-        groups = filtered.get(selection_filter.rule)
+        groups = grouped.groups_for(selection_filter.rule)
         if groups is None:
             continue
         try:

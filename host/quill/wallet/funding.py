@@ -190,6 +190,9 @@ class FundingRules:
     rng: random.Random = field(default_factory=random.Random)
     # Core's GetDiscardRate: change worth less than its spending at this rate is dropped
     discard_rate: int = DEFAULT_DISCARD_FEE
+    # `available` as coin selection sees them (effective values at rate_per_kvb), made once by the
+    # first fund() and shared by the second try (avoiding partial spends) at the same fee rate.
+    available_outputs: list[cs.CoinOutput] | None = None
 
 
 PRESET_SHORT = ("The preselected coins total amount does not cover the transaction target. "
@@ -218,11 +221,21 @@ def _selection_params(tx: Transaction, rules: FundingRules) -> cs.SelectionParam
 
 def _outputs(coins: list[Coin], params: cs.SelectionParams, bump_fees: dict[tuple[bytes, int], int]
              ) -> list[cs.CoinOutput]:
-    return [cs.make_output(c.outpoint, c.txout, c.depth, c.input_bytes(), c.from_me,
-                           "unknown" if c.node is None else output_type_of(c.node),
-                           params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants,
-                           bump_fees.get((c.outpoint.hash, c.outpoint.n), 0))
-            for c in coins]
+    """The coins as coin selection sees them; the size and output type of spending a descriptor
+    node are worked out once per node (a wallet's coins share a few)."""
+    by_node: dict[int, tuple[int, str]] = {}
+    out = []
+    for c in coins:
+        if c.weight is None and id(c.node) in by_node:
+            size, output_type = by_node[id(c.node)]
+        else:
+            size, output_type = c.input_bytes(), "unknown" if c.node is None else output_type_of(c.node)
+            if c.weight is None:
+                by_node[id(c.node)] = size, output_type
+        out.append(cs.make_output(c.outpoint, c.txout, c.depth, size, c.from_me, output_type,
+                                  params.effective_feerate, params.long_term_feerate, c.ancestors, c.descendants,
+                                  bump_fees.get((c.outpoint.hash, c.outpoint.n), 0)))
+    return out
 
 
 def _individual_bump_fees(coins: list[Coin], rules: FundingRules) -> dict[tuple[bytes, int], int]:
@@ -262,7 +275,12 @@ def fund(tx: Transaction, preset: list[Coin], rules: FundingRules) -> Funded:
     # Core's FetchSelectedInputs and AvailableCoins each ask the node for their coins' bump fees.
     preset_outputs = _outputs(preset, params, _individual_bump_fees(preset, rules))
     candidates = rules.available if rules.allow_other_inputs else []
-    available = _outputs(candidates, params, _individual_bump_fees(candidates, rules))
+    if not rules.allow_other_inputs:
+        available = []
+    elif rules.available_outputs is not None:
+        available = rules.available_outputs
+    else:
+        available = rules.available_outputs = _outputs(candidates, params, _individual_bump_fees(candidates, rules))
 
     def combined(coins: list[cs.CoinOutput]) -> int:
         return 0 if rules.bump_fees is None else int(rules.bump_fees.combined([c.outpoint for c in coins],

@@ -24,11 +24,19 @@ class View:
         self.tip_height, self.tip_hash = wallet.tip()
         self._mempool = None
         self.trust_memo = {}
+        self._block_hex = {}
 
     def mempool(self):
         if self._mempool is None:
             self._mempool = {tx.txid(): tx for tx in self.chain.mempool_txs()} if self.chain else {}
         return self._mempool
+
+    def block_hex(self, block_hash):
+        """The display form of a block hash, once per block for the call (its transactions share it)."""
+        text = self._block_hex.get(block_hash)
+        if text is None:
+            text = self._block_hex[block_hash] = hash_to_hex(block_hash)
+        return text
 
     def depth(self, row):
         return self.wallet.depth(row, self.tip_height)
@@ -71,14 +79,14 @@ def wallet_tx_json(view, row, depth, entry):
     if row.coinbase:
         entry["generated"] = True
     if row.state == st.CONFIRMED:
-        entry["blockhash"] = hash_to_hex(row.block_hash)
+        entry["blockhash"] = view.block_hex(row.block_hash)
         entry["blockheight"] = row.block_height
         entry["blockindex"] = row.block_index
         entry["blocktime"] = row.block_time
     else:
         entry["trusted"] = w.is_trusted(row, view.trust_memo, view.tip_height)
     entry["txid"] = hash_to_hex(row.txid)
-    entry["wtxid"] = hash_to_hex(row.tx.wtxid())
+    entry["wtxid"] = hash_to_hex(row.wtxid())
     entry["walletconflicts"] = [hash_to_hex(t) for t in w.wallet_conflicts(row)]
     entry["mempoolconflicts"] = [hash_to_hex(t) for t in sorted(w.mempool_conflicts.get(row.txid, ()))]
     entry["time"] = row.time_smart or row.time_received

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 
 from quill.atomic_store import Transactions, writing
+from quill.tx.hashes import sha256d
 
 SCHEMA_VERSION = 3
 
@@ -76,12 +77,18 @@ class TxRow:
         self.abandoned = bool(self.abandoned)
         self._decoded = {} if decoded is None else decoded
 
+    def wtxid(self) -> bytes:
+        """Core's GetWitnessHash: `raw` is the transaction as serialized with its witness (as
+        BIP144 hashes it), so its double SHA-256, without the decoded transaction's state check."""
+        return sha256d(self.raw)
+
     @property
     def tx(self):
         tx = self._decoded.get(self.txid)
         if tx is None:
             from quill.tx.transaction import Transaction
-            tx = self._decoded[self.txid] = Transaction.from_bytes(self.raw)
+            from quill.wallet.stored_tx import stored
+            tx = self._decoded[self.txid] = stored(Transaction.from_bytes(self.raw))
         return tx
 
 
@@ -95,6 +102,9 @@ class Store:
             raise StoreError(str(e)) from None
         self.lock = threading.RLock()
         self.decoded: dict = {}      # txid -> Transaction: wallet txs are immutable once stored
+        # Txids whose row, outputs or spends were written (committed or not) since the wallet's
+        # cached credit last looked (quill.wallet.credit); the spender and the spent both, for a spend.
+        self.touched: set = set()
         # One atomic SQLite transaction; nested batches join the outer one. All-or-nothing,
         # memory included: the wallet sets batch.resync.
         self.batch = Transactions(self.db, path, self.lock)
@@ -219,12 +229,14 @@ class Store:
             f"SELECT {TX_COLUMNS} FROM txs ORDER BY seq DESC LIMIT ?", (limit,))]
 
     def insert_tx(self, txid, seq, raw, coinbase, time_received, time_smart):
+        self.touched.add(txid)
         self.db.execute(
             "INSERT INTO txs(txid, seq, raw, coinbase, state, abandoned, time_received, time_smart)"
             " VALUES(?,?,?,?,?,0,?,?)", (txid, seq, raw, int(coinbase), INACTIVE, time_received, time_smart))
 
     def set_state(self, txid, state, abandoned=False, block_hash=None, block_height=None,
                   block_index=None, block_time=None):
+        self.touched.add(txid)
         self.db.execute(
             "UPDATE txs SET state=?, abandoned=?, block_hash=?, block_height=?, block_index=?, block_time=?"
             " WHERE txid=?",
@@ -253,6 +265,7 @@ class Store:
     # -- outputs and spends --------------------------------------------------
 
     def add_txout(self, txid, n, value, script):
+        self.touched.add(txid)
         self.db.execute("INSERT OR IGNORE INTO txouts(txid, n, value, script) VALUES(?,?,?,?)",
                         (txid, n, value, script))
 
@@ -263,6 +276,7 @@ class Store:
         return self.db.execute("SELECT txid, n, value, script FROM txouts")
 
     def add_spend(self, prev_txid, prev_n, txid):
+        self.touched.update((prev_txid, txid))
         self.db.execute("INSERT OR IGNORE INTO spends(prev_txid, prev_n, txid) VALUES(?,?,?)",
                         (prev_txid, prev_n, txid))
 

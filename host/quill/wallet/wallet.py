@@ -18,6 +18,7 @@ from quill.tx.address import encode_destination
 from quill.tx.hashes import hash_to_hex
 from quill.wallet import store as st
 from quill.wallet.coins import LockedCoins
+from quill.wallet.credit import CreditCache
 from quill.wallet.descriptors import DerivationError, parse
 
 log = logging.getLogger("quill.wallet")
@@ -58,6 +59,7 @@ class Wallet:
         self._scan_lock = threading.Lock()
         self._script_set = None
         self._addresses: dict = {}
+        self.credit_cache = CreditCache()   # getbalance's cached credit, kept current from the store's writes
         self._load_indexes()
         store.batch.resync = self._resync
         self.locked_coins = LockedCoins(store)  # lockunspent
@@ -87,6 +89,7 @@ class Wallet:
         """A batch did not commit (quill.atomic_store): the indexes become what the file holds."""
         self._load_indexes()
         self._script_set = None
+        self.credit_cache.invalidate()
 
     @property
     def disable_private_keys(self) -> bool:
@@ -570,6 +573,7 @@ class Wallet:
     def _recursive_memory(self, txid, change):
         """Apply `change` to the mempool-conflict set of txid and all its descendants."""
         def visit(t):
+            self.store.touched.add(t)   # its parents' outputs may count as spent or not now
             change(self.mempool_conflicts.setdefault(t, set()))
             if not self.mempool_conflicts[t]:
                 del self.mempool_conflicts[t]
@@ -591,7 +595,8 @@ class Wallet:
 
     def values_of(self, txid):
         """Core's mapValue of a wallet tx, [(key, value)] in std::map's order (bytewise keys)."""
-        return sorted(self.tx_values.get(txid, {}).items(), key=lambda kv: kv[0].encode())
+        values = self.tx_values.get(txid)
+        return sorted(values.items(), key=lambda kv: kv[0].encode()) if values else []
 
     # -- load-time repair (core-wallet.md §4.1) ------------------------------------
 
