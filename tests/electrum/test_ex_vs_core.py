@@ -40,7 +40,6 @@ FOREIGN = [b"\x76\xa9\x14" + b"\x27" * 20 + b"\x88\xac", b"\xa9\x14" + b"\x28" *
            b"\x51\x20" + b"\x29" * 32, b"\x00\x20" + b"\x2a" * 32]
 SCRIPTS = SPENDABLE + FOREIGN
 UNKNOWN_TXID = "27" * 32
-SERVERS = ("built-in", "follower", "core")
 
 
 class Scene:
