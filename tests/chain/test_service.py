@@ -237,6 +237,29 @@ def test_reorg_returns_transactions_to_the_pool_and_notifies_in_order(chain):
     assert chain.check_consistency() == []
 
 
+def test_disconnecting_a_block_forgets_outputs_created_and_spent_in_it(chain):
+    """Core's DisconnectBlock undoes a block's transactions last to first: an output that a later
+    transaction of the same block spent is not put back in the UTXO set (it once was, and quilld
+    then took a double spend of it into its mempool after a reorg)."""
+    mature(chain)
+    parent = spend(coinbase_txid(chain, 1), 0, 50 * COIN, outputs=2)
+    child = spend(parent.txid(), 1, parent.vout[1].value)
+    chain.send_transaction(parent)
+    chain.send_transaction(child)
+    [mined] = chain.generate(ANYONE_SCRIPT, 1, 10**6)
+    assert chain.coin(OutPoint(parent.txid(), 1)) is None
+    chain.invalidate(mined)
+    assert chain.mempool_txs() == [parent, child]
+    for n in (0, 1):
+        assert chain.coin(OutPoint(parent.txid(), n)) is None          # created by a pool transaction
+    assert chain.coin(OutPoint(coinbase_txid(chain, 1), 0)) is not None
+    # the same two mined again on a new branch: a spend of the spent output is refused
+    chain.generate(OTHER_SCRIPT, 2, 10**6)
+    with pytest.raises(Invalid, match="bad-txns-inputs-missingorspent"):
+        chain.send_transaction(spend(parent.txid(), 1, parent.vout[1].value, fee=5000))
+    assert chain.check_consistency() == []
+
+
 def test_reorg_drops_spends_of_disconnected_coinbases(chain):
     hashes = mature(chain)
     rec = Recorder()

@@ -29,7 +29,7 @@ a consistent view). Hashes are 32 bytes in internal order:
     header_info(hash) -> HeaderInfo | None     (height, in_active_chain, time, mediantime, ...)
     is_in_active_chain(hash) -> bool
     find_fork(hash) -> int | None              (height of the last common block with the active chain)
-    mempool_txs() -> [Transaction]             (parents before children)
+    mempool_txs() -> [Transaction]             (Core 31's mining order: parents before children)
     get_transaction(txid) -> (tx, block_hash | None) | None   (mempool first, then the txindex)
     coin(outpoint) -> Coin | None              (UTXO set, without the mempool)
     mempool_entry(txid) -> MempoolEntry | None (fee, vsize, time, height, ...)
@@ -319,9 +319,11 @@ class ChainService:
             return fork_height, stale
 
     def mempool_txs(self):
+        """The pool's transactions in the order Core's CTxMemPool::entryAll gives them (getrawmempool's),
+        the order a rescan or a wallet's load takes them in (Core's requestMempoolTransactions)."""
         with self.lock:
             pool = self._require_chain().mempool
-            return [pool.get(t).tx for t in pool.sorted()]
+            return [pool.get(t).tx for t in pool.mining_order()]
 
     def mempool_entry(self, txid):
         with self.lock:

@@ -280,7 +280,6 @@ class ChainState:
             for tx in block.txs:
                 txid = tx.txid()
                 created += [(txid, n) for n in range(len(tx.vout))]
-            self.store.spend_coins(created)
             restored = []
             k = 0
             for tx in block.txs[1:]:
@@ -289,7 +288,10 @@ class ChainState:
                     k += 1
                     restored.append((txin.prevout.hash, txin.prevout.n, c.value, c.script_pubkey,
                                      c.height, int(c.coinbase)))
+            # Restored before the block's own outputs go: an output created and spent in this
+            # block leaves with them, as Core's DisconnectBlock undoes transactions last to first.
             self.store.add_coins(restored)
+            self.store.spend_coins(created)
             self.store.delete_undo(entry.hash)
             if self.spender_index:
                 spender_index.disconnected(self.store, block, entry.hash, entry.prev.hash)
