@@ -154,6 +154,8 @@ def main(argv):
         from emulator_keys import generate_seed
         generate_seed(datadir, _log)
         return
+    if display is not None:
+        import emulator_debuglink  # noqa: F401  (it stays, with its state: at the heap's bottom)
     dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id,

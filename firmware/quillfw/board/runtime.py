@@ -11,6 +11,8 @@ So is the chain its user chose (set_chain, get_info's `chain`): what a host
 uses when it is not told which chain (quill-signer without --chain), as a
 Coldcard or a Jade keeps its network setting.
 """
+import sys
+
 from quillfw.board.info import core_methods
 from quillfw.signing.confirm import DEFAULT_TIMEOUT_MS, Confirmation
 from quillfw.wire.dispatcher import TEXT, UINT, Dispatcher, Method
@@ -50,7 +52,11 @@ class ChainSetting:
             raise DeviceError(INVALID_PARAMS, "chain must be one of " + ", ".join(CHAINS))
         from quillfw.signing.confirm import drop, flow
         try:
-            flow().ask(self.confirmation, ctx, "Use chain " + chain, CHAIN_REFUSED)
+            prompt = "Use chain " + chain
+            if self.confirmation.display is not None:
+                from quillfw.ui.screens import chain as screen
+                prompt = screen(chain)
+            flow().ask(self.confirmation, ctx, prompt, CHAIN_REFUSED)
         finally:
             drop(self.confirmation.approver)
         if self.path is None:
@@ -91,7 +97,43 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     for name in EXTENSIONS:
         module = __import__(name, None, None, ["register"])
         module.register(dispatcher)
+    if display is not None:
+        _intern(display)
     return dispatcher
+
+
+# The modules a signing session, the keys and a confirmation on a display bring in while
+# the device serves (each loaded when needed and dropped after it)
+_LATER = ("quillfw.signing.session", "quillfw.signing.confirm_flow", "quillfw.signing.approvers",
+          "quillfw.sighash.txdigests", "quillfw.sighash.legacy", "quillfw.sighash.segwit_v0",
+          "quillfw.sighash.taproot", "quillfw.psbt.session", "quillfw.psbt.prevtx",
+          "quillfw.psbt.address", "quillfw.keys.keyring", "quillfw.keys.store", "quillfw.keys.kdf",
+          "quillfw.keys.base58", "quillfw.multisig.match", "quillfw.multisig.registry",
+          "quillfw.multisig.policy", "quillfw.multisig.store", "quillfw.ui.screens", "quillfw.ui.display",
+          "quillfw.ui.flow", "quillfw.ui.seed", "quillfw.ui.pin")
+
+
+def _intern(display):
+    """Import, one at a time, the modules the device loads later, and drop them again:
+    their names are interned for good (MicroPython's qstr pools are never freed), now, while
+    the heap is whole. Interned later, amid a session, a full pool's successor (the pools
+    double: ~13 KB at the 1280-name pool) needs a contiguous block that the session's heap
+    no longer has: 'Out of memory' with kilobytes free. A display's modules bring the names
+    that fill the pool; a device without one, or with its firmware frozen (names in flash),
+    needs none of this."""
+    import gc
+
+    from quillfw.compat import forget
+    for name in _LATER + (display[1],):
+        loaded = set(sys.modules)
+        try:
+            __import__(name)
+        except ImportError:     # not in this build
+            pass
+        for module in list(sys.modules):
+            if module not in loaded:
+                forget(module)
+        gc.collect()
 
 
 def serve(transport, dispatcher, idle_ms=DEFAULT_IDLE_MS, log=None):

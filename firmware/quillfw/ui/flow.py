@@ -125,7 +125,12 @@ def make_display(spec):
     return Display(module.display(*spec[2:]))
 
 
-def _forget_panel(conf):
+def _close(display, conf):
+    """The screen is done: the panel closed (when its driver has a close), the display's
+    modules forgotten."""
+    close = getattr(display.panel, "close", None)
+    if close is not None:
+        close()
     release(conf.display)
 
 
@@ -136,7 +141,7 @@ def show(conf, screen):
         display.draw(screen, display.page_rows(screen, 0), 0, n,
                      _footer(0, n, n - 1, False, n, screen.action))
     finally:
-        _forget_panel(conf)
+        _close(display, conf)
 
 
 def _error(display, title, line):
@@ -167,11 +172,8 @@ def confirm(conf, ctx, screen, user):
         if user is not None:
             user.end()
         ctx.awaiting_user(False)
-        close = getattr(display.panel, "close", None)
-        if close is not None:
-            close()
+        _close(display, conf)
         display = None
-        _forget_panel(conf)
     if answer is None:
         raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)
     return answer

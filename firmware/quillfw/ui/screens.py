@@ -7,6 +7,8 @@ one text it does supply (a multisig wallet's name) is a host() part.
     review(record, hash_type)      a transaction (quillfw.signing.confirm.Confirmation's record)
     address(address, path, name)   an address the device derived (display_address)
     policy(old, new)               a looser confirmation policy
+    signed_message(path, text)     a message to sign (its text is the host's: marked)
+    chain(name)                    the chain the device keeps (set_chain)
     message(name, title, lines, action)   wipe, errors, PIN and seed steps
 """
 from quillfw.ui.screen import Screen, host
@@ -124,6 +126,15 @@ def address(text, path=None, name=None):
 
 def policy(old, new):
     return Screen("policy", "Confirm less", [("Change policy from", old, "to", new)], "Change")
+
+
+def signed_message(path, text):
+    return Screen("message", "Sign message", [("Path:", path), ("Message (from the host):", host(text))],
+                  "Sign")
+
+
+def chain(name):
+    return Screen("chain", "Use chain", [("Chain:", name)], "Use")
 
 
 def message(name, title, lines, action="OK"):
