@@ -54,10 +54,19 @@ class PngWriter:
         _chunk(self.f, b"IEND", b"")
 
 
+def _names(directory):
+    """The folder's names one at a time (a folder of many screens would be a large list)."""
+    if hasattr(os, "ilistdir"):
+        for entry in os.ilistdir(directory):
+            yield entry[0]
+    else:                       # CPython
+        yield from os.listdir(directory)
+
+
 def _next_sequence(directory):
-    if _SEQUENCE[0] is None:    # after a restart: go on after the files already there
+    if _SEQUENCE[0] is None:    # a new confirmation, or a restart: go on after the files there
         last = 0
-        for name in os.listdir(directory):
+        for name in _names(directory):
             if len(name) > 7 and name[:6].isdigit() and name[6] == "-":
                 last = max(last, int(name[:6]))
         _SEQUENCE[0] = last
