@@ -102,38 +102,25 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     return dispatcher
 
 
-# The modules a signing session, the keys and a confirmation on a display bring in while
-# the device serves (each loaded when needed and dropped after it)
-_LATER = ("quillfw.signing.session", "quillfw.signing.confirm_flow", "quillfw.signing.approvers",
-          "quillfw.sighash.txdigests", "quillfw.sighash.legacy", "quillfw.sighash.segwit_v0",
-          "quillfw.sighash.taproot", "quillfw.psbt.session", "quillfw.psbt.prevtx",
-          "quillfw.psbt.address", "quillfw.keys.keyring", "quillfw.keys.store", "quillfw.keys.kdf",
-          "quillfw.keys.base58", "quillfw.multisig.match", "quillfw.multisig.registry",
-          "quillfw.multisig.policy", "quillfw.multisig.store", "quillfw.ui.screens", "quillfw.ui.display",
-          "quillfw.ui.flow", "quillfw.ui.seed", "quillfw.ui.pin")
-
-
 def _intern(display):
-    """Import, one at a time, the modules the device loads later, and drop them again:
-    their names are interned for good (MicroPython's qstr pools are never freed), now, while
-    the heap is whole. Interned later, amid a session, a full pool's successor (the pools
-    double: ~13 KB at the 1280-name pool) needs a contiguous block that the session's heap
-    no longer has: 'Out of memory' with kilobytes free. A display's modules bring the names
-    that fill the pool; a device without one, or with its firmware frozen (names in flash),
-    needs none of this."""
+    """Import the display's modules once at boot and drop them again: their names are
+    interned for good (MicroPython's qstr pools are never freed), now, at the bottom of a
+    whole heap. Interned at the first confirmation instead, they lay a pool amid a signing
+    session, and fill it sooner: its successor (the pools double: ~13 KB at 1280 names on
+    the emulator's 64-bit port) may then be needed mid-session, as a contiguous block the
+    session's heap no longer has ('Out of memory' with kilobytes free). A firmware frozen
+    into flash keeps its names there."""
     import gc
 
     from quillfw.compat import forget
-    for name in _LATER + (display[1],):
-        loaded = set(sys.modules)
-        try:
-            __import__(name)
-        except ImportError:     # not in this build
-            pass
-        for module in list(sys.modules):
-            if module not in loaded:
-                forget(module)
-        gc.collect()
+    from quillfw.ui.flow import MODULES
+    loaded = set(sys.modules)
+    for name in MODULES + ("quillfw.signing.confirm_flow", display[1]):
+        __import__(name)
+    for module in list(sys.modules):
+        if module not in loaded:
+            forget(module)
+    gc.collect()
 
 
 def serve(transport, dispatcher, idle_ms=DEFAULT_IDLE_MS, log=None):

@@ -86,6 +86,10 @@ def run(display, screen, user, ctx, timeout_ms, auto=False):
 # what a screen brings in, dropped when it is done (release): the smallest board's heap
 # has no room for idle code beside a signing session
 _TEXT = ("quillfw.ui.screens", "quillfw.psbt.address", "quillfw.keys.base58")
+# every module of this layer that a device with a display loads (quillfw.board.runtime
+# interns their names at boot)
+MODULES = ("quillfw.ui.screens", "quillfw.ui.display", "quillfw.ui.seed", "quillfw.ui.pin",
+           "quillfw.psbt.address")
 _DRAWING = ("quillfw.ui.display", "quillfw.ui.screen", "quillfw.ui.boards", "quillfw.ui.st7789",
             "quillfw.ui.ssd1306", "quillfw.ui.buttons", "quillfw.ui.seed", "quillfw.ui.pin",
             "quillfw.ui.flow")
