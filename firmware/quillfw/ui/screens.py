@@ -83,16 +83,42 @@ def _rate(fee, weight):
     return "%d.%d" % (tenths // 10, tenths % 10)
 
 
+def _output(index, n, amount, script, change, network):
+    return ("%s %d of %d:" % ("Change" if change else "Output", index + 1, n),
+            destination(script, network), btc(amount) + " BTC")
+
+
+class Outputs:
+    """A review's items: every output, read from the outputs' file one at a time at each
+    pass over them (the heap holds one output's text, whatever their number), then the rest."""
+
+    def __init__(self, path, n, network, rest):
+        self.path = path
+        self.n = n
+        self.network = network
+        self.rest = rest
+
+    def __iter__(self):
+        with open(self.path, "rb") as f:
+            for index in range(self.n):
+                amount = int.from_bytes(f.read(8), "little")
+                head = f.read(3)
+                yield _output(index, self.n, amount, f.read(head[1] | head[2] << 8), head[0] == 1,
+                              self.network)
+        for item in self.rest:
+            yield item
+
+
 def review(conf, hash_type=1):
-    """conf: quillfw.signing.confirm.Confirmation: its counts, and its review record
-    of the session's first pass (outputs, others, change total, whether an input's
-    sequence makes the locktime apply, estimated weight, network, locktime)."""
+    """conf: quillfw.signing.confirm.Confirmation: its counts, its outputs' file (or
+    the first outputs in RAM without one), and its review record of the session's first
+    pass (outputs, others, change total, whether an input's sequence makes the locktime
+    apply, estimated weight, network, locktime)."""
     n_in, total_in, n_out, total_out = conf.counts
     outputs, others, change_total, nonfinal, weight, network, locktime = conf.review
     items = []
     for index, amount, script, change in outputs:
-        items.append(("%s %d of %d:" % ("Change" if change else "Output", index + 1, n_out),
-                      destination(script, network), btc(amount) + " BTC"))
+        items.append(_output(index, n_out, amount, script, change, network))
     if others[0]:
         items.append(("Outputs %d to %d (not listed):" % (n_out - others[0] + 1, n_out),
                       btc(others[1]) + " BTC"))
@@ -112,6 +138,9 @@ def review(conf, hash_type=1):
     warning = sighash_warning(hash_type)
     if warning:
         items.append((warning,))
+    if conf.outputs is not None:
+        conf.close_outputs()
+        items = Outputs(conf.outputs, n_out, network, items)
     return Screen("review", "Send bitcoin", items, "Sign")
 
 
