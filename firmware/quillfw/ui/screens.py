@@ -16,6 +16,7 @@ from quillfw.ui.screen import Screen, host
 SIGHASH_ANYONECANPAY = 0x80
 HIGH_FEE_BTC_SATS = 10000000        # Core's default -maxtxfee (0.1 BTC)
 HIGH_FEE_PERCENT = 5                # Coldcard's "big fee": over 5 % of what is sent
+EAGER_OUTPUTS = 32                  # a review's outputs made into text at once, up to this many
 
 
 def btc(sats):
@@ -141,6 +142,10 @@ def review(conf, hash_type=1):
     if conf.outputs is not None:
         conf.close_outputs()
         items = Outputs(conf.outputs, n_out, network, items)
+        if n_out <= EAGER_OUTPUTS:
+            # few: their text made now, so that the address modules leave the heap before
+            # the display's come in (quillfw.ui.flow.review); many: read back at each pass
+            items = list(items)
     return Screen("review", "Send bitcoin", items, "Sign")
 
 
