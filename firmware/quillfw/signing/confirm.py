@@ -80,15 +80,15 @@ AUTO = ("auto",)
 # (the display's modules are dropped by quillfw.ui.flow.release, when the screen is done)
 _TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers")
 
-# A device with a filesystem (the policy's file) writes each output of the first pass to
-# REVIEW_FILE beside it, and the review reads them back one at a time: every output listed
-# at a bounded heap. Without one (a qemu board) the review lists the first _MAX_LISTED
-# outputs from RAM (~40 bytes of script and ~50 of list each) and sums the rest.
+# The review lists the first _MAX_LISTED outputs from RAM (~40 bytes of script and ~50 of
+# list each). A device with a filesystem (the policy's file) also writes each output of the
+# first pass to REVIEW_FILE beside it: a transaction with more outputs is listed from there,
+# read back one at a time (a bounded heap). Without one (a qemu board) the rest are summed.
 # (Few names here: this module is loaded at boot, where every name is interned.)
 REVIEW_FILE = "quill_review.bin"
 _MAX_LISTED = const(32)
 # the record's fields (Confirmation.review)
-_OUTPUTS = const(0)     # [(index, amount, script, change)] of the first _MAX_LISTED outputs (no file)
+_OUTPUTS = const(0)     # [(index, amount, script, change)] of the first _MAX_LISTED outputs
 _OTHERS = const(1)      # the outputs after them: [count, total]
 _CHANGE = const(2)      # the change's total
 _NONFINAL = const(3)    # an input's sequence below 0xffffffff: the locktime applies
@@ -182,7 +182,7 @@ class Confirmation:
             f.write(amount.to_bytes(8, "little"))
             f.write(bytes((1 if change else 0, n & 0xFF, n >> 8)))
             f.write(script)
-        elif len(r[_OUTPUTS]) < _MAX_LISTED:
+        if len(r[_OUTPUTS]) < _MAX_LISTED:
             r[_OUTPUTS].append((self.counts[2] - 1, amount, bytes(script), change))
         else:
             r[_OTHERS][0] += 1

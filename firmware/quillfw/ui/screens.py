@@ -16,7 +16,6 @@ from quillfw.ui.screen import Screen, host
 SIGHASH_ANYONECANPAY = 0x80
 HIGH_FEE_BTC_SATS = 10000000        # Core's default -maxtxfee (0.1 BTC)
 HIGH_FEE_PERCENT = 5                # Coldcard's "big fee": over 5 % of what is sent
-EAGER_OUTPUTS = 32                  # a review's outputs made into text at once, up to this many
 
 
 def btc(sats):
@@ -117,10 +116,12 @@ def review(conf, hash_type=1):
     apply, estimated weight, network, locktime)."""
     n_in, total_in, n_out, total_out = conf.counts
     outputs, others, change_total, nonfinal, weight, network, locktime = conf.review
+    # more outputs than RAM held, and their file: all read back from it, at each pass
+    spooled = conf.outputs is not None and others[0]
     items = []
-    for index, amount, script, change in outputs:
+    for index, amount, script, change in ([] if spooled else outputs):
         items.append(_output(index, n_out, amount, script, change, network))
-    if others[0]:
+    if others[0] and not spooled:
         items.append(("Outputs %d to %d (not listed):" % (n_out - others[0] + 1, n_out),
                       btc(others[1]) + " BTC"))
     fee = total_in - total_out
@@ -141,11 +142,8 @@ def review(conf, hash_type=1):
         items.append((warning,))
     if conf.outputs is not None:
         conf.close_outputs()
-        items = Outputs(conf.outputs, n_out, network, items)
-        if n_out <= EAGER_OUTPUTS:
-            # few: their text made now, so that the address modules leave the heap before
-            # the display's come in (quillfw.ui.flow.review); many: read back at each pass
-            items = list(items)
+        if spooled:
+            items = Outputs(conf.outputs, n_out, network, items)
     return Screen("review", "Send bitcoin", items, "Sign")
 
 
