@@ -19,35 +19,29 @@ from quillfw.wire.errors import INVALID_PARAMS, DeviceError
 BUTTONS = {"next": "n", "prev": "p", "approve": "a", "reject": "r", "hold": "h"}
 MAX_QUEUED = 64
 
-# the screen on the panel: (screen, page, pages) while it is drawn or waits for the user;
-# the debug_layout map it left once the wait is over (so that its text does not stay
-# on the heap beside a signing session)
-LAYOUT = [None]
+# the screen on the panel, in slots filled in place (no allocation amid a signing session):
+# the Screen while it is drawn or waits for the user (None once the wait is over: its text
+# does not stay on the heap), then its name, title, page and pages
+LAYOUT = [None, None, None, 0, 0]
 PRESSES = []            # presses not read yet (quillfw.ui.flow's codes)
 
 
 def shown(screen, page, pages):
-    LAYOUT[0] = (screen, page, pages)
-
-
-def _layout(held):
-    screen, page, pages = held
-    # a secret's screen (a seed's words) stays on the panel: not on the link
-    return {"name": screen.name, "title": screen.title, "page": page, "pages": pages,
-            "lines": None if screen.private else screen.lines()}
+    LAYOUT[0], LAYOUT[1], LAYOUT[2], LAYOUT[3], LAYOUT[4] = screen, screen.name, screen.title, page, pages
 
 
 def closed():
     """The wait is over: only the summary stays (its lines left out)."""
-    if isinstance(LAYOUT[0], tuple):
-        layout = _layout(LAYOUT[0])
-        layout["lines"] = None
-        LAYOUT[0] = layout
+    LAYOUT[0] = None
 
 
 def debug_layout(ctx, params):
-    held = LAYOUT[0]
-    return _layout(held) if isinstance(held, tuple) else held
+    if LAYOUT[1] is None:
+        return None
+    screen = LAYOUT[0]
+    # a secret's screen (a seed's words) stays on the panel: not on the link
+    lines = None if screen is None or screen.private else screen.lines()
+    return {"name": LAYOUT[1], "title": LAYOUT[2], "page": LAYOUT[3], "pages": LAYOUT[4], "lines": lines}
 
 
 def debug_press(ctx, params):

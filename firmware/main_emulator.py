@@ -154,6 +154,12 @@ def main(argv):
         from emulator_keys import generate_seed
         generate_seed(datadir, _log)
         return
+    if display is not None:
+        import emulator_debuglink  # noqa: F401  (it stays, with its state: at the heap's bottom)
+        if display[3]:      # the screen files' names interned at boot too (quillfw.board.runtime)
+            import emulator_png  # noqa: F401
+            from quillfw.compat import forget
+            forget("emulator_png")
     dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
                                   policy_path=datadir and datadir + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id,

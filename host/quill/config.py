@@ -74,7 +74,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("emuseed", "The emulated device's seed: generate (made on the device at its first start, kept in <datadir>/<chain>/emulator/seed.bin) or none (default: generate; none on a qemu target)"),
     Option("emutarget", "Where the emulated device's firmware runs: unix (MicroPython's unix port), qemu-m0plus (a Cortex-M0+, the RP2040's core, under QEMU) or qemu-m4 (a Cortex-M4, the pyboard's) (default: unix)"),
     Option("emuapprove", "How the emulated device's user confirms signing: auto (approve at once), ask (y/n on quill-emu's terminal), channel (test-only: answer \"approve\" or \"refuse\" in <datadir>/<chain>/emulator/confirm-answer) (default: auto)"),
-    Option("emudisplay", "The emulated device's panel: st7789-240x240, st7789-240x135, ssd1306-128x64 or none (default: st7789-240x240; none on a qemu target and below 128K of -emuheap)"),
+    Option("emudisplay", "The emulated device's panel: st7789-240x240, st7789-240x135, ssd1306-128x64 or none (default: the modelled board's own, the Pico's st7789-240x240; none on a qemu target)"),
     Option("emuscreen", "Write every screen the emulated device draws to this directory, as <sequence>-<screen>.png and .txt"),
     Option("emuconfirmtimeout", "How long the emulated device waits for a confirmation, in milliseconds (default: 120000)"),
     Option("fallbackfee", "A fee rate (in BTC/kvB) that will be used when fee estimation has insufficient data. 0 to entirely disable the fallbackfee feature. (default: 0.00)"),

@@ -47,6 +47,18 @@ def test_quill_emu_with_no_options_runs_as_a_pico_runs(tmp_path):
     # the key methods, as a board has them: an empty seed store
     assert {"seed_generate", "seed_restore", "get_xpub"} <= set(info["methods"])
     assert info["keys"]["state"] == "uninitialized"
+    # the Pico's board profile's panel (issue 26: the Waveshare Pico-LCD-1.3)
+    assert {k: info["display"][k] for k in ("panel", "width", "height")} == {
+        "panel": "st7789", "width": 240, "height": 240}
+
+
+def test_the_default_panel_is_the_boards_own():
+    from quill.emulator.launcher import default_display
+    assert {b: default_display(b) for b in models.BOARDS} == {
+        "rpi_pico": "st7789-240x240", "pyboard": "ssd1306-128x64", "esp32_s3_tft": "st7789-240x135",
+        "esp32_s3": "none"}                    # the DevKitC-1 has no display
+    # a qemu target's frames have no way out (its UART is the link, it has no filesystem)
+    assert default_display("rpi_pico", target="qemu-m0plus") == "none"
 
 
 @pytest.mark.parametrize("board", models.BOARDS)

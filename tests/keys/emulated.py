@@ -18,9 +18,9 @@ TEST_MNEMONIC = "abandon " * 11 + "about"
 class EmulatedDevice:
     """quill-emu modelling board (quill-emu --board; its default, the Pico, unless named), with args."""
 
-    def __init__(self, workdir: Path, *args: str, board: str = DEFAULT_BOARD, display: bool = False) -> None:
-        """display: with the board's own panel (quill-emu's default is none), so that every
-        confirmation goes through its screens."""
+    def __init__(self, workdir: Path, *args: str, board: str = DEFAULT_BOARD) -> None:
+        """The board's own panel, quill-emu's default, draws every confirmation (--display=none:
+        a blind device)."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.datadir = self.workdir / "device"
@@ -28,9 +28,6 @@ class EmulatedDevice:
         self.log_path = self.workdir / "quill-emu.log"
         self.args = [str(VENV_BIN / "quill-emu"), f"--port-file={self.port_file}",
                      f"--datadir={self.datadir}", f"--board={board}", *args]
-        if display:
-            from quill.emulator import models
-            self.args.append(f"--display={models.load(board).display}")
         self.board = board
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = ""

@@ -79,7 +79,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     work = tmp_path_factory.mktemp("multisig")
     devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}",
                               "--approve=channel" if i == 0 else "--approve=auto",
-                              board=PSBT_BOARD, display=True) for i, words in enumerate(MNEMONICS)]
+                              board=PSBT_BOARD) for i, words in enumerate(MNEMONICS)]
     try:
         cosigners = []
         for device, words in zip(devices, MNEMONICS, strict=True):

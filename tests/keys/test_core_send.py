@@ -68,7 +68,7 @@ class ChannelApprover:
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmulatedDevice, BitcoinD, ChannelApprover]]:
     work = tmp_path_factory.mktemp("send")
     with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", "--approve=channel",
-                        board=PSBT_BOARD, display=True) as device:
+                        board=PSBT_BOARD) as device:
         signer = f"{VENV_BIN / 'quill-signer'} --device={device.port}"
         with BitcoinD(work / "core", f"-signer={signer}") as core, ChannelApprover(device.datadir) as approver:
             core.rpc("createwallet", named={"wallet_name": "hw", "disable_private_keys": True,

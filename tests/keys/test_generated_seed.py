@@ -106,8 +106,9 @@ def test_the_device_makes_its_seed_once_and_keeps_it(tmp_path: Path, link: bytea
 
 def test_the_search_finds_words_that_cross_the_link(tmp_path: Path, link: bytearray,
                                                     bip39_words: frozenset[str]) -> None:
-    """The control: seed_generate answers its words, and the same search finds them."""
-    device = EmulatedDevice(tmp_path / "emu", board=DEFAULT_BOARD)
+    """The control: a device without a display answers seed_generate with its words (it has
+    nowhere else to show them), and the same search finds them."""
+    device = EmulatedDevice(tmp_path / "emu", "--display=none", board=DEFAULT_BOARD)
     with device, DeviceClient(device.port) as client:
         answer = client.call("seed_generate", {"words": 12, "pin": "8642"}, timeout=300)
     runs = word_runs(bytes(link), bip39_words)

@@ -76,7 +76,7 @@ class Nodes:
 def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nodes]:
     work = tmp_path_factory.mktemp("quilld-signer")
     with EmulatedDevice(work / "emu", f"--test-mnemonic={TEST_MNEMONIC}", "--approve=channel",
-                        board=PSBT_BOARD, display=True) as device:
+                        board=PSBT_BOARD) as device:
         signer = f"-signer={VENV_BIN / 'quill-signer'} --device={device.port}"
         with QuillDaemon(work / "quilld", signer) as daemon, BitcoinD(work / "core", signer) as core, \
                 QuillDaemon(work / "follower", signer, f"-chainsource={core.url_for_follower}",

@@ -90,3 +90,23 @@ def test_the_review_lists_every_output_as_core_decodes_it(screens_node, tmp_path
     for path in drawn:      # every page of the review, the whole text in each .txt
         assert png_size(path.with_suffix(".png")) == (240, 240)
         assert lines(path) == text
+
+
+def test_a_review_of_many_outputs_lists_each_of_them(screens_node, tmp_path: Path) -> None:
+    """More outputs than a review held in RAM (32): the device reads them back from its
+    outputs' file one at a time, and each is listed with Core's address and amount."""
+    node, folder = screens_node
+    tx = unsigned_tx(2, 0, seed=2626)
+    base = _outputs()[:5]       # P2PKH, P2SH, P2WPKH, P2WSH, P2TR, again and again
+    tx.vout = [TxOut(10_000 + 7 * i, base[i % len(base)].script_pubkey) for i in range(45)]
+    amount = (sum(o.value for o in tx.vout) + 2000) // 2
+    entries = [prevtx(tx, i, p2wpkh(KEY.pubkey), amount) for i in range(2)]
+    before = len(wait_screens(folder, "review", 0))
+    assert node.rpc("signrawtransactionwithkey", tx.hex(), [KEY.wif], entries)["complete"] is True
+    drawn = wait_screens(folder, "review", before + 1)[before:]
+    text = lines(drawn[-1])
+    with BitcoinD(tmp_path / "core") as core:
+        want = _expected(core, tx)
+    assert len(want) == 45 and text[1:46] == want
+    assert not any("not listed" in line for line in text)
+    assert f"Fee: 0.{2 * amount - sum(o.value for o in tx.vout):08d} BTC" in text

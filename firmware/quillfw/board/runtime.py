@@ -11,6 +11,8 @@ So is the chain its user chose (set_chain, get_info's `chain`): what a host
 uses when it is not told which chain (quill-signer without --chain), as a
 Coldcard or a Jade keeps its network setting.
 """
+import sys
+
 from quillfw.board.info import core_methods
 from quillfw.signing.confirm import DEFAULT_TIMEOUT_MS, Confirmation
 from quillfw.wire.dispatcher import TEXT, UINT, Dispatcher, Method
@@ -50,7 +52,11 @@ class ChainSetting:
             raise DeviceError(INVALID_PARAMS, "chain must be one of " + ", ".join(CHAINS))
         from quillfw.signing.confirm import drop, flow
         try:
-            flow().ask(self.confirmation, ctx, "Use chain " + chain, CHAIN_REFUSED)
+            prompt = "Use chain " + chain
+            if self.confirmation.display is not None:
+                from quillfw.ui.screens import chain as screen
+                prompt = screen(chain)
+            flow().ask(self.confirmation, ctx, prompt, CHAIN_REFUSED)
         finally:
             drop(self.confirmation.approver)
         if self.path is None:
@@ -91,7 +97,30 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     for name in EXTENSIONS:
         module = __import__(name, None, None, ["register"])
         module.register(dispatcher)
+    if display is not None:
+        _intern(display)
     return dispatcher
+
+
+def _intern(display):
+    """Import the display's modules once at boot and drop them again: their names are
+    interned for good (MicroPython's qstr pools are never freed), now, at the bottom of a
+    whole heap. Interned at the first confirmation instead, they lay a pool amid a signing
+    session, and fill it sooner: its successor (the pools double: ~13 KB at 1280 names on
+    the emulator's 64-bit port) may then be needed mid-session, as a contiguous block the
+    session's heap no longer has ('Out of memory' with kilobytes free). A firmware frozen
+    into flash keeps its names there."""
+    import gc
+
+    from quillfw.compat import forget
+    from quillfw.ui.flow import MODULES
+    loaded = set(sys.modules)
+    for name in MODULES + ("quillfw.signing.confirm_flow", display[1]):
+        __import__(name)
+    for module in list(sys.modules):
+        if module not in loaded:
+            forget(module)
+    gc.collect()
 
 
 def serve(transport, dispatcher, idle_ms=DEFAULT_IDLE_MS, log=None):

@@ -39,12 +39,8 @@ Why these choices (measured in shared/research/micropython-probe.md):
     tweaking both need d*G, which is half the cost of a Schnorr signature.
 Not constant-time: timing depends on the scalar. See the research note.
 """
-# The table is imported first, at module load: on a device loading .mpy files
-# the 16 KB blob needs one contiguous heap block, which a fragmented heap may
-# no longer have later (measured: lazy loading failed at -X heapsize=64K).
 from quillfw.compat import const
 from quillfw.crypto.hashes import tagged_hash
-from quillfw.crypto.secp256k1_gtable import GTABLE as _GTABLE_BYTES
 
 P = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F
 N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
@@ -77,6 +73,14 @@ def _native_module():
 # ecdsa and schnorr sign and verify with NATIVE when it is set (get_info's crypto_backend).
 NATIVE = _native_module()
 del _native_module
+# The comb's table, only for the pure arithmetic (with NATIVE, k*G is its pubkey): 16 KB
+# of a board's heap that the module's own tables already stand for. Imported at module
+# load: on a device loading .mpy files the blob needs one contiguous heap block, which a
+# fragmented heap may no longer have later (measured: lazy loading failed at -X heapsize=64K).
+if NATIVE is None:
+    from quillfw.crypto.secp256k1_gtable import GTABLE as _GTABLE_BYTES
+else:
+    _GTABLE_BYTES = b""
 
 
 def _thumb_module():
@@ -362,6 +366,9 @@ def _comb_g(k):
     doublings and 32 mixed additions, no column ever empty. An even k is
     computed as N - k and negated.
     """
+    if NATIVE is not None:
+        xy = NATIVE.pubkey(k.to_bytes(32, "big"))
+        return int.from_bytes(xy[:32], "big"), int.from_bytes(xy[32:], "big"), 1
     k0 = k
     negate = not k & 1
     if negate:
@@ -481,6 +488,9 @@ def _window_mul(point, k):
     An exceptional addition (only possible for k within 30 of N) leaves Z = 0
     mod P, and that scalar is redone by double-and-add with the complete formulas.
     """
+    if NATIVE is not None:
+        xy = NATIVE.pubkey(k.to_bytes(32, "big"))
+        return int.from_bytes(xy[:32], "big"), int.from_bytes(xy[32:], "big"), 1
     k0 = k
     negate = not k & 1
     if negate:

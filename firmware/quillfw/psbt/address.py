@@ -10,7 +10,7 @@ for v1+. Imported while outputs are shown and forgotten after (heap).
 _HRP = {"main": "bc", "test": "tb", "regtest": "bcrt"}
 _P2PKH_VERSION = {"main": 0x00, "test": 0x6F, "regtest": 0x6F}
 _P2SH_VERSION = {"main": 0x05, "test": 0xC4, "regtest": 0xC4}
-_CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_CHARSET = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 _GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
 _BECH32M = 0x2BC830A3
 
@@ -26,8 +26,10 @@ def _polymod(values, chk=1):
     return chk
 
 
-def _five_bit(data):
-    out, acc, bits = [], 0, 0
+def _five_bit(data, out):
+    """Append data's 5-bit groups to the bytearray out (a byte per group: a list would
+    take 8 bytes per group of a signing session's heap)."""
+    acc, bits = 0, 0
     for byte in data:
         acc = ((acc << 8) | byte) & 0xFFF
         bits += 8
@@ -36,16 +38,24 @@ def _five_bit(data):
             out.append((acc >> bits) & 31)
     if bits:
         out.append((acc << (5 - bits)) & 31)
-    return out
 
 
 def _segwit_address(hrp, version, program):
-    data = [version] + _five_bit(program)
-    expanded = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
-    const = 1 if version == 0 else _BECH32M
-    chk = _polymod(expanded + data + [0] * 6) ^ const
-    checksum = [(chk >> (5 * (5 - i))) & 31 for i in range(6)]
-    return hrp + "1" + "".join(_CHARSET[d] for d in data + checksum)
+    """BIP173/BIP350: hrp, "1", the data's characters and the 6-character checksum."""
+    data = bytearray((version,))
+    _five_bit(program, data)
+    chk = 1
+    for c in hrp:                       # the hrp's expansion: high bits, 0, low bits
+        chk = _polymod((ord(c) >> 5,), chk)
+    chk = _polymod((0,), chk)
+    for c in hrp:
+        chk = _polymod((ord(c) & 31,), chk)
+    chk = _polymod(bytes(6), _polymod(data, chk)) ^ (1 if version == 0 else _BECH32M)
+    for i in range(6):
+        data.append((chk >> (5 * (5 - i))) & 31)
+    for i in range(len(data)):          # in place: the characters' bytes
+        data[i] = _CHARSET[data[i]]
+    return hrp + "1" + data.decode()
 
 
 def address(script_pubkey, network):

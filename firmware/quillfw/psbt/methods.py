@@ -219,18 +219,27 @@ class PsbtMethods:
     def display_address(self, ctx, p):
         return self._outside_session(self._display_address, ctx, p)
 
-    def _node_at(self, text):
-        """(path, BIP32 node) at the request's path, from the unlocked seed."""
+    def _path(self, text):
+        """The request's path, parsed, once the seed is unlocked."""
         require_unlocked(self.boot)
-        from quillfw.keys.bip32 import master_node, parse_path
+        from quillfw.keys.bip32 import parse_path
         try:
-            path = parse_path(text)
+            return parse_path(text)
         except ValueError as e:
             raise DeviceError(INVALID_PARAMS, "Invalid path: %s" % e) from None
+
+    def _node(self, path):
+        """The BIP32 node at path, from the unlocked seed."""
+        from quillfw.keys.bip32 import master_node
         node = master_node(self.boot[2][0])
         for index in path:
             node = node.child(index)
-        return path, node
+        return node
+
+    def _node_at(self, text):
+        """(path, BIP32 node) at the request's path."""
+        path = self._path(text)
+        return path, self._node(path)
 
     def _display_address(self, ctx, p):
         from quillfw.psbt import owned
@@ -264,14 +273,20 @@ class PsbtMethods:
             text = message.decode()
         except UnicodeError:
             raise DeviceError(INVALID_PARAMS, "message must be UTF-8 text") from None
-        path, node = self._node_at(p["path"])
+        # asked before the key is derived: the screen's modules and the key's arithmetic
+        # take turns on the heap
+        path = self._path(p["path"])
         from quillfw.keys.bip32 import format_path
         from quillfw.signing.confirm import drop, flow
         try:
-            flow().ask(self.confirmation, ctx, "Sign message with %s: %s" % (format_path(path), text),
-                       MESSAGE_REFUSED)
+            prompt = "Sign message with %s: %s" % (format_path(path), text)
+            if self.confirmation.display is not None:
+                from quillfw.ui.screens import signed_message
+                prompt = signed_message(format_path(path), text)
+            flow().ask(self.confirmation, ctx, prompt, MESSAGE_REFUSED)
         finally:
             drop(self.confirmation.approver)
+        node = self._node(path)
         size = len(message)
         prefix = bytes((size,)) if size < 253 else b"\xfd" + size.to_bytes(2, "little")
         from quillfw.crypto import ecdsa

@@ -102,6 +102,9 @@ class PsbtSession:
         if network not in owned.NETWORKS:
             raise SessionError("bad_value", "network must be main, test or regtest")
         self.abort()
+        # the previous transactions' parser now, while the heap has whole blocks: imported at
+        # the first psbt_prev_tx, its names could need a new qstr pool amid the session's heap
+        import quillfw.psbt.prevtx  # noqa: F401
         self.session.begin(version, locktime, n_inputs, n_outputs, ALGORITHMS)
         self.network = network
         if multisig:    # loaded now, while the heap has whole blocks (§12)

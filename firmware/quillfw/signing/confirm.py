@@ -80,10 +80,12 @@ AUTO = ("auto",)
 # (the display's modules are dropped by quillfw.ui.flow.release, when the screen is done)
 _TRANSIENT = ("quillfw.signing.confirm_flow", "quillfw.signing.approvers")
 
-# Outputs a transaction review lists one by one (address and amount, quillfw.ui.screens);
-# the outputs after them are summed, so that the review costs a bounded heap
-# (~40 bytes of script and ~50 of list per output). (Few names here: this module is
-# loaded at boot, where every name is interned on the heap of a ROMFS build.)
+# The review lists the first _MAX_LISTED outputs from RAM (~40 bytes of script and ~50 of
+# list each). A device with a filesystem (the policy's file) also writes each output of the
+# first pass to REVIEW_FILE beside it: a transaction with more outputs is listed from there,
+# read back one at a time (a bounded heap). Without one (a qemu board) the rest are summed.
+# (Few names here: this module is loaded at boot, where every name is interned.)
+REVIEW_FILE = "quill_review.bin"
 _MAX_LISTED = const(32)
 # the record's fields (Confirmation.review)
 _OUTPUTS = const(0)     # [(index, amount, script, change)] of the first _MAX_LISTED outputs
@@ -126,6 +128,11 @@ class Confirmation:
         self.timeout_ms = timeout_ms
         self.display = display
         self.policy = None          # the stored policy's map, read on first use
+        # the outputs' file: beside the policy's, None without a filesystem or a display
+        self.outputs = None
+        if path is not None and display is not None:
+            self.outputs = path[:path.rfind("/") + 1] + REVIEW_FILE
+        self._spool = None
         self.reset()
 
     def reset(self, network="main", locktime=0):
@@ -133,6 +140,12 @@ class Confirmation:
         session's (main, test or regtest), the form of the addresses it shows."""
         self.confirmed = False
         self.counts = [0, 0, 0, 0]  # inputs, their total, outputs, their total
+        if self.outputs is not None:
+            self.close_outputs()
+            try:
+                os.remove(self.outputs)     # the last transaction's outputs leave the flash
+            except OSError:
+                pass
         # what the review shows (quillfw.ui.screens.review): the fields _OUTPUTS.._LOCKTIME;
         # 42: the weight of version, counts, locktime and the segwit marker (BIP141)
         self.review = None if self.display is None else [[], [0, 0], 0, False, 42, network,
@@ -161,11 +174,25 @@ class Confirmation:
         r[_WEIGHT] += 4 * (9 + n)
         if change:
             r[_CHANGE] += amount
+        if self.outputs is not None:
+            # a record: amount (8 bytes, little-endian), change, the script's size (2 bytes), script
+            f = self._spool
+            if f is None:
+                f = self._spool = open(self.outputs, "wb")
+            f.write(amount.to_bytes(8, "little"))
+            f.write(bytes((1 if change else 0, n & 0xFF, n >> 8)))
+            f.write(script)
         if len(r[_OUTPUTS]) < _MAX_LISTED:
             r[_OUTPUTS].append((self.counts[2] - 1, amount, bytes(script), change))
         else:
             r[_OTHERS][0] += 1
             r[_OTHERS][1] += amount
+
+    def close_outputs(self):
+        """The outputs' file complete (the review reads it)."""
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
 
     def current(self):
         if self.policy is None:

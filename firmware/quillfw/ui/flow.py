@@ -86,6 +86,10 @@ def run(display, screen, user, ctx, timeout_ms, auto=False):
 # what a screen brings in, dropped when it is done (release): the smallest board's heap
 # has no room for idle code beside a signing session
 _TEXT = ("quillfw.ui.screens", "quillfw.psbt.address", "quillfw.keys.base58")
+# every module of this layer that a device with a display loads (quillfw.board.runtime
+# interns their names at boot)
+MODULES = ("quillfw.ui.screens", "quillfw.ui.display", "quillfw.ui.seed", "quillfw.ui.pin",
+           "quillfw.psbt.address")
 _DRAWING = ("quillfw.ui.display", "quillfw.ui.screen", "quillfw.ui.boards", "quillfw.ui.st7789",
             "quillfw.ui.ssd1306", "quillfw.ui.buttons", "quillfw.ui.seed", "quillfw.ui.pin",
             "quillfw.ui.flow")
@@ -125,7 +129,12 @@ def make_display(spec):
     return Display(module.display(*spec[2:]))
 
 
-def _forget_panel(conf):
+def _close(display, conf):
+    """The screen is done: the panel closed (when its driver has a close), the display's
+    modules forgotten."""
+    close = getattr(display.panel, "close", None)
+    if close is not None:
+        close()
     release(conf.display)
 
 
@@ -136,7 +145,7 @@ def show(conf, screen):
         display.draw(screen, display.page_rows(screen, 0), 0, n,
                      _footer(0, n, n - 1, False, n, screen.action))
     finally:
-        _forget_panel(conf)
+        _close(display, conf)
 
 
 def _error(display, title, line):
@@ -167,11 +176,8 @@ def confirm(conf, ctx, screen, user):
         if user is not None:
             user.end()
         ctx.awaiting_user(False)
-        close = getattr(display.panel, "close", None)
-        if close is not None:
-            close()
+        _close(display, conf)
         display = None
-        _forget_panel(conf)
     if answer is None:
         raise DeviceError(CONFIRM_TIMEOUT, TIMED_OUT)
     return answer

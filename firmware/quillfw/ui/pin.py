@@ -20,7 +20,7 @@ PIN_TIMED_OUT = "PIN entry timed out on the device"
 def enter(conf, ctx, title):
     from quillfw.signing.confirm import auto_approves
     from quillfw.signing.confirm_flow import approver
-    from quillfw.ui.flow import HOLD, NEXT, NO, OK, PREV, _forget_panel, make_display, sleep_ms, ticks_diff, ticks_ms
+    from quillfw.ui.flow import HOLD, NEXT, NO, OK, PREV, _close, make_display, sleep_ms, ticks_diff, ticks_ms
     from quillfw.wire.errors import CONFIRM_TIMEOUT, USER_CANCELLED, DeviceError
     if auto_approves(conf.approver):
         raise DeviceError(USER_CANCELLED, "No one to enter the PIN on the device")
@@ -70,7 +70,4 @@ def enter(conf, ctx, title):
             digits[i] = 0
         user.end()
         ctx.awaiting_user(False)
-        close = getattr(display.panel, "close", None)
-        if close is not None:
-            close()
-        _forget_panel(conf)
+        _close(display, conf)

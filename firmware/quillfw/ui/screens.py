@@ -7,6 +7,8 @@ one text it does supply (a multisig wallet's name) is a host() part.
     review(record, hash_type)      a transaction (quillfw.signing.confirm.Confirmation's record)
     address(address, path, name)   an address the device derived (display_address)
     policy(old, new)               a looser confirmation policy
+    signed_message(path, text)     a message to sign (its text is the host's: marked)
+    chain(name)                    the chain the device keeps (set_chain)
     message(name, title, lines, action)   wipe, errors, PIN and seed steps
 """
 from quillfw.ui.screen import Screen, host
@@ -81,17 +83,45 @@ def _rate(fee, weight):
     return "%d.%d" % (tenths // 10, tenths % 10)
 
 
+def _output(index, n, amount, script, change, network):
+    return ("%s %d of %d:" % ("Change" if change else "Output", index + 1, n),
+            destination(script, network), btc(amount) + " BTC")
+
+
+class Outputs:
+    """A review's items: every output, read from the outputs' file one at a time at each
+    pass over them (the heap holds one output's text, whatever their number), then the rest."""
+
+    def __init__(self, path, n, network, rest):
+        self.path = path
+        self.n = n
+        self.network = network
+        self.rest = rest
+
+    def __iter__(self):
+        with open(self.path, "rb") as f:
+            for index in range(self.n):
+                amount = int.from_bytes(f.read(8), "little")
+                head = f.read(3)
+                yield _output(index, self.n, amount, f.read(head[1] | head[2] << 8), head[0] == 1,
+                              self.network)
+        for item in self.rest:
+            yield item
+
+
 def review(conf, hash_type=1):
-    """conf: quillfw.signing.confirm.Confirmation: its counts, and its review record
-    of the session's first pass (outputs, others, change total, whether an input's
-    sequence makes the locktime apply, estimated weight, network, locktime)."""
+    """conf: quillfw.signing.confirm.Confirmation: its counts, its outputs' file (or
+    the first outputs in RAM without one), and its review record of the session's first
+    pass (outputs, others, change total, whether an input's sequence makes the locktime
+    apply, estimated weight, network, locktime)."""
     n_in, total_in, n_out, total_out = conf.counts
     outputs, others, change_total, nonfinal, weight, network, locktime = conf.review
+    # more outputs than RAM held, and their file: all read back from it, at each pass
+    spooled = conf.outputs is not None and others[0]
     items = []
-    for index, amount, script, change in outputs:
-        items.append(("%s %d of %d:" % ("Change" if change else "Output", index + 1, n_out),
-                      destination(script, network), btc(amount) + " BTC"))
-    if others[0]:
+    for index, amount, script, change in ([] if spooled else outputs):
+        items.append(_output(index, n_out, amount, script, change, network))
+    if others[0] and not spooled:
         items.append(("Outputs %d to %d (not listed):" % (n_out - others[0] + 1, n_out),
                       btc(others[1]) + " BTC"))
     fee = total_in - total_out
@@ -110,6 +140,10 @@ def review(conf, hash_type=1):
     warning = sighash_warning(hash_type)
     if warning:
         items.append((warning,))
+    if conf.outputs is not None:
+        conf.close_outputs()
+        if spooled:
+            items = Outputs(conf.outputs, n_out, network, items)
     return Screen("review", "Send bitcoin", items, "Sign")
 
 
@@ -124,6 +158,15 @@ def address(text, path=None, name=None):
 
 def policy(old, new):
     return Screen("policy", "Confirm less", [("Change policy from", old, "to", new)], "Change")
+
+
+def signed_message(path, text):
+    return Screen("message", "Sign message", [("Path:", path), ("Message (from the host):", host(text))],
+                  "Sign")
+
+
+def chain(name):
+    return Screen("chain", "Use chain", [("Chain:", name)], "Use")
 
 
 def message(name, title, lines, action="OK"):

@@ -81,7 +81,7 @@ def backup(conf, ctx, words):
     from quillfw.signing.confirm_flow import approver, ask
     from quillfw.wire.errors import USER_CANCELLED, DeviceError
     ask(conf, ctx, words_screen(words), SEED_REFUSED)
-    from quillfw.ui.flow import _forget_panel, make_display
+    from quillfw.ui.flow import _close, make_display
     user = None if auto_approves(conf.approver) else approver(conf.approver)
     display = make_display(conf.display)
     ctx.awaiting_user(True)
@@ -105,7 +105,4 @@ def backup(conf, ctx, words):
                 raise DeviceError(USER_CANCELLED, CHECK_FAILED)
     finally:
         ctx.awaiting_user(False)
-        close = getattr(display.panel, "close", None)
-        if close is not None:
-            close()
-        _forget_panel(conf)
+        _close(display, conf)

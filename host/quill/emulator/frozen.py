@@ -41,7 +41,7 @@ from quill.emulator.qemu import (
 
 # Beside the quillfw package: the emulator's entry, approver and key registration.
 EMULATOR_MODULES = ("main_emulator.py", "emulator_approval.py", "emulator_keys.py",
-                    "emulator_debuglink.py", "emulator_display.py")
+                    "emulator_debuglink.py", "emulator_display.py", "emulator_png.py")
 # The standard variant, less the modules that need libraries the source does not carry.
 VARIANT = ("VARIANT=standard", "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0", "MICROPY_PY_SSL=0")
 

@@ -42,7 +42,8 @@ FIRMWARE_DIR = Path(quillfw.__file__).resolve().parent.parent
 ENTRY = FIRMWARE_DIR / "main_emulator.py"
 # Beside the quillfw package, so that no board's build contains them.
 EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", FIRMWARE_DIR / "emulator_keys.py",
-                    FIRMWARE_DIR / "emulator_debuglink.py", FIRMWARE_DIR / "emulator_display.py", ENTRY)
+                    FIRMWARE_DIR / "emulator_debuglink.py", FIRMWARE_DIR / "emulator_display.py",
+                    FIRMWARE_DIR / "emulator_png.py", ENTRY)
 APPROVERS = ("auto", "ask", "channel")
 # quill-emu --display (firmware/emulator_display.py's panels); the default is the modelled
 # board's own panel (board.json "display": the Pico's is the Waveshare Pico-LCD-1.3)
@@ -51,11 +52,13 @@ DISPLAYS = ("st7789-240x240", "st7789-240x135", "ssd1306-128x64", "none")
 
 def default_display(board: str, heapsize: str | None = None, firmware: str = "board",
                     target: str = "unix") -> str:
-    """quill-emu's panel when --display is not given: none for now, a blind device as the
-    emulator has always been. The modelled board's own panel (models.BoardModel.display) becomes
-    the default once every flow the suite drives at the defaults is checked beside it; until
-    then --display gives it."""
-    return "none"
+    """quill-emu's panel when --display is not given: the modelled board's own
+    (models.BoardModel.display: the Pico's st7789-240x240, the pyboard's ssd1306-128x64,
+    none on the ESP32-S3 DevKitC-1); none on a qemu target, whose frames have no way out
+    (its UART is the link and it has no filesystem)."""
+    if target != "unix":
+        return "none"
+    return models.load(board).display
 
 
 CRYPTO = ("auto", "native", "python")

@@ -31,10 +31,10 @@ appears (quill.emulator.asker.write_answer). The confirmation policy is kept
 in <datadir>/confirm_policy.json, the encrypted seed in <datadir>/seed.bin
 (without --datadir: a scratch directory removed at exit).
 
-The screen: --display is the emulated panel (default today: none, a device
-without a display, confirming blind, as quill.emulator.launcher.default_display
-says why; the boards' own panels: st7789-240x240 on the Pico's Waveshare
-Pico-LCD-1.3, ssd1306-128x64 on the pyboard).
+The screen: --display is the emulated panel (default: the modelled board's own,
+quill.emulator.launcher.default_display: st7789-240x240 on the Pico's Waveshare
+Pico-LCD-1.3, ssd1306-128x64 on the pyboard, none on the ESP32-S3 DevKitC-1 and
+on a qemu target; none: a device without a display, confirming blind).
 The firmware draws every confirmation on it with the same code as a board;
 --approve=auto then shows every page and approves, channel waits for a
 test's presses (the debug link's debug_press, or the answer file). With
@@ -135,8 +135,8 @@ def parse_args(argv):
                         help="generate: the device makes its own seed at its first start and keeps "
                              "it in --datadir (no PIN); later starts keep it")
     parser.add_argument("--display", choices=DISPLAYS,
-                        help="the emulated panel (default: none, a blind device; the Pico's panel "
-                             "is st7789-240x240)")
+                        help="the emulated panel (default: the modelled board's own, the Pico's "
+                             "st7789-240x240; none on a qemu target); none: a blind device")
     parser.add_argument("--screen-dir", help="write every screen drawn as DIR/<sequence>-<screen>"
                                              ".png and .txt")
     parser.add_argument("--test-mnemonic", metavar="WORDS",
