@@ -488,9 +488,6 @@ def _window_mul(point, k):
     An exceptional addition (only possible for k within 30 of N) leaves Z = 0
     mod P, and that scalar is redone by double-and-add with the complete formulas.
     """
-    if NATIVE is not None:
-        xy = NATIVE.pubkey(k.to_bytes(32, "big"))
-        return int.from_bytes(xy[:32], "big"), int.from_bytes(xy[32:], "big"), 1
     k0 = k
     negate = not k & 1
     if negate:
