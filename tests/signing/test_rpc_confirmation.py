@@ -1,4 +1,5 @@
-"""User confirmation end to end: quilld -device=emulator -emuapprove=channel, a
+"""User confirmation end to end on a blind device (the prompt of a board without a display; the
+screens' flows are tests/ui's): quilld -device=emulator -emuapprove=channel, a
 test answering through the emulator's approval channel (<chain datadir>/emulator).
 Approve, refuse (Core-style error, nothing signed), device timeout, policy
 changes (always -> above -> never and back, loosening confirmed on the device),
@@ -21,7 +22,7 @@ KEY = keys(811, 1)[0]
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
     with QuillDaemon(tmp_path_factory.mktemp("confirm"), "-device=emulator",
-                     f"-emuboard={boards.ready(boards.SMALLEST_BOARD)}", "-debug=1",
+                     f"-emuboard={boards.ready(boards.SMALLEST_BOARD)}", "-emudisplay=none", "-debug=1",
                      "-emuapprove=channel", f"-emuconfirmtimeout={CONFIRM_TIMEOUT_MS}") as d:
         yield d
 
