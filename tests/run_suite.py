@@ -5,7 +5,7 @@
    free ports, locked caches), and most of their time is spent in emulators, daemons and
    bitcoind, one process each;
 2. SERIAL alone: tests whose figures are latencies, delays and resident memory, which another
-   worker's load would blur.
+   worker's load would blur (a QEMU target's I/O thread runs at nice -10 when the suite is root).
 
 pytest exits 5 when it collects no test; that must never pass as green, in either part.
 With arguments, they go to one plain pytest run instead (a file, -k, ...).
@@ -15,7 +15,10 @@ import sys
 
 import pytest
 
-SERIAL = ["tests/hostile"]
+SERIAL = [
+    "tests/hostile",
+    "tests/device/test_client.py",   # an idle probe's 5 s and a 0.3 s timeout, on emulators beside QEMU at nice -10
+]
 
 
 def run(args: list[str]) -> int:

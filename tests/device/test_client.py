@@ -139,7 +139,13 @@ def test_no_answer_is_a_timeout(unix_emulator):
         with pytest.raises(DeviceTimeout, match="did not answer debug_sleep within 0.3 s"):
             c.call("debug_sleep", {"ms": 1500}, timeout=0.3)
         time.sleep(1.4)
-        assert c.ping() == "idle"
+        deadline = time.monotonic() + 10     # the sleep may overrun on a loaded machine
+        while True:
+            try:
+                assert c.ping() == "idle"
+                break
+            except DeviceTimeout:
+                assert time.monotonic() < deadline
 
 
 def test_rts_and_dtr_are_held_low_from_open_on():
