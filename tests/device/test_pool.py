@@ -50,6 +50,17 @@ def where(pool: DevicePool) -> str:
     return pool.spec          # the device the call runs on, as a handler sees it
 
 
+def losing(pool: DevicePool, lost: str, seen: list[str]) -> Any:
+    """A call that records the device it ran on, and loses the device `lost` (answering an error)."""
+    def call() -> str:
+        seen.append(pool.spec)
+        if pool.spec == lost:
+            pool.note_lost(DeviceDisconnected("gone"))
+            return "error answer"
+        return "signed"
+    return call
+
+
 def test_an_idle_pool_uses_the_first_device_then_the_least_busy(two: DevicePool) -> None:
     assert two.queue.submit("x", where, two).result(5) == "one"
     gate = threading.Event()
@@ -66,15 +77,7 @@ def test_an_idle_pool_uses_the_first_device_then_the_least_busy(two: DevicePool)
 
 def test_a_lost_device_s_call_is_made_once_more_on_the_other(two: DevicePool) -> None:
     seen: list[str] = []
-
-    def lose_first_device() -> str:
-        seen.append(two.spec)
-        if two.spec == "one":
-            two.note_lost(DeviceDisconnected("gone"))
-            return "error answer"
-        return "signed"
-
-    assert two.queue.submit("sign", lose_first_device).result(5) == "signed"
+    assert two.queue.submit("sign", losing(two, "one", seen)).result(5) == "signed"
     assert seen == ["one", "two"]
     # device one is avoided for a while, then tried again
     assert two.queue.submit("x", where, two).result(5) == "two"
@@ -149,16 +152,9 @@ def test_a_fingerprint_bound_call_is_made_again_on_another_device_with_that_key(
     same = b"\x73\xc5\xda\x0a"
     pool = DevicePool([StandIn("a", b"\x11" * 4), StandIn("b", same), StandIn("c", same)], depth=4)  # type: ignore[list-item]
     seen: list[str] = []
-
-    def lose_b() -> str:
-        seen.append(pool.spec)
-        if pool.spec == "b":
-            pool.note_lost(DeviceDisconnected("gone"))
-            return "error answer"
-        return "signed"
-
     try:
-        assert pool.queue.submit("signer signtx", lose_b, fingerprint="73C5DA0A").result(5) == "signed"
+        assert pool.queue.submit("signer signtx", losing(pool, "b", seen), fingerprint="73C5DA0A").result(5) \
+            == "signed"
         assert seen == ["b", "c"]
     finally:
         pool.close()
