@@ -3,6 +3,7 @@ JSON-RPC POSTs back to back. Runs in its own process so that the client and
 the server under test do not share an interpreter.
 
     python loadgen.py HOST PORT AUTH_HEADER BODY CONNECTIONS SECONDS
+(BODY "@path": the body is read from that file, for bodies too long for a command line)
 prints one JSON line: {"requests": n, "seconds": s, "latencies_us": [...sampled]}
 """
 import asyncio
@@ -45,4 +46,7 @@ async def run(host, port, auth, body, connections, seconds):
 
 if __name__ == "__main__":
     host, port, auth, body, conns, secs = sys.argv[1:7]
+    if body.startswith("@"):
+        with open(body[1:]) as f:
+            body = f.read()
     print(json.dumps(asyncio.run(run(host, int(port), auth, body, int(conns), float(secs)))))
