@@ -48,6 +48,7 @@ from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
+from quill.rpc.stateless import StatelessPool, default_size
 from quill.wallet.fallbackfee import FallbackFee
 from quill.wallet.manager import WalletManager
 from quill.wallet.settings import SettingsError
@@ -150,6 +151,15 @@ class Daemon:
         if not (rpcbinds and allowips):
             return [("::1", port), ("127.0.0.1", port)]
         return [split_host_port(b, port) for b in rpcbinds]
+
+    def stateless_pool(self) -> StatelessPool | None:
+        """-rpcworkers processes for the stateless calls (started at the first one), or None."""
+        size = self.args.get_int("rpcworkers", default_size())
+        if size <= 0:
+            return None
+        argv = [sys.executable, "-m", "quill.daemon.stateless_worker", self.chain, self.log_path or "",
+                ",".join(self.args.get_all("debug")), ",".join(self.args.get_all("deprecatedrpc"))]
+        return StatelessPool(argv, size)
 
     # -- device ----------------------------------------------------------
 
@@ -269,7 +279,8 @@ class Daemon:
                            node=node, binds=self.binds(), work_queue=work_queue, device_queue=device_queue,
                            threads=max(1, self.args.get_int("rpcthreads", 16)),
                            timeout=max(1, self.args.get_int("rpcservertimeout", 30)),
-                           auth_failure_delay=max(0, self.args.get_int("rpcauthfailuredelay", 250)) / 1000)
+                           auth_failure_delay=max(0, self.args.get_int("rpcauthfailuredelay", 250)) / 1000,
+                           stateless=self.stateless_pool())
         loop = asyncio.get_running_loop()
         stop_event = asyncio.Event()
         node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))

@@ -328,17 +328,18 @@ _CREATE_PARAMS = [
 ]
 
 METHODS = [
-    Method("decodepsbt", "rawtransactions", decodepsbt, [Param("psbt", STR, required=True)]),
-    Method("combinepsbt", "rawtransactions", combinepsbt, [Param("txs", ARR, required=True)]),
-    Method("joinpsbts", "rawtransactions", joinpsbts, [Param("txs", ARR, required=True)]),
-    Method("createpsbt", "rawtransactions", createpsbt, [*_CREATE_PARAMS, Param("psbt_version", NUM)]),
+    Method("decodepsbt", "rawtransactions", decodepsbt, [Param("psbt", STR, required=True)], stateless=True),
+    Method("combinepsbt", "rawtransactions", combinepsbt, [Param("txs", ARR, required=True)], stateless=True),
+    Method("joinpsbts", "rawtransactions", joinpsbts, [Param("txs", ARR, required=True)], stateless=True),
+    Method("createpsbt", "rawtransactions", createpsbt, [*_CREATE_PARAMS, Param("psbt_version", NUM)],
+           stateless=True),
     Method("converttopsbt", "rawtransactions", converttopsbt,
            [Param("hexstring", STR_HEX, required=True), Param("permitsigdata", BOOL), Param("iswitness", BOOL),
-            Param("psbt_version", NUM)]),
+            Param("psbt_version", NUM)], stateless=True),
     Method("finalizepsbt", "rawtransactions", finalizepsbt,
-           [Param("psbt", STR, required=True), Param("extract", BOOL)]),
+           [Param("psbt", STR, required=True), Param("extract", BOOL)], stateless=True),
     Method("utxoupdatepsbt", "rawtransactions", utxoupdatepsbt, [Param("psbt", STR, required=True),
                                                                  Param("descriptors", ARR)]),
-    Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)]),
-    Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS),
+    Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)], stateless=True),
+    Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS, stateless=True),
 ]

@@ -43,10 +43,12 @@ METHODS = [
             Param("iswitness", BOOL, required=False),
         ],
         lane=INLINE,
+        stateless=True,
     ),
     Method(
         "decodescript", "rawtransactions", decodescript,
         params=[Param("hexstring", STR_HEX, required=True)],
         lane=INLINE,
+        stateless=True,
     ),
 ]

@@ -289,6 +289,21 @@ class Dispatcher:
             return DEVICE
         return POOL if POOL in lanes else INLINE
 
+    def stateless(self, value) -> bool:
+        """Every call of a parsed request (object, or non-empty array of objects) names a
+        stateless method (registry.Method.stateless): a stateless worker may answer it whole."""
+        methods = self.registry.methods
+        if type(value) is dict:
+            method = methods.get(value.get("method"))
+            return method is not None and method.stateless
+        if not isinstance(value, list) or not value or isinstance(value, dict):
+            return False
+        for item in value:
+            method = methods.get(item.get("method")) if type(item) is dict else None
+            if method is None or not method.stateless:
+                return False
+        return True
+
     def process_value(self, value, ctx: CallContext):
         """A parsed request (object or array) -> (HTTP status, reply bytes or None)."""
         if type(value) is dict or isinstance(value, dict):

@@ -68,6 +68,9 @@ class Method:
     # Core's own help text, verbatim (quill.handlers.core_help), when the method has one:
     # it is what `help <method>` and an arity error answer.
     core_help: str = ""
+    # Needs nothing of the node but its chain name and -deprecatedrpc, changes nothing, and its answer
+    # depends on its arguments alone: it may be answered by a stateless worker process (rpc/stateless).
+    stateless: bool = False
 
     def usage(self) -> str:
         if self.core_help:

@@ -61,6 +61,7 @@ from quill.device.pool import PoolQueue
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
+from quill.rpc.stateless import StatelessPool, WorkerLost, answer, worker_log_level_ok
 from quill.rpc.univalue_sliced import Batch
 
 log = logging.getLogger("quill.http")
@@ -223,7 +224,7 @@ class RPCServer:
     def __init__(self, *, dispatcher: Dispatcher, authenticator: Any, allowlist: Any, node: Any,
                  binds: list[tuple[str, int]], work_queue: int = 64, threads: int = 16, timeout: float = 30.0,
                  device_queue: DeviceQueue | PoolQueue | None = None,
-                 auth_failure_delay: float = AUTH_FAILURE_DELAY) -> None:
+                 auth_failure_delay: float = AUTH_FAILURE_DELAY, stateless: StatelessPool | None = None) -> None:
         self.dispatcher = dispatcher
         self.authenticator = authenticator
         self.allowlist = allowlist
@@ -245,6 +246,9 @@ class RPCServer:
         self.in_flight = 0
         self.stopping = False
         self.idle: asyncio.Event | None = None
+        # Stateless calls answered by worker processes beside the loop (rpc/stateless), when given
+        self.stateless = stateless
+        self._stateless_names: tuple[bytes, ...] | None = None
 
     # -- lifecycle -------------------------------------------------------
 
@@ -284,6 +288,8 @@ class RPCServer:
         await loop.run_in_executor(None, self.queue.shutdown)
         await loop.run_in_executor(None, self.large.shutdown)
         await loop.run_in_executor(None, self.device_queue.close)
+        if self.stateless is not None:
+            await loop.run_in_executor(None, self.stateless.close)
 
     def begin(self) -> None:
         self.in_flight += 1
@@ -374,17 +380,51 @@ class RPCServer:
         """(status, reply bytes) at once for inline calls, else an awaitable of it."""
         if len(body) >= LARGE_BODY_LIMIT:
             return self._run_sliced([body], ctx)
+        pool = self.stateless
         if len(body) > INLINE_BODY_LIMIT:
+            if pool is not None and self._may_be_stateless(body) and worker_log_level_ok():
+                future = pool.submit(body, False)
+                if future is not None:  # the worker parses it, and says if it is not stateless after all
+                    return self._from_worker(future, body, None, ctx)
             return self._run_large(body, ctx)
         value = self.dispatcher.parse_body(body)
         if isinstance(value, tuple):
             return value
         lane = self.dispatcher.lane(value)
+        if pool is not None and self.dispatcher.stateless(value) and worker_log_level_ok():
+            # an inline call is answered here when every worker is busy: the loop is a third worker
+            future = pool.submit(body, lane == INLINE)
+            if future is not None:
+                return self._from_worker(future, body, value, ctx)
         if lane == INLINE:
             return self.dispatcher.process_value(value, ctx)
         if lane == DEVICE:
             return self._on_device(value, ctx)
         return self.queue.run(self.dispatcher.process_value, value, ctx)
+
+    def _may_be_stateless(self, body: bytes | bytearray) -> bool:
+        """A stateless method's quoted name is in `body` (a hint: the worker decides)."""
+        names = self._stateless_names
+        if names is None:
+            names = self._stateless_names = tuple(
+                f'"{name}"'.encode() for name, method in self.dispatcher.registry.methods.items() if method.stateless)
+        return any(name in body for name in names)
+
+    async def _from_worker(self, future: asyncio.Future[tuple[int, int, bytes]], body: bytes | bytearray,
+                           value: Any, ctx: CallContext) -> tuple[int, bytes | None]:
+        """A stateless worker's answer; the request run here as without workers when the worker went
+        (a stateless call may run twice) or found a call in it that is not stateless."""
+        try:
+            outcome = answer(await future)
+        except WorkerLost:
+            outcome = None
+        if outcome is not None:
+            return outcome
+        if value is None:
+            return await self._run_large(body, ctx)
+        if self.dispatcher.lane(value) == INLINE:
+            return self.dispatcher.process_value(value, ctx)
+        return await self.queue.run(self.dispatcher.process_value, value, ctx)
 
     async def _run_large(self, body: bytes | bytearray, ctx: CallContext) -> tuple[int, bytes | None]:
         outcome = await self.queue.run(self._parse_and_run, body, ctx)
