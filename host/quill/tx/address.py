@@ -8,6 +8,8 @@
 * `encode_secret` / `decode_secret`: WIF (never echoes the key in errors).
 """
 from dataclasses import dataclass
+from functools import reduce
+from operator import getitem, xor
 
 from quill.consensus import SECP256K1_ORDER
 
@@ -126,11 +128,39 @@ def _hrp_expand(hrp: str):
 _CHARSET_BYTES = BECH32_CHARSET.encode().ljust(256, b"?")
 
 
+# (hrp, data length) -> the residue of the initial 1 and the hrp's expansion followed by that many
+# data symbols and the 6 zeros, and each data position's table (BIP173's polymod is linear: see
+# polymod.Polymod). A few hrps by a few lengths: bounded, not an unbounded cache.
+_PLANS: dict[tuple[str, int], tuple[int, list[tuple[int, ...]]]] = {}
+_PLANS_MAX = 256
+
+
+def _checksum_plan(hrp: str, length: int) -> tuple[int, list[tuple[int, ...]]]:
+    plan = _PLANS.get((hrp, length))
+    if plan is None:
+        by_position = _polymod.tables()
+        expanded = _hrp_expand(hrp)
+        total = len(expanded) + length + 6
+        residue = by_position[total][1]
+        for i, v in enumerate(expanded):
+            residue ^= by_position[total - 1 - i][v]
+        plan = (residue, by_position[length + 5:5:-1])
+        if len(_PLANS) < _PLANS_MAX:
+            _PLANS[(hrp, length)] = plan
+    return plan
+
+
 def bech32_encode(hrp: str, data5, encoding: str) -> str:
-    values = _hrp_expand(hrp) + list(data5)
-    mod = _polymod(values + [0] * 6) ^ _CONST[encoding]
-    checksum = [(mod >> 5 * (5 - i)) & 31 for i in range(6)]
-    return hrp + "1" + bytes(list(data5) + checksum).translate(_CHARSET_BYTES).decode()
+    data = bytes(data5)
+    if 2 * len(hrp) + 1 + len(data) + 6 > _polymod.positions:  # beyond the tables
+        values = _hrp_expand(hrp) + list(data)
+        mod = _polymod(values + [0] * 6) ^ _CONST[encoding]
+    else:
+        residue, positions = _checksum_plan(hrp, len(data))
+        mod = reduce(xor, map(getitem, positions, data), residue) ^ _CONST[encoding]
+    checksum = bytes(((mod >> 25) & 31, (mod >> 20) & 31, (mod >> 15) & 31, (mod >> 10) & 31, (mod >> 5) & 31,
+                      mod & 31))
+    return hrp + "1" + (data + checksum).translate(_CHARSET_BYTES).decode()
 
 
 def bech32_decode(text: str, limit: int = BECH32_MAX_LENGTH):
@@ -185,17 +215,28 @@ def convert_bits(data, frombits: int, tobits: int, pad: bool):
     return out
 
 
-def bytes_to_5bit(data: bytes):
-    """convert_bits(data, 8, 5, pad=True), via one big integer (the hot path of address encoding)."""
+# Each 10-bit value as its two 5-bit groups
+_PAIRS = [bytes((i >> 5, i & 31)) for i in range(1024)]
+
+
+def _five_bit_groups(data: bytes) -> bytes:
+    """convert_bits(data, 8, 5, pad=True) as bytes, ten bits at a time from one big integer (the hot
+    path of address encoding)."""
     bits = len(data) * 8
     groups = (bits + 4) // 5
-    n = int.from_bytes(data, "big") << (groups * 5 - bits)
-    return [(n >> (5 * i)) & 31 for i in range(groups - 1, -1, -1)]
+    pairs = (groups + 1) >> 1
+    n = int.from_bytes(data, "big") << (pairs * 10 - bits)
+    return b"".join([_PAIRS[(n >> shift) & 1023] for shift in range(pairs * 10 - 10, -1, -10)])[:groups]
+
+
+def bytes_to_5bit(data: bytes):
+    """convert_bits(data, 8, 5, pad=True)."""
+    return list(_five_bit_groups(data))
 
 
 def encode_segwit_address(hrp: str, version: int, program: bytes) -> str:
     encoding = BECH32 if version == 0 else BECH32M
-    return bech32_encode(hrp, [version] + bytes_to_5bit(program), encoding)
+    return bech32_encode(hrp, bytes((version,)) + _five_bit_groups(program), encoding)
 
 
 def witness_script(version: int, program: bytes) -> bytes:

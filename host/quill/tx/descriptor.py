@@ -6,8 +6,6 @@ P2WSH wrapper see its witness script, as Core's FlatSigningProvider does.
 Miniscript inference inside wsh() is not implemented: such scripts fall back
 to addr(), whereas Core prints wsh(<miniscript>) for sane miniscripts.
 """
-from operator import add
-
 from . import script as S
 from .address import encode_destination
 from .hashes import sha256
@@ -51,9 +49,11 @@ def descriptor_checksum(desc: str):
     values[0:body:4] = symbols[0:full:3]
     values[1:body:4] = symbols[1:full:3]
     values[2:body:4] = symbols[2:full:3]
-    values[3:body:4] = bytes(map(add, map(add, positions[0:full:3].translate(_CLASS_9),
-                                          positions[1:full:3].translate(_CLASS_3)),
-                                 positions[2:full:3].translate(_CLASS_1)))
+    if groups:
+        # the three classes of every group at once: byte-wise sums of at most 18 + 6 + 2, no carries
+        values[3:body:4] = (int.from_bytes(positions[0:full:3].translate(_CLASS_9), "big")
+                            + int.from_bytes(positions[1:full:3].translate(_CLASS_3), "big")
+                            + int.from_bytes(positions[2:full:3].translate(_CLASS_1), "big")).to_bytes(groups, "big")
     if rest:
         cls = 0
         for i, p in enumerate(positions[full:]):

@@ -39,6 +39,16 @@ class Polymod:
         self._positions = positions
         self._by_position: list[tuple[int, ...]] | None = None   # made at the first use, not at start-up
 
+    @property
+    def positions(self) -> int:
+        """The longest input the tables cover."""
+        return self._positions
+
+    def tables(self) -> list[tuple[int, ...]]:
+        """tables()[k][v]: the residue a symbol v adds when k symbols follow it; tables()[n][1]: the
+        initial residue's share after n symbols."""
+        return self._by_position or self._tables()
+
     def _tables(self) -> list[tuple[int, ...]]:
         """_tables()[k][v]: the residue a symbol v adds when k symbols follow it."""
         by_position = [tuple(range(32))]
