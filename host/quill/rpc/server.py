@@ -107,7 +107,9 @@ class WorkQueue:
 
     A hand-rolled pool rather than ThreadPoolExecutor: a worker hands its
     result straight to the event loop, which roughly halves the per-request
-    hand-off cost measured with concurrent.futures.
+    hand-off cost measured with concurrent.futures. Its threads start as calls
+    need them, at most `threads`, and stay: none is started before the first
+    answer (each start waits for the new thread to run, long on a busy machine).
     """
 
     _STOP = object()
@@ -115,21 +117,32 @@ class WorkQueue:
     def __init__(self, threads: int, depth: int, name: str = "rpc-worker", nice: int = 0) -> None:
         self.depth = depth
         self.nice = nice
+        self.name = name
+        self.threads = threads
+        self.idle = 0  # workers waiting for a job that no job has claimed yet
+        self.idle_lock = threading.Lock()
         self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self.workers = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
-                        for i in range(threads)]
-        for worker in self.workers:
-            worker.start()
+        self.workers: list[threading.Thread] = []
+        self.stopped = False
 
     def run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self.jobs.put((loop, future, fn, args))
+        with self.idle_lock:  # each job claims a waiting worker, else starts one (up to `threads`)
+            claimed = self.idle > 0
+            if claimed:
+                self.idle -= 1
+        if not claimed and len(self.workers) < self.threads and not self.stopped:
+            worker = threading.Thread(target=self._work, name=f"{self.name}-{len(self.workers)}", daemon=True)
+            self.workers.append(worker)
+            worker.start()
         return future
 
     def _work(self) -> None:
         if self.nice:
             _lower_priority(self.nice)
+        # a new worker's first job is the one that started it; after each job it is claimable (_one)
         while self._one(self.jobs.get()):
             pass
 
@@ -143,6 +156,8 @@ class WorkQueue:
             result, error = fn(*args), None
         except BaseException as e:  # handed to the awaiting coroutine, never lost
             result, error = None, e
+        with self.idle_lock:  # free before its caller hears of it: the caller's next call claims it
+            self.idle += 1
         try:
             loop.call_soon_threadsafe(_settle, future, result, error)
         except RuntimeError:
@@ -150,9 +165,11 @@ class WorkQueue:
         return True
 
     def shutdown(self) -> None:
-        for _ in self.workers:
+        self.stopped = True
+        workers = list(self.workers)
+        for _ in workers:
             self.jobs.put(self._STOP)
-        for worker in self.workers:
+        for worker in workers:
             worker.join()
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -143,7 +144,7 @@ class StatelessPool:
                     theirs.close()
                 ours.setblocking(False)
                 worker = _Worker(self, proc)
-                await loop.create_unix_connection(lambda: worker, sock=ours)
+                await loop.create_unix_connection(functools.partial(_same, worker), sock=ours)
                 self.workers.append(worker)
         finally:
             self.starting = False
@@ -170,6 +171,10 @@ class StatelessPool:
             except subprocess.TimeoutExpired:
                 worker.proc.kill()
                 worker.proc.wait()
+
+
+def _same(worker: _Worker) -> _Worker:
+    return worker
 
 
 def default_size() -> int:
