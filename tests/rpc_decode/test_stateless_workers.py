@@ -106,3 +106,38 @@ def test_a_dead_workers_calls_are_answered_on_the_loop(pair):
         assert _post(workers.port, body) == expected
     assert not pool.workers
     assert _post(workers.port, body) == expected
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            found.update(int(c) for c in f.read().split())
+    return found
+
+
+def test_quilld_starts_its_workers_at_the_first_stateless_call_and_stops_them(tmp_path):
+    from tests.kit.rpc_daemon import QuillDaemon
+    with QuillDaemon(tmp_path, "-rpcworkers=2") as d:
+        assert _children(d.proc.pid) == set()      # none before the first stateless call
+        expected = d.post(json.dumps(BODIES["decode"]))[:2]
+        deadline = time.monotonic() + 30
+        while len(_children(d.proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = _children(d.proc.pid)
+        assert len(workers) == 2
+        for _ in range(20):
+            assert d.post(json.dumps(BODIES["decode"]))[:2] == expected
+        with open(f"/proc/{next(iter(workers))}/cmdline", "rb") as f:
+            assert b"quill.daemon.stateless_worker" in f.read()
+    for pid in workers:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+def test_rpcworkers_0_answers_every_call_on_the_loop(tmp_path):
+    from tests.kit.rpc_daemon import QuillDaemon
+    with QuillDaemon(tmp_path, "-rpcworkers=0") as d:
+        status, body = d.post(json.dumps(BODIES["decode"]))[:2]
+        assert status == 200 and json.loads(body)["result"]["vout"][0]["n"] == 0
+        time.sleep(0.5)
+        assert _children(d.proc.pid) == set()

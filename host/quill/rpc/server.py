@@ -306,7 +306,8 @@ class RPCServer:
         await loop.run_in_executor(None, self.large.shutdown)
         await loop.run_in_executor(None, self.device_queue.close)
         if self.stateless is not None:
-            await loop.run_in_executor(None, self.stateless.close)
+            self.stateless.close()
+            await loop.run_in_executor(None, self.stateless.wait)
 
     def begin(self) -> None:
         self.in_flight += 1

@@ -22,7 +22,6 @@ a new worker is started at a later call.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
@@ -101,6 +100,7 @@ class StatelessPool:
         self.argv = argv
         self.size = size
         self.workers: list[_Worker] = []
+        self.gone: list[_Worker] = []  # workers lost while running, until their process is reaped
         self.jobs = 0
         self.closed = False
         self.starting = False
@@ -150,21 +150,25 @@ class StatelessPool:
             self.starting = False
 
     def lost(self, worker: _Worker) -> None:
-        if worker in self.workers:
-            self.workers.remove(worker)
-            if not self.closed:
-                log.warning("Stateless RPC worker %d exited; its calls are answered in-process", worker.proc.pid)
-                self.next_start = time.monotonic() + RESTART_DELAY
-        with contextlib.suppress(OSError):
-            worker.proc.poll()
+        if self.closed or worker not in self.workers:
+            return  # closing: `wait` reaps it
+        self.workers.remove(worker)
+        self.gone.append(worker)
+        log.warning("Stateless RPC worker %d exited; its calls are answered in-process", worker.proc.pid)
+        self.next_start = time.monotonic() + RESTART_DELAY
+        self.gone = [w for w in self.gone if w.proc.poll() is None]  # the exited ones reaped
 
     def close(self) -> None:
-        """Workers end when their socket closes (blocking: waits for them to exit)."""
+        """On the loop: no more calls; each worker ends when its socket closes (then `wait`)."""
         self.closed = True
-        workers, self.workers = self.workers, []
-        for worker in workers:
+        for worker in self.workers:
             if worker.transport is not None:
                 worker.transport.close()
+
+    def wait(self) -> None:
+        """Blocking, off the loop, after `close`: the workers have exited (killed after 5 s)."""
+        workers, self.workers = self.workers + self.gone, []
+        self.gone = []
         for worker in workers:
             try:
                 worker.proc.wait(timeout=5)
