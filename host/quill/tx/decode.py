@@ -10,7 +10,7 @@ from quill.amount import Amount
 from . import script as S
 from .address import encode_destination, pkh_address, script_hash_address
 from .descriptor import infer_descriptor, known_witness_script
-from .hashes import hash160, hash_to_hex
+from .hashes import hash160, hash_to_hex, sha256d
 from .serialize import DeserializationError
 from .transaction import Transaction
 
@@ -121,9 +121,11 @@ def tx_to_univ(tx: Transaction, chain, include_hex: bool = False, block_hash: by
     """
     wit, nowit = tx.serialized_forms()
     weight = len(nowit) * 3 + len(wit)
+    # the hashes of the forms in hand (txid() and wtxid() would each check the forms again, input by input)
+    txid = sha256d(nowit)
     entry = {
-        "txid": hash_to_hex(tx.txid()),
-        "hash": hash_to_hex(tx.wtxid()),
+        "txid": hash_to_hex(txid),
+        "hash": hash_to_hex(txid if wit is nowit else sha256d(wit)),
         "version": tx.version,
         "size": len(wit),
         "vsize": (weight + 3) // 4,
