@@ -88,8 +88,7 @@ class _Worker(asyncio.Protocol):
         assert self.transport is not None
         future: asyncio.Future[tuple[int, int, bytes]] = asyncio.get_running_loop().create_future()
         self.pending[job] = future
-        self.transport.write(REQUEST.pack(job, len(body)))
-        self.transport.write(body)
+        self.transport.writelines((REQUEST.pack(job, len(body)), body))  # one send: head and body together
         return future
 
 
