@@ -51,7 +51,6 @@ import threading
 import time
 import urllib.parse
 from collections import deque
-from email.utils import formatdate
 from typing import Any, Callable
 
 import httptools
@@ -1065,8 +1064,20 @@ def http_date() -> bytes:
     """The Date header's value, formatted once per second."""
     now = int(time.time())
     if _date_cache[0] != now:
-        _date_cache[0], _date_cache[1] = now, formatdate(now, usegmt=True).encode()
+        _date_cache[0], _date_cache[1] = now, _imf_fixdate(now)
     return _date_cache[1]
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _imf_fixdate(now: int) -> bytes:
+    """RFC 7231's IMF-fixdate, as email.utils.formatdate(now, usegmt=True) writes it (without
+    importing the email package at start-up), in English whatever the locale."""
+    t = time.gmtime(now)
+    return b"%s, %02d %s %04d %02d:%02d:%02d GMT" % (_DAYS[t.tm_wday].encode(), t.tm_mday, _MONTHS[t.tm_mon - 1].encode(),
+                                                      t.tm_year, t.tm_hour, t.tm_min, t.tm_sec)
 
 
 def wallet_from_uri(path: bytes | str) -> str | None | bool:
