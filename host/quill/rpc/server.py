@@ -1068,15 +1068,15 @@ def http_date() -> bytes:
     return _date_cache[1]
 
 
-_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_DAYS = (b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun")
+_MONTHS = (b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec")
 
 
 def _imf_fixdate(now: int) -> bytes:
     """RFC 7231's IMF-fixdate, as email.utils.formatdate(now, usegmt=True) writes it (without
     importing the email package at start-up), in English whatever the locale."""
     t = time.gmtime(now)
-    return b"%s, %02d %s %04d %02d:%02d:%02d GMT" % (_DAYS[t.tm_wday].encode(), t.tm_mday, _MONTHS[t.tm_mon - 1].encode(),
+    return b"%s, %02d %s %04d %02d:%02d:%02d GMT" % (_DAYS[t.tm_wday], t.tm_mday, _MONTHS[t.tm_mon - 1],
                                                       t.tm_year, t.tm_hour, t.tm_min, t.tm_sec)
 
 
