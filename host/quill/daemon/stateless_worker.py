@@ -10,9 +10,9 @@ socket closes (the daemon stopped or died).
 """
 from __future__ import annotations
 
+import io
 import socket
 import sys
-import io
 
 from quill.daemon import logging_setup
 from quill.handlers import psbt, rawtransactions
