@@ -134,7 +134,7 @@ def print_concurrent_rpc(hx):
     print(f"{'(a) via quilld, clients':24} | {'decodes/s':>10} {'p50 ms':>7} {'p99 ms':>7}   (separate load process)")
     with tempfile.TemporaryDirectory() as tmp, QuillDaemon(tmp) as d:
         for clients in (1, 8, 64):
-            r = load(d.port, d.auth_header(), body, clients, 3.0)
+            r = load(d.port, d.proc.pid, d.auth_header(), body, clients, 3.0)
             print(f"{clients:24d} | {r['rps']:10.0f} {r['p50']:7.2f} {r['p99']:7.2f}")
 
 
