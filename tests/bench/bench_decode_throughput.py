@@ -5,8 +5,8 @@ quilld's requests per second >= Core's at 8 and 64 clients).
 
 Transactions: 1-in/2-out and 5-in/5-out P2WPKH spends, and a 500-input/2-output one. Both servers
 run with -rpcworkqueue=256 and their default -rpcthreads; quilld runs twice, with its stateless
-worker processes (-rpcworkers, default one per core) and with none (-rpcworkers=0: every call on its
-event loop). The load generator (loadgen.py, keep-alive clients in a separate process) is the same
+worker processes, one per core (-rpcworkers=<cores>), and with none (-rpcworkers=0, the default:
+every call on its event loop). The load generator (loadgen.py, keep-alive clients in a separate process) is the same
 for all. Each cell alternates the servers `--rounds` times (the order flips every round) and keeps
 each one's best round, so that load from other processes weighs on all alike. Printed: requests/s,
 p50 ms, the main process's CPU per request (a worker's is not counted), the ratios to Core (>= 1.0
@@ -55,7 +55,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp, \
             BitcoinD(Path(tmp) / "core", "-rpcworkqueue=256") as core, \
-            QuillDaemon(Path(tmp) / "quill", "-rpcworkqueue=256", f"-rpcuser={RPC_USER}",
+            QuillDaemon(Path(tmp) / "quill", "-rpcworkqueue=256", f"-rpcworkers={os.cpu_count() or 1}",
+                        f"-rpcuser={RPC_USER}",
                         f"-rpcpassword={RPC_PASSWORD}") as quill, \
             QuillDaemon(Path(tmp) / "quill0", "-rpcworkqueue=256", "-rpcworkers=0", f"-rpcuser={RPC_USER}",
                         f"-rpcpassword={RPC_PASSWORD}") as loop_only:

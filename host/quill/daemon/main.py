@@ -48,7 +48,7 @@ from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
-from quill.rpc.stateless import StatelessPool, default_size
+from quill.rpc.stateless import StatelessPool
 from quill.wallet.fallbackfee import FallbackFee
 from quill.wallet.manager import WalletManager
 from quill.wallet.settings import SettingsError
@@ -153,8 +153,9 @@ class Daemon:
         return [split_host_port(b, port) for b in rpcbinds]
 
     def stateless_pool(self) -> StatelessPool | None:
-        """-rpcworkers processes for the stateless calls (started at the first one), or None."""
-        size = self.args.get_int("rpcworkers", default_size())
+        """-rpcworkers processes for the stateless calls (started at the first one), or None.
+        None by default: on two cores they won nothing (docs/under-load.md has the figures)."""
+        size = self.args.get_int("rpcworkers", 0)
         if size <= 0:
             return None
         argv = [sys.executable, "-m", "quill.daemon.stateless_worker", self.chain, self.log_path or "",

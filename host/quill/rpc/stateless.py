@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import socket
 import struct
 import subprocess
@@ -178,14 +177,6 @@ class StatelessPool:
 
 def _same(worker: _Worker) -> _Worker:
     return worker
-
-
-def default_size() -> int:
-    """One worker per core this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def answer(outcome: tuple[int, int, bytes]) -> tuple[int, bytes | None] | None:
