@@ -1,6 +1,6 @@
-"""quill.wallet.coinselection's algorithms against brute force and against a literal transcription
-of Core's ApproximateBestSubset loop (the module skips runs of equal groups; the answers must not
-change)."""
+"""quill.wallet.coinselection's algorithms against brute force and against literal transcriptions
+of Core's ApproximateBestSubset and SelectCoinsBnB loops (the module skips runs of equal groups
+and of groups too large to include; the answers must not change)."""
 from __future__ import annotations
 
 import itertools
@@ -63,6 +63,82 @@ def test_knapsack_subset_shortcut_changes_nothing(seed: int) -> None:
         ours = cs._approximate_best_subset(random.Random(seed), groups, total, target, max_weight)
         theirs = literal_best_subset(random.Random(seed), groups, total, target, max_weight)
         assert ours == theirs
+
+
+def literal_bnb(pool: list[cs.OutputGroup], target: int, cost_of_change: int,
+                max_weight: int) -> tuple[list[int], bool] | None:
+    """Core's SelectCoinsBnB loop as written: (the chosen positions in the sorted pool, whether the
+    weight limit was hit), or None when the pool cannot reach the target."""
+    available = sum(g.amount for g in pool)
+    if available < target:
+        return None
+    pool = sorted(pool, key=lambda g: (-g.amount, g.waste))
+    upper = target + cost_of_change
+    feerate_high = pool[0].fee > pool[0].long_term_fee
+    value = waste = weight = 0
+    selection: list[int] = []
+    best: list[int] = []
+    best_waste = cs.MAX_MONEY
+    exceeded = False
+    index = 0
+    for _ in range(cs.TOTAL_TRIES):
+        backtrack = False
+        if value + available < target or value > upper or (waste > best_waste and feerate_high):
+            backtrack = True
+        elif weight > max_weight:
+            exceeded = backtrack = True
+        elif value >= target:
+            if waste + value - target <= best_waste:
+                best, best_waste = list(selection), waste + value - target
+            backtrack = True
+        if backtrack:
+            if not selection:
+                break
+            index -= 1
+            while index > selection[-1]:
+                available += pool[index].amount
+                index -= 1
+            value -= pool[index].amount
+            waste -= pool[index].waste
+            weight -= pool[index].weight
+            selection.pop()
+        else:
+            g = pool[index]
+            available -= g.amount
+            if (not selection or index - 1 == selection[-1] or g.amount != pool[index - 1].amount
+                    or g.fee != pool[index - 1].fee):
+                selection.append(index)
+                value += g.amount
+                waste += g.waste
+                weight += g.weight
+        index += 1
+    return best, exceeded
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_branch_and_bound_shortcut_changes_nothing(seed: int) -> None:
+    """Pools that run into the search limit (many close amounts), with clones, both sides of the
+    long-term fee rate and tight weight limits: the same coins, or the same failure."""
+    rng = random.Random(seed)
+    for _ in range(40):
+        n = rng.choice([3, 40, 300, 1_000])
+        span = rng.choice([5, 3_000, 20_000, 1_000_000])
+        rate = rng.choice([1_000, 5_000, 20_000])
+        pool = [group(i, 1_000 + rng.randrange(span), rng.choice([58, 68, 91]), rate) for i in range(n)]
+        pool = [g for g in pool if g.amount > 0]
+        total = sum(g.amount for g in pool)
+        target = rng.randrange(1, total + 2)
+        cost_of_change, max_weight = rng.choice([0, 300, 1_000, 5_000]), rng.choice([400_000, 3_000, 700])
+        expected = literal_bnb(pool, target, cost_of_change, max_weight)
+        try:
+            found = cs.select_bnb(pool, target, cost_of_change, max_weight)
+        except cs.SelectionError as e:
+            assert expected is None or not expected[0]
+            assert e.message == (cs.MAX_WEIGHT_EXCEEDED if expected is not None and expected[1] else "")
+            continue
+        assert expected is not None
+        ordered = sorted(pool, key=lambda g: (-g.amount, g.waste))
+        assert sorted(id(c) for c in found.coins()) == sorted(id(ordered[i].outputs[0]) for i in expected[0])
 
 
 def test_branch_and_bound_finds_the_one_match_and_coin_grinder_the_lightest() -> None:

@@ -258,15 +258,29 @@ def _by_amount_then_weight(group: OutputGroup) -> tuple[int, int]:
 
 def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_weight: int) -> Selection:
     """Core's SelectCoinsBnB: depth-first over the groups by descending amount, inclusion branch
-    first, keeping the least wasteful selection within [target, target + cost_of_change]."""
+    first, keeping the least wasteful selection within [target, target + cost_of_change].
+
+    Core's search step for step, tries counted as Core counts them, with one shortcut: the groups
+    too large to include on top of the current selection (the selection would go over the upper
+    bound at once) form a run, the amounts being sorted; Core includes each and backtracks at
+    once (two tries, one for a clone of the group before it), which changes nothing else, so the
+    run is passed in one step. Giving the omitted groups back to the lookahead is one difference
+    of prefix sums."""
     available = sum(g.amount for g in pool)
     if available < target:
         raise SelectionError()
     pool = sorted(pool, key=_by_amount_then_waste)
+    n = len(pool)
     amounts = [g.amount for g in pool]
+    negated = [-a for a in amounts]   # ascending, for bisect
     wastes = [g.waste for g in pool]
     weights = [g.weight for g in pool]
     fees = [g.fee for g in pool]
+    prefix = [0] * (n + 1)            # prefix[k]: the amounts before index k
+    clones = [0] * (n + 1)            # clones[k]: the groups before k equal (amount, fee) to the one before them
+    for k in range(n):
+        prefix[k + 1] = prefix[k] + amounts[k]
+        clones[k + 1] = clones[k] + (k > 0 and amounts[k] == amounts[k - 1] and fees[k] == fees[k - 1])
     feerate_high = pool[0].fee > pool[0].long_term_fee
     upper = target + cost_of_change
 
@@ -275,8 +289,9 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
     best: list[int] = []
     best_waste = MAX_MONEY
     weight_exceeded = False
-    index = 0
-    for _ in range(TOTAL_TRIES):
+    index = tries = 0
+    while tries < TOTAL_TRIES:
+        tries += 1
         backtrack = False
         if curr_value + available < target or curr_value > upper or (curr_waste > best_waste and feerate_high):
             backtrack = True
@@ -292,14 +307,25 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
         if backtrack:
             if not selection:
                 break
-            index -= 1
-            while index > selection[-1]:  # give the omitted ones back to the lookahead
-                available += amounts[index]
-                index -= 1
-            curr_value -= amounts[index]
-            curr_waste -= wastes[index]
-            curr_weight -= weights[index]
-            selection.pop()
+            last = selection.pop()
+            available += prefix[index] - prefix[last + 1]   # the omitted ones back to the lookahead
+            curr_value -= amounts[last]
+            curr_waste -= wastes[last]
+            curr_weight -= weights[last]
+            index = last + 1
+        elif curr_value + amounts[index] > upper:
+            # Groups index..end-1 each go over the upper bound: included and taken back at once.
+            end = bisect.bisect_left(negated, curr_value - upper, index)
+            skipped = 0
+            if selection:
+                skipped = clones[end] - clones[index + 1] + (
+                    index - 1 != selection[-1] and amounts[index] == amounts[index - 1]
+                    and fees[index] == fees[index - 1])
+            tries += 2 * (end - index) - skipped - 1
+            if tries > TOTAL_TRIES:
+                break   # Core's search stops inside the run, where nothing changes
+            available -= prefix[end] - prefix[index]
+            index = end
         else:
             available -= amounts[index]
             # Skip including a group equal (amount and fee) to the omitted one before it.
@@ -309,7 +335,7 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
                 curr_value += amounts[index]
                 curr_waste += wastes[index]
                 curr_weight += weights[index]
-        index += 1
+            index += 1
     if not best:
         raise SelectionError(MAX_WEIGHT_EXCEEDED if weight_exceeded else "")
     result = Selection(target, "bnb")
