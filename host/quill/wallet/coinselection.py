@@ -256,6 +256,17 @@ def _by_amount_then_weight(group: OutputGroup) -> tuple[int, int]:
 # -- the algorithms --------------------------------------------------------------------------
 
 
+def _run_tries(index: int, end: int, selection: list[int], amounts: list[int], fees: list[int],
+               clones: list[int]) -> int:
+    """Core's tries over groups index..end-1 each included and taken back at once: two per group,
+    one for a clone of the omitted group before it (which is not included)."""
+    skipped = 0
+    if selection:
+        skipped = clones[end] - clones[index + 1] + (
+            index - 1 != selection[-1] and amounts[index] == amounts[index - 1] and fees[index] == fees[index - 1])
+    return 2 * (end - index) - skipped
+
+
 def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_weight: int) -> Selection:
     """Core's SelectCoinsBnB: depth-first over the groups by descending amount, inclusion branch
     first, keeping the least wasteful selection within [target, target + cost_of_change].
@@ -316,14 +327,28 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
         elif curr_value + amounts[index] > upper:
             # Groups index..end-1 each go over the upper bound: included and taken back at once.
             end = bisect.bisect_left(negated, curr_value - upper, index)
-            skipped = 0
-            if selection:
-                skipped = clones[end] - clones[index + 1] + (
-                    index - 1 != selection[-1] and amounts[index] == amounts[index - 1]
-                    and fees[index] == fees[index - 1])
-            tries += 2 * (end - index) - skipped - 1
+            tries += _run_tries(index, end, selection, amounts, fees, clones) - 1
             if tries > TOTAL_TRIES:
                 break   # Core's search stops inside the run, where nothing changes
+            available -= prefix[end] - prefix[index]
+            index = end
+        elif (not feerate_high and curr_value + amounts[index] >= target
+              and tries + _run_tries(index, end := bisect.bisect_right(negated, curr_value - target, index),
+                                     selection, amounts, fees, clones) <= TOTAL_TRIES + 1):
+            # Groups index..end-1 each reach the target on top of the selection: Core includes
+            # each, keeps it if it is the least waste so far (the last of equals), and takes it
+            # back; the waste only matters at a fee rate above the long-term one.
+            tries += _run_tries(index, end, selection, amounts, fees, clones) - 1
+            base, room, found = curr_waste + curr_value - target, max_weight - curr_weight, -1
+            for k in range(index, end):
+                if selection and (k > index or index - 1 != selection[-1]) and clones[k + 1] != clones[k]:
+                    continue   # a clone of the omitted group before it
+                if weights[k] > room:
+                    weight_exceeded = True
+                elif base + wastes[k] + amounts[k] <= best_waste:
+                    best_waste, found = base + wastes[k] + amounts[k], k
+            if found >= 0:
+                best = selection + [found]
             available -= prefix[end] - prefix[index]
             index = end
         else:
