@@ -314,6 +314,10 @@ class _Reader:
         return int(struct.unpack("<q", self.read(8))[0])
 
     def compact_size(self, range_check: bool = True) -> int:
+        pos = self.pos
+        if pos < self.end and self.data[pos] < 0xFD:   # one byte: nearly every length in a PSBT
+            self.pos = pos + 1
+            return self.data[pos]
         first = self.u8()
         if first < 0xFD:
             return first
@@ -327,6 +331,10 @@ class _Reader:
         return n
 
     def var_bytes(self) -> bytes:
+        data, pos = self.data, self.pos
+        if pos < self.end and data[pos] < 0xFD and pos + 1 + data[pos] <= self.end:
+            self.pos = stop = pos + 1 + data[pos]
+            return data[pos + 1:stop]
         return self.read(self.compact_size())
 
     def transaction(self, allow_witness: bool) -> Transaction:
@@ -460,7 +468,7 @@ def _read_key(r: _Reader, seen: set[bytes], where: str) -> tuple[bytes, int] | N
     if key in seen:
         raise _Failure(f'Duplicate Key, {where} key "{key.hex()}" already provided')
     seen.add(key)
-    return key, _Reader(key).compact_size(range_check=False)
+    return key, key[0] if key[0] < 0xFD else _Reader(key).compact_size(range_check=False)
 
 
 def _is_valid_sig_encoding(sig: bytes) -> bool:

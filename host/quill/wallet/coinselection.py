@@ -752,44 +752,75 @@ class FilteredGroups:
         # (group, output type, goes to `positive`, goes to `mixed`, a partial group among several)
         self._entries: list[tuple[OutputGroup, str, bool, bool, bool]] = []
         if not params.avoid_partial_spends:
-            self._entries = [(OutputGroup.of(coin, sffo), coin.output_type, True, True, False) for coin in coins]
+            of = OutputGroup.of
+            self._entries = [(of(coin, sffo), coin.output_type, True, True, False) for coin in coins]
         else:
-            every: dict[tuple[bytes, str], list[OutputGroup]] = {}
-            positive: dict[tuple[bytes, str], list[OutputGroup]] = {}
+            by_script: dict[tuple[bytes, str], list[CoinOutput]] = {}
             for coin in coins:
-                if coin.effective_value > 0:
-                    self._insert(coin, positive, sffo)
-                self._insert(coin, every, sffo)
-            for by_script, positive_only in ((every, False), (positive, True)):
-                for key in sorted(by_script, key=lambda k: (len(k[0]), k[0], OUTPUT_TYPE_ORDER.index(k[1]))):
-                    groups = by_script[key]
-                    for back, group in enumerate(reversed(groups)):  # the partial group first
-                        self._entries.append((group, key[1], positive_only, not positive_only,
-                                              back == 0 and len(groups) > 1))
-        rules = [f.rule for f in filters]
-        self.discarded = [entry[0] for entry in self._entries if not any(self._accepts(rule, entry) for rule in rules)]
+                key = (coin.txout.script_pubkey, coin.output_type)
+                same = by_script.get(key)
+                if same is None:
+                    by_script[key] = [coin]
+                else:
+                    same.append(coin)
+            order = {t: i for i, t in enumerate(OUTPUT_TYPE_ORDER)}
+            keys = sorted(by_script, key=lambda k: (len(k[0]), k[0], order[k[1]]))
+            # Core groups all the coins, then the positive ones apart: where every coin of a
+            # script is positive, the two sets of groups are the same and are made once.
+            every = {key: _chunks(by_script[key], sffo) for key in keys}
+            for key in keys:
+                self._file(every[key], key[1], False)
+            for key in keys:
+                same = by_script[key]
+                positive = [c for c in same if c.effective_value > 0]
+                self._file(every[key] if len(positive) == len(same) else _chunks(positive, sffo), key[1], True)
+        # The filters only loosen (each accepts what the one before it does), but any order gives the
+        # same answer: the loosest first leaves the fewest to look at again.
+        remaining = self._entries
+        for rule in reversed([f.rule for f in filters]):
+            if not remaining:
+                break
+            accepted = {id(entry) for entry in self._accepted(rule, remaining)}
+            remaining = [entry for entry in remaining if id(entry) not in accepted]
+        self.discarded = [entry[0] for entry in remaining]
+
+    def _file(self, groups: list[OutputGroup], output_type: str, positive_only: bool) -> None:
+        for back, group in enumerate(reversed(groups)):  # the partial group first
+            self._entries.append((group, output_type, positive_only, not positive_only,
+                                  back == 0 and len(groups) > 1))
 
     @staticmethod
-    def _insert(coin: CoinOutput, by_script: dict[tuple[bytes, str], list[OutputGroup]], sffo: bool) -> None:
-        groups = by_script.setdefault((coin.txout.script_pubkey, coin.output_type), [])
-        if not groups or len(groups[-1].outputs) >= OUTPUT_GROUP_MAX_ENTRIES:
-            groups.append(OutputGroup(sffo))
-        groups[-1].insert(coin)
-
-    @staticmethod
-    def _accepts(rule: EligibilityFilter, entry: tuple[OutputGroup, str, bool, bool, bool]) -> bool:
-        return entry[0].eligible(rule) and not (entry[4] and not rule.include_partial_groups)
+    def _accepted(rule: EligibilityFilter, entries: list[tuple[OutputGroup, str, bool, bool, bool]]
+                  ) -> list[tuple[OutputGroup, str, bool, bool, bool]]:
+        """The entries `rule` accepts (OutputGroup.eligible, and partial groups only if it takes them)."""
+        conf_mine, conf_theirs, max_anc, max_desc, partial = rule
+        return [entry for entry in entries
+                if entry[0].depth >= (conf_mine if entry[0].from_me else conf_theirs)
+                and entry[0].ancestors <= max_anc and entry[0].descendants <= max_desc and (partial or not entry[4])]
 
     def groups_for(self, rule: EligibilityFilter) -> GroupsByType | None:
         """The groups `rule` accepts, by output type; None when it accepts none."""
         if rule not in self._filed:
-            filed, accepted = GroupsByType(), False
-            for entry in self._entries:
-                if self._accepts(rule, entry):
-                    filed.push(entry[0], entry[1], entry[2], entry[3])
-                    accepted = True
+            accepted = self._accepted(rule, self._entries)
+            filed = GroupsByType()
+            for group, output_type, positive, mixed, _ in accepted:
+                filed.push(group, output_type, positive, mixed)
             self._filed[rule] = filed if accepted else None
         return self._filed[rule]
+
+
+def _chunks(coins: list[CoinOutput], sffo: bool) -> list[OutputGroup]:
+    """One script's coins in groups of up to OUTPUT_GROUP_MAX_ENTRIES, in order (Core's
+    GroupOutputs with partial spends avoided)."""
+    if len(coins) == 1:
+        return [OutputGroup.of(coins[0], sffo)]
+    groups = []
+    for start in range(0, len(coins), OUTPUT_GROUP_MAX_ENTRIES):
+        group = OutputGroup(sffo)
+        for coin in coins[start:start + OUTPUT_GROUP_MAX_ENTRIES]:
+            group.insert(coin)
+        groups.append(group)
+    return groups
 
 
 def automatic_selection(coins: list[CoinOutput], target: int, params: SelectionParams) -> Selection:
