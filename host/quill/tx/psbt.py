@@ -130,7 +130,7 @@ class Proprietary:
     value: bytes
 
 
-@dataclass
+@dataclass(slots=True)
 class PSBTInput:
     version: int
     prev_txid: bytes = NULL32  # internal byte order
@@ -182,7 +182,7 @@ class PSBTInput:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class PSBTOutput:
     version: int
     amount: int = 0

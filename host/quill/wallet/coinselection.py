@@ -267,6 +267,26 @@ def _run_tries(index: int, end: int, selection: list[int], amounts: list[int], f
     return 2 * (end - index) - skipped
 
 
+def _least_waste_reaching(index: int, end: int, selection: list[int],
+                          columns: tuple[list[int], list[int], list[int], list[int]], base: int, room: int,
+                          best_waste: int) -> tuple[int, int, bool]:
+    """BnB over groups index..end-1 that each reach the target on top of `selection` (whose waste
+    with its excess is `base`, its weight `room` under the limit): the last group of least waste
+    no more than `best_waste` (-1: none), that waste, and whether one was too heavy. Clones of the
+    omitted group before them are not included, as in Core."""
+    amounts, wastes, weights, clones = columns
+    found = -1
+    exceeded = False
+    for k in range(index, end):
+        if selection and (k > index or index - 1 != selection[-1]) and clones[k + 1] != clones[k]:
+            continue
+        if weights[k] > room:
+            exceeded = True
+        elif base + wastes[k] + amounts[k] <= best_waste:
+            best_waste, found = base + wastes[k] + amounts[k], k
+    return found, best_waste, exceeded
+
+
 def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_weight: int) -> Selection:
     """Core's SelectCoinsBnB: depth-first over the groups by descending amount, inclusion branch
     first, keeping the least wasteful selection within [target, target + cost_of_change].
@@ -339,14 +359,10 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
             # each, keeps it if it is the least waste so far (the last of equals), and takes it
             # back; the waste only matters at a fee rate above the long-term one.
             tries += _run_tries(index, end, selection, amounts, fees, clones) - 1
-            base, room, found = curr_waste + curr_value - target, max_weight - curr_weight, -1
-            for k in range(index, end):
-                if selection and (k > index or index - 1 != selection[-1]) and clones[k + 1] != clones[k]:
-                    continue   # a clone of the omitted group before it
-                if weights[k] > room:
-                    weight_exceeded = True
-                elif base + wastes[k] + amounts[k] <= best_waste:
-                    best_waste, found = base + wastes[k] + amounts[k], k
+            found, best_waste, exceeded = _least_waste_reaching(
+                index, end, selection, (amounts, wastes, weights, clones),
+                curr_waste + curr_value - target, max_weight - curr_weight, best_waste)
+            weight_exceeded = weight_exceeded or exceeded
             if found >= 0:
                 best = selection + [found]
             available -= prefix[end] - prefix[index]
