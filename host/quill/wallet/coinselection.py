@@ -268,13 +268,21 @@ def _run_tries(index: int, end: int, selection: list[int], amounts: list[int], f
 
 
 def _least_waste_reaching(index: int, end: int, selection: list[int],
-                          columns: tuple[list[int], list[int], list[int], list[int]], base: int, room: int,
+                          columns: tuple[list[int], list[int], list[int], list[int], list[int]], base: int, room: int,
                           best_waste: int) -> tuple[int, int, bool]:
     """BnB over groups index..end-1 that each reach the target on top of `selection` (whose waste
     with its excess is `base`, its weight `room` under the limit): the last group of least waste
     no more than `best_waste` (-1: none), that waste, and whether one was too heavy. Clones of the
     omitted group before them are not included, as in Core."""
-    amounts, wastes, weights, clones = columns
+    amounts, wastes, weights, clones, reach = columns
+    first_clone = bool(selection) and index - 1 != selection[-1] and clones[index + 1] != clones[index]
+    if not (first_clone or (selection and clones[end] != clones[index + 1])) and max(weights[index:end]) <= room:
+        # No clone and none too heavy: the least of waste + amount over the run, its last place.
+        window = reach[index:end]
+        least = min(window)
+        if base + least > best_waste:
+            return -1, best_waste, False
+        return end - 1 - window[::-1].index(least), base + least, False
     found = -1
     exceeded = False
     for k in range(index, end):
@@ -314,6 +322,7 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
         clones[k + 1] = clones[k] + (k > 0 and amounts[k] == amounts[k - 1] and fees[k] == fees[k - 1])
     feerate_high = pool[0].fee > pool[0].long_term_fee
     upper = target + cost_of_change
+    reach = [w + a for w, a in zip(wastes, amounts, strict=True)]   # a group's waste with its amount
 
     curr_value = curr_waste = curr_weight = 0
     selection: list[int] = []
@@ -360,7 +369,7 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
             # back; the waste only matters at a fee rate above the long-term one.
             tries += _run_tries(index, end, selection, amounts, fees, clones) - 1
             found, best_waste, exceeded = _least_waste_reaching(
-                index, end, selection, (amounts, wastes, weights, clones),
+                index, end, selection, (amounts, wastes, weights, clones, reach),
                 curr_waste + curr_value - target, max_weight - curr_weight, best_waste)
             weight_exceeded = weight_exceeded or exceeded
             if found >= 0:
