@@ -144,10 +144,6 @@ class OutputGroup:
     def waste(self) -> int:
         return self.fee - self.long_term_fee
 
-    def eligible(self, rule: EligibilityFilter) -> bool:
-        return (self.depth >= (rule.conf_mine if self.from_me else rule.conf_theirs)
-                and self.ancestors <= rule.max_ancestors and self.descendants <= rule.max_descendants)
-
 
 class EligibilityFilter(NamedTuple):
     """Core's CoinEligibilityFilter."""
@@ -817,8 +813,10 @@ class FilteredGroups:
     @staticmethod
     def _accepted(rule: EligibilityFilter, entries: list[tuple[OutputGroup, str, bool, bool, bool]]
                   ) -> list[tuple[OutputGroup, str, bool, bool, bool]]:
-        """The entries `rule` accepts (OutputGroup.eligible, and partial groups only if it takes them)."""
-        conf_mine, conf_theirs, max_anc, max_desc, partial = rule
+        """The entries `rule` accepts: deep enough (Core's OutputGroup::EligibleForSpending), within its
+        ancestor and descendant limits, and partial groups only if it takes them."""
+        conf_mine, conf_theirs = rule.conf_mine, rule.conf_theirs
+        max_anc, max_desc, partial = rule.max_ancestors, rule.max_descendants, rule.include_partial_groups
         return [entry for entry in entries
                 if entry[0].depth >= (conf_mine if entry[0].from_me else conf_theirs)
                 and entry[0].ancestors <= max_anc and entry[0].descendants <= max_desc and (partial or not entry[4])]
