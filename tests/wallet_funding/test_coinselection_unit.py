@@ -170,3 +170,89 @@ def test_single_random_draw_keeps_under_the_weight_limit() -> None:
     with pytest.raises(cs.SelectionError) as failure:
         cs.select_srd(pool, 5_000_000, 200, random.Random(1), 232 * 8)
     assert failure.value.message == cs.MAX_WEIGHT_EXCEEDED
+
+
+Filed = dict[str, tuple[list[list[int]], list[list[int]]]]
+
+
+def literal_group_outputs(coins: list[cs.CoinOutput], sffo: bool, aps: bool,
+                          rule: cs.EligibilityFilter) -> tuple[Filed, list[tuple[list[int], bool]]]:
+    """Core's GroupOutputs as written, for one filter: per output type, the positive and the mixed
+    groups as lists of coin ids, in Core's order; then every group made (its coin ids, and whether
+    the filter took it)."""
+    out: Filed = {}
+    made: list[tuple[list[int], bool]] = []
+
+    def eligible(g: cs.OutputGroup) -> bool:
+        return (g.depth >= (rule.conf_mine if g.from_me else rule.conf_theirs)
+                and g.ancestors <= rule.max_ancestors and g.descendants <= rule.max_descendants)
+
+    def push(g: cs.OutputGroup, output_type: str, positive: bool, mixed: bool) -> None:
+        lists = out.setdefault(output_type, ([], []))
+        if positive and g.amount > 0:
+            lists[0].append([id(c) for c in g.outputs])
+        if mixed:
+            lists[1].append([id(c) for c in g.outputs])
+
+    if not aps:
+        for coin in coins:
+            g = cs.OutputGroup(sffo)
+            g.insert(coin)
+            made.append(([id(coin)], eligible(g)))
+            if eligible(g):
+                push(g, coin.output_type, True, True)
+        return out, made
+    for positive_only in (False, True):
+        by_script: dict[tuple[bytes, str], list[cs.OutputGroup]] = {}
+        for coin in coins:
+            if positive_only and coin.effective_value <= 0:
+                continue
+            groups = by_script.setdefault((coin.txout.script_pubkey, coin.output_type), [])
+            if not groups or len(groups[-1].outputs) >= cs.OUTPUT_GROUP_MAX_ENTRIES:
+                groups.append(cs.OutputGroup(sffo))
+            groups[-1].insert(coin)
+        for key in sorted(by_script, key=lambda k: (len(k[0]), k[0], cs.OUTPUT_TYPE_ORDER.index(k[1]))):
+            groups = by_script[key]
+            for back, g in enumerate(reversed(groups)):
+                taken = eligible(g) and not (back == 0 and len(groups) > 1 and not rule.include_partial_groups)
+                made.append(([id(c) for c in g.outputs], taken))
+                if taken:
+                    push(g, key[1], positive_only, not positive_only)
+    return out, made
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_groups_are_cores_under_every_filter(seed: int) -> None:
+    """FilteredGroups (groups made once, shared between the positive and the mixed sets, filters
+    applied inline) files the same groups as Core's GroupOutputs, and discards what no filter takes."""
+    rng = random.Random(seed)
+    for _ in range(25):
+        scripts = [bytes([0, 20]) + bytes([rng.randrange(4)]) * 20 for _ in range(rng.choice([1, 3, 30]))]
+        coins = []
+        for n in range(rng.choice([5, 120, 260])):
+            depth = rng.choice([0, 0, 1, 3, 10])
+            coins.append(cs.make_output(OutPoint(n.to_bytes(32, "little"), 0),
+                                        TxOut(rng.choice([100, 400, 5_000, 80_000]), rng.choice(scripts)), depth,
+                                        rng.choice([68, 91]), rng.random() < 0.5, rng.choice(["bech32", "legacy"]),
+                                        5_000, 10_000, rng.choice([0, 1, 3, 30]) if depth == 0 else 0,
+                                        rng.choice([0, 2, 30]) if depth == 0 else 0))
+        for aps in (False, True):
+            params = cs.SelectionParams(random.Random(1), 5_000, 10_000, 31, 155, 835, 60_000, 700, 42,
+                                        subtract_fee_outputs=rng.random() < 0.3, avoid_partial_spends=aps,
+                                        include_unsafe_inputs=rng.random() < 0.5)
+            filters = cs.eligibility_filters(params)
+            grouped = cs.FilteredGroups(coins, params, filters)
+            kept: list[bool] | None = None   # per group made: some filter takes it
+            made: list[tuple[list[int], bool]] = []
+            for f in filters:
+                expected, made = literal_group_outputs(coins, params.subtract_fee_outputs, aps, f.rule)
+                taken_now = [taken for _, taken in made]
+                kept = taken_now if kept is None else [a or b for a, b in zip(kept, taken_now, strict=True)]
+                found = grouped.groups_for(f.rule)
+                got = {} if found is None else {
+                    t: ([[id(c) for c in g.outputs] for g in groups.positive],
+                        [[id(c) for c in g.outputs] for g in groups.mixed]) for t, groups in found.by_type.items()}
+                assert got == expected
+            assert kept is not None
+            assert [[id(c) for c in g.outputs] for g in grouped.discarded] == [
+                ids for (ids, _), taken in zip(made, kept, strict=True) if not taken]
