@@ -891,10 +891,13 @@ def _musig_participants_pairs(kind: int, participants: dict[bytes, list[bytes]])
     return [_pair(bytes([kind]) + agg, b"".join(participants[agg])) for agg in sorted(participants)]
 
 
-def _write_input(txin: PSBTInput) -> bytes:  # noqa: C901 - one line per key type, in Core's order
+def _write_input(txin: PSBTInput) -> list[bytes]:  # noqa: C901 - one line per key type, in Core's order
+    """The input map's pieces, its separator last (joined once with the whole PSBT's)."""
     p: list[bytes] = []
     if txin.non_witness_utxo is not None:
-        p.append(_pair(b"\x00", txin.non_witness_utxo.serialize(with_witness=False)))
+        # The previous transaction is most of a PSBT's bytes: its pair is not copied into one.
+        prev = txin.non_witness_utxo.serialize(with_witness=False)
+        p += (b"\x01\x00", compact_size(len(prev)), prev)
     if txin.has_witness_utxo():
         assert txin.witness_utxo is not None
         p.append(_pair(b"\x01", txin.witness_utxo.serialize()))
@@ -946,7 +949,8 @@ def _write_input(txin: PSBTInput) -> bytes:  # noqa: C901 - one line per key typ
             if value is not None:
                 p.append(_pair(bytes([kind]), struct.pack("<I", value)))
     _write_unknowns(p, txin.proprietary, txin.unknown)
-    return b"".join(p) + b"\x00"
+    p.append(b"\x00")
+    return p
 
 
 def _write_output(out: PSBTOutput) -> bytes:
@@ -1004,7 +1008,8 @@ def encode_psbt(psbt: PSBT) -> bytes:
         p.append(_pair(bytes([GLOBAL_VERSION]), struct.pack("<I", ver)))
     _write_unknowns(p, psbt.proprietary, psbt.unknown)
     p.append(b"\x00")
-    p += [_write_input(i) for i in psbt.inputs]
+    for txin in psbt.inputs:
+        p += _write_input(txin)
     p += [_write_output(o) for o in psbt.outputs]
     return b"".join(p)
 
