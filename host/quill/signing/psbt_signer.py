@@ -109,9 +109,19 @@ def _signed_and_verified(txin: PSBTInput, index: int, ctx: _Context) -> bool:
     utxo, _ = checked_utxo(txin)
     if utxo is None:
         return False
+    if not txin.final_script_sig and not txin.final_script_witness and _needs_a_witness(utxo.script_pubkey):
+        return False   # what VerifyScript answers for an unsigned segwit input, without running it
     ok, _ = verify_script(txin.final_script_sig, utxo.script_pubkey, txin.final_script_witness,
                           STANDARD_SCRIPT_VERIFY_FLAGS, ctx.checker(index, utxo.value))
     return bool(ok)
+
+
+def _needs_a_witness(script: bytes) -> bool:
+    """A version 0 witness program (BIP141: an empty witness fails it at any length) or a taproot
+    output (BIP341: an empty witness fails); not the other version 1 programs (pay-to-anchor
+    succeeds with none)."""
+    program = S.witness_program(script)
+    return program is not None and (program[0] == 0 or (program[0] == 1 and len(program[1]) == 32))
 
 
 def finalize_context(psbt: PSBT) -> _Context | None:
