@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from quill.amount import Amount
+from quill.bulk import bulk_gc
 from quill.chain.mini_miner import BumpFees
 from quill.chain.policy import DUST_RELAY_FEE
 from quill.handlers.core_help import core_help
@@ -298,7 +299,14 @@ def _depths(options: dict[str, Any]) -> tuple[int, int]:
 def _fund(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_default: bool,
           chain: str) -> funding.Funded:
     """Core's FundTransaction, then CreateTransaction's second try avoiding partial spends (kept
-    when its fee is no higher)."""
+    when its fee is no higher). The coins, their groups and the algorithms' working lists are
+    tens of thousands of short-lived objects: the cyclic collector waits (quill.bulk)."""
+    with bulk_gc():
+        return _fund_unpaused(ctx, wallet, tx, options, add_inputs_default, chain)
+
+
+def _fund_unpaused(ctx: Any, wallet: Any, tx: Transaction, options: dict[str, Any], add_inputs_default: bool,
+                   chain: str) -> funding.Funded:
     add_inputs = add_inputs_default if options.get("add_inputs") is None else get_bool(options["add_inputs"])
     change_pos = -1 if options.get("changePosition") is None else get_int(options["changePosition"])
     if change_pos != -1 and not 0 <= change_pos <= len(tx.vout):

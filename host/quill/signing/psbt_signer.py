@@ -84,11 +84,13 @@ def _is_taproot(script: bytes) -> bool:
 
 
 class _Context:
-    """The unsigned transaction and its precomputed hashes, shared by every input."""
+    """The unsigned transaction and its precomputed hashes, shared by every input. The hashes are
+    made when a signature is first checked: an analysis or a signer that meets only unsigned
+    inputs never needs them."""
 
     def __init__(self, psbt: PSBT, tx: Transaction, placeholders: bool = False,
-                 precomputed: PrecomputedTransactionData | None = None) -> None:
-        """`precomputed`: the hashes of another context on the same transaction and spent outputs
+                 shares: _Context | None = None) -> None:
+        """`shares`: another context on the same transaction and spent outputs whose hashes serve
         (analyzepsbt's size estimate reuses its analysis'), instead of hashing them again."""
         self.tx = tx
         # Placeholder signing runs without precomputed data (Core's txdata=nullptr): taproot
@@ -96,12 +98,38 @@ class _Context:
         self.placeholders = placeholders
         spent = [checked_utxo(i)[0] for i in psbt.inputs]
         self.have_all = all(o is not None for o in spent) and not placeholders
-        self.precomputed = precomputed if precomputed is not None else PrecomputedTransactionData(
-            tx, [o if o is not None else TxOut(0, b"") for o in spent])
+        self._spent = [o if o is not None else TxOut(0, b"") for o in spent]
+        self._shares = shares
+        self._precomputed: PrecomputedTransactionData | None = None
+
+    @property
+    def precomputed(self) -> PrecomputedTransactionData:
+        if self._shares is not None:
+            return self._shares.precomputed
+        if self._precomputed is None:
+            self._precomputed = PrecomputedTransactionData(self.tx, self._spent)
+        return self._precomputed
 
     def checker(self, index: int, amount: int) -> TransactionSignatureChecker:
         cls = TransactionSignatureChecker if self.have_all else _MissingSpentOutputs
         return cls(self.tx, index, amount, self.precomputed)
+
+    def deferred_checker(self, index: int, amount: int) -> Any:
+        """checker(index, amount), made when the script interpreter first asks it something."""
+        return _DeferredChecker(lambda: self.checker(index, amount))
+
+
+class _DeferredChecker:
+    __slots__ = ("_make", "_made")
+
+    def __init__(self, make: Callable[[], TransactionSignatureChecker]) -> None:
+        self._make = make
+        self._made: TransactionSignatureChecker | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            self._made = self._make()
+        return getattr(self._made, name)
 
 
 def _signed_and_verified(txin: PSBTInput, index: int, ctx: _Context) -> bool:
@@ -109,9 +137,19 @@ def _signed_and_verified(txin: PSBTInput, index: int, ctx: _Context) -> bool:
     utxo, _ = checked_utxo(txin)
     if utxo is None:
         return False
+    if not txin.final_script_sig and not txin.final_script_witness and _needs_a_witness(utxo.script_pubkey):
+        return False   # what VerifyScript answers for an unsigned segwit input, without running it
     ok, _ = verify_script(txin.final_script_sig, utxo.script_pubkey, txin.final_script_witness,
                           STANDARD_SCRIPT_VERIFY_FLAGS, ctx.checker(index, utxo.value))
     return bool(ok)
+
+
+def _needs_a_witness(script: bytes) -> bool:
+    """A version 0 witness program (BIP141: an empty witness fails it at any length) or a taproot
+    output (BIP341: an empty witness fails); not the other version 1 programs (pay-to-anchor
+    succeeds with none)."""
+    program = S.witness_program(script)
+    return program is not None and (program[0] == 0 or (program[0] == 1 and len(program[1]) == 32))
 
 
 def finalize_context(psbt: PSBT) -> _Context | None:
@@ -302,7 +340,7 @@ def sign_input(psbt: PSBT, index: int, ctx: _Context, sighash_option: int | None
     if ctx.placeholders:
         complete = produce_signature(_NoKeys(), _DummyCreator(), utxo.script_pubkey, sigdata, _AcceptAll())
     else:
-        checker = ctx.checker(index, utxo.value)
+        checker = ctx.deferred_checker(index, utxo.value)
         complete = produce_signature(keys, creator(index, utxo.value, sighash, ctx.have_all),
                                      utxo.script_pubkey, sigdata, checker)
         if taproot and not complete and not txin.tap_key_sig:
@@ -449,7 +487,7 @@ def analyze_psbt(psbt: PSBT) -> Analysis:
 def _placeholder_signed(psbt: PSBT, tx: Transaction, analysed: _Context) -> Transaction | None:
     """The transaction with every input signed by placeholders, or None if one cannot be. The
     analysis' hashes serve: the same transaction, the same spent outputs."""
-    ctx = _Context(psbt, tx, placeholders=True, precomputed=analysed.precomputed)
+    ctx = _Context(psbt, tx, placeholders=True, shares=analysed)
     for index, (txin, psbt_in) in enumerate(zip(tx.vin, psbt.inputs, strict=True)):
         if sign_input(psbt, index, ctx, None) != OK or checked_utxo(psbt_in)[0] is None:
             return None

@@ -364,8 +364,8 @@ def produce_signature(keystore, creator, script_pubkey, sigdata, checker=None):
     sigdata.script_sig = push_all(result)
     if checker is None:
         return False
-    ok, _ = verify_script(sigdata.script_sig, script_pubkey, sigdata.witness,
-                          STANDARD_SCRIPT_VERIFY_FLAGS, checker)
-    sigdata.complete = solved and ok
+    # Core tests the solution only when there is one (solved && VerifyScript(...)).
+    sigdata.complete = solved and verify_script(sigdata.script_sig, script_pubkey, sigdata.witness,
+                                                STANDARD_SCRIPT_VERIFY_FLAGS, checker)[0]
     return sigdata.complete
 

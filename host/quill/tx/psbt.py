@@ -130,7 +130,7 @@ class Proprietary:
     value: bytes
 
 
-@dataclass
+@dataclass(slots=True)
 class PSBTInput:
     version: int
     prev_txid: bytes = NULL32  # internal byte order
@@ -182,7 +182,7 @@ class PSBTInput:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class PSBTOutput:
     version: int
     amount: int = 0
@@ -314,6 +314,10 @@ class _Reader:
         return int(struct.unpack("<q", self.read(8))[0])
 
     def compact_size(self, range_check: bool = True) -> int:
+        pos = self.pos
+        if pos < self.end and self.data[pos] < 0xFD:   # one byte: nearly every length in a PSBT
+            self.pos = pos + 1
+            return self.data[pos]
         first = self.u8()
         if first < 0xFD:
             return first
@@ -327,6 +331,10 @@ class _Reader:
         return n
 
     def var_bytes(self) -> bytes:
+        data, pos = self.data, self.pos
+        if pos < self.end and data[pos] < 0xFD and pos + 1 + data[pos] <= self.end:
+            self.pos = stop = pos + 1 + data[pos]
+            return data[pos + 1:stop]
         return self.read(self.compact_size())
 
     def transaction(self, allow_witness: bool) -> Transaction:
@@ -460,7 +468,7 @@ def _read_key(r: _Reader, seen: set[bytes], where: str) -> tuple[bytes, int] | N
     if key in seen:
         raise _Failure(f'Duplicate Key, {where} key "{key.hex()}" already provided')
     seen.add(key)
-    return key, _Reader(key).compact_size(range_check=False)
+    return key, key[0] if key[0] < 0xFD else _Reader(key).compact_size(range_check=False)
 
 
 def _is_valid_sig_encoding(sig: bytes) -> bool:
@@ -883,10 +891,13 @@ def _musig_participants_pairs(kind: int, participants: dict[bytes, list[bytes]])
     return [_pair(bytes([kind]) + agg, b"".join(participants[agg])) for agg in sorted(participants)]
 
 
-def _write_input(txin: PSBTInput) -> bytes:  # noqa: C901 - one line per key type, in Core's order
+def _write_input(txin: PSBTInput) -> list[bytes]:  # noqa: C901 - one line per key type, in Core's order
+    """The input map's pieces, its separator last (joined once with the whole PSBT's)."""
     p: list[bytes] = []
     if txin.non_witness_utxo is not None:
-        p.append(_pair(b"\x00", txin.non_witness_utxo.serialize(with_witness=False)))
+        # The previous transaction is most of a PSBT's bytes: its pair is not copied into one.
+        prev = txin.non_witness_utxo.serialize(with_witness=False)
+        p += (b"\x01\x00", compact_size(len(prev)), prev)
     if txin.has_witness_utxo():
         assert txin.witness_utxo is not None
         p.append(_pair(b"\x01", txin.witness_utxo.serialize()))
@@ -938,7 +949,8 @@ def _write_input(txin: PSBTInput) -> bytes:  # noqa: C901 - one line per key typ
             if value is not None:
                 p.append(_pair(bytes([kind]), struct.pack("<I", value)))
     _write_unknowns(p, txin.proprietary, txin.unknown)
-    return b"".join(p) + b"\x00"
+    p.append(b"\x00")
+    return p
 
 
 def _write_output(out: PSBTOutput) -> bytes:
@@ -996,7 +1008,8 @@ def encode_psbt(psbt: PSBT) -> bytes:
         p.append(_pair(bytes([GLOBAL_VERSION]), struct.pack("<I", ver)))
     _write_unknowns(p, psbt.proprietary, psbt.unknown)
     p.append(b"\x00")
-    p += [_write_input(i) for i in psbt.inputs]
+    for txin in psbt.inputs:
+        p += _write_input(txin)
     p += [_write_output(o) for o in psbt.outputs]
     return b"".join(p)
 

@@ -144,10 +144,6 @@ class OutputGroup:
     def waste(self) -> int:
         return self.fee - self.long_term_fee
 
-    def eligible(self, rule: EligibilityFilter) -> bool:
-        return (self.depth >= (rule.conf_mine if self.from_me else rule.conf_theirs)
-                and self.ancestors <= rule.max_ancestors and self.descendants <= rule.max_descendants)
-
 
 class EligibilityFilter(NamedTuple):
     """Core's CoinEligibilityFilter."""
@@ -256,27 +252,82 @@ def _by_amount_then_weight(group: OutputGroup) -> tuple[int, int]:
 # -- the algorithms --------------------------------------------------------------------------
 
 
+def _run_tries(index: int, end: int, selection: list[int], amounts: list[int], fees: list[int],
+               clones: list[int]) -> int:
+    """Core's tries over groups index..end-1 each included and taken back at once: two per group,
+    one for a clone of the omitted group before it (which is not included)."""
+    skipped = 0
+    if selection:
+        skipped = clones[end] - clones[index + 1] + (
+            index - 1 != selection[-1] and amounts[index] == amounts[index - 1] and fees[index] == fees[index - 1])
+    return 2 * (end - index) - skipped
+
+
+def _least_waste_reaching(index: int, end: int, selection: list[int],
+                          columns: tuple[list[int], list[int], list[int], list[int], list[int]], base: int, room: int,
+                          best_waste: int) -> tuple[int, int, bool]:
+    """BnB over groups index..end-1 that each reach the target on top of `selection` (whose waste
+    with its excess is `base`, its weight `room` under the limit): the last group of least waste
+    no more than `best_waste` (-1: none), that waste, and whether one was too heavy. Clones of the
+    omitted group before them are not included, as in Core."""
+    amounts, wastes, weights, clones, reach = columns
+    first_clone = bool(selection) and index - 1 != selection[-1] and clones[index + 1] != clones[index]
+    if not (first_clone or (selection and clones[end] != clones[index + 1])) and max(weights[index:end]) <= room:
+        # No clone and none too heavy: the least of waste + amount over the run, its last place.
+        window = reach[index:end]
+        least = min(window)
+        if base + least > best_waste:
+            return -1, best_waste, False
+        return end - 1 - window[::-1].index(least), base + least, False
+    found = -1
+    exceeded = False
+    for k in range(index, end):
+        if selection and (k > index or index - 1 != selection[-1]) and clones[k + 1] != clones[k]:
+            continue
+        if weights[k] > room:
+            exceeded = True
+        elif base + wastes[k] + amounts[k] <= best_waste:
+            best_waste, found = base + wastes[k] + amounts[k], k
+    return found, best_waste, exceeded
+
+
 def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_weight: int) -> Selection:
     """Core's SelectCoinsBnB: depth-first over the groups by descending amount, inclusion branch
-    first, keeping the least wasteful selection within [target, target + cost_of_change]."""
+    first, keeping the least wasteful selection within [target, target + cost_of_change].
+
+    Core's search step for step, tries counted as Core counts them, with one shortcut: the groups
+    too large to include on top of the current selection (the selection would go over the upper
+    bound at once) form a run, the amounts being sorted; Core includes each and backtracks at
+    once (two tries, one for a clone of the group before it), which changes nothing else, so the
+    run is passed in one step. Giving the omitted groups back to the lookahead is one difference
+    of prefix sums."""
     available = sum(g.amount for g in pool)
     if available < target:
         raise SelectionError()
     pool = sorted(pool, key=_by_amount_then_waste)
+    n = len(pool)
     amounts = [g.amount for g in pool]
+    negated = [-a for a in amounts]   # ascending, for bisect
     wastes = [g.waste for g in pool]
     weights = [g.weight for g in pool]
     fees = [g.fee for g in pool]
+    prefix = [0] * (n + 1)            # prefix[k]: the amounts before index k
+    clones = [0] * (n + 1)            # clones[k]: the groups before k equal (amount, fee) to the one before them
+    for k in range(n):
+        prefix[k + 1] = prefix[k] + amounts[k]
+        clones[k + 1] = clones[k] + (k > 0 and amounts[k] == amounts[k - 1] and fees[k] == fees[k - 1])
     feerate_high = pool[0].fee > pool[0].long_term_fee
     upper = target + cost_of_change
+    reach = [w + a for w, a in zip(wastes, amounts, strict=True)]   # a group's waste with its amount
 
     curr_value = curr_waste = curr_weight = 0
     selection: list[int] = []
     best: list[int] = []
     best_waste = MAX_MONEY
     weight_exceeded = False
-    index = 0
-    for _ in range(TOTAL_TRIES):
+    index = tries = 0
+    while tries < TOTAL_TRIES:
+        tries += 1
         backtrack = False
         if curr_value + available < target or curr_value > upper or (curr_waste > best_waste and feerate_high):
             backtrack = True
@@ -292,14 +343,35 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
         if backtrack:
             if not selection:
                 break
-            index -= 1
-            while index > selection[-1]:  # give the omitted ones back to the lookahead
-                available += amounts[index]
-                index -= 1
-            curr_value -= amounts[index]
-            curr_waste -= wastes[index]
-            curr_weight -= weights[index]
-            selection.pop()
+            last = selection.pop()
+            available += prefix[index] - prefix[last + 1]   # the omitted ones back to the lookahead
+            curr_value -= amounts[last]
+            curr_waste -= wastes[last]
+            curr_weight -= weights[last]
+            index = last + 1
+        elif curr_value + amounts[index] > upper:
+            # Groups index..end-1 each go over the upper bound: included and taken back at once.
+            end = bisect.bisect_left(negated, curr_value - upper, index)
+            tries += _run_tries(index, end, selection, amounts, fees, clones) - 1
+            if tries > TOTAL_TRIES:
+                break   # Core's search stops inside the run, where nothing changes
+            available -= prefix[end] - prefix[index]
+            index = end
+        elif (not feerate_high and curr_value + amounts[index] >= target
+              and tries + _run_tries(index, end := bisect.bisect_right(negated, curr_value - target, index),
+                                     selection, amounts, fees, clones) <= TOTAL_TRIES + 1):
+            # Groups index..end-1 each reach the target on top of the selection: Core includes
+            # each, keeps it if it is the least waste so far (the last of equals), and takes it
+            # back; the waste only matters at a fee rate above the long-term one.
+            tries += _run_tries(index, end, selection, amounts, fees, clones) - 1
+            found, best_waste, exceeded = _least_waste_reaching(
+                index, end, selection, (amounts, wastes, weights, clones, reach),
+                curr_waste + curr_value - target, max_weight - curr_weight, best_waste)
+            weight_exceeded = weight_exceeded or exceeded
+            if found >= 0:
+                best = selection + [found]
+            available -= prefix[end] - prefix[index]
+            index = end
         else:
             available -= amounts[index]
             # Skip including a group equal (amount and fee) to the omitted one before it.
@@ -309,7 +381,7 @@ def select_bnb(pool: list[OutputGroup], target: int, cost_of_change: int, max_we
                 curr_value += amounts[index]
                 curr_waste += wastes[index]
                 curr_weight += weights[index]
-        index += 1
+            index += 1
     if not best:
         raise SelectionError(MAX_WEIGHT_EXCEEDED if weight_exceeded else "")
     result = Selection(target, "bnb")
@@ -701,44 +773,77 @@ class FilteredGroups:
         # (group, output type, goes to `positive`, goes to `mixed`, a partial group among several)
         self._entries: list[tuple[OutputGroup, str, bool, bool, bool]] = []
         if not params.avoid_partial_spends:
-            self._entries = [(OutputGroup.of(coin, sffo), coin.output_type, True, True, False) for coin in coins]
+            of = OutputGroup.of
+            self._entries = [(of(coin, sffo), coin.output_type, True, True, False) for coin in coins]
         else:
-            every: dict[tuple[bytes, str], list[OutputGroup]] = {}
-            positive: dict[tuple[bytes, str], list[OutputGroup]] = {}
+            by_script: dict[tuple[bytes, str], list[CoinOutput]] = {}
             for coin in coins:
-                if coin.effective_value > 0:
-                    self._insert(coin, positive, sffo)
-                self._insert(coin, every, sffo)
-            for by_script, positive_only in ((every, False), (positive, True)):
-                for key in sorted(by_script, key=lambda k: (len(k[0]), k[0], OUTPUT_TYPE_ORDER.index(k[1]))):
-                    groups = by_script[key]
-                    for back, group in enumerate(reversed(groups)):  # the partial group first
-                        self._entries.append((group, key[1], positive_only, not positive_only,
-                                              back == 0 and len(groups) > 1))
-        rules = [f.rule for f in filters]
-        self.discarded = [entry[0] for entry in self._entries if not any(self._accepts(rule, entry) for rule in rules)]
+                key = (coin.txout.script_pubkey, coin.output_type)
+                same = by_script.get(key)
+                if same is None:
+                    by_script[key] = [coin]
+                else:
+                    same.append(coin)
+            order = {t: i for i, t in enumerate(OUTPUT_TYPE_ORDER)}
+            keys = sorted(by_script, key=lambda k: (len(k[0]), k[0], order[k[1]]))
+            # Core groups all the coins, then the positive ones apart: where every coin of a
+            # script is positive, the two sets of groups are the same and are made once.
+            every = {key: _chunks(by_script[key], sffo) for key in keys}
+            for key in keys:
+                self._file(every[key], key[1], False)
+            for key in keys:
+                same = by_script[key]
+                positive = [c for c in same if c.effective_value > 0]
+                self._file(every[key] if len(positive) == len(same) else _chunks(positive, sffo), key[1], True)
+        # The filters only loosen (each accepts what the one before it does), but any order gives the
+        # same answer: the loosest first leaves the fewest to look at again.
+        remaining = self._entries
+        for rule in reversed([f.rule for f in filters]):
+            if not remaining:
+                break
+            accepted = {id(entry) for entry in self._accepted(rule, remaining)}
+            remaining = [entry for entry in remaining if id(entry) not in accepted]
+        self.discarded = [entry[0] for entry in remaining]
+
+    def _file(self, groups: list[OutputGroup], output_type: str, positive_only: bool) -> None:
+        for back, group in enumerate(reversed(groups)):  # the partial group first
+            self._entries.append((group, output_type, positive_only, not positive_only,
+                                  back == 0 and len(groups) > 1))
 
     @staticmethod
-    def _insert(coin: CoinOutput, by_script: dict[tuple[bytes, str], list[OutputGroup]], sffo: bool) -> None:
-        groups = by_script.setdefault((coin.txout.script_pubkey, coin.output_type), [])
-        if not groups or len(groups[-1].outputs) >= OUTPUT_GROUP_MAX_ENTRIES:
-            groups.append(OutputGroup(sffo))
-        groups[-1].insert(coin)
-
-    @staticmethod
-    def _accepts(rule: EligibilityFilter, entry: tuple[OutputGroup, str, bool, bool, bool]) -> bool:
-        return entry[0].eligible(rule) and not (entry[4] and not rule.include_partial_groups)
+    def _accepted(rule: EligibilityFilter, entries: list[tuple[OutputGroup, str, bool, bool, bool]]
+                  ) -> list[tuple[OutputGroup, str, bool, bool, bool]]:
+        """The entries `rule` accepts: deep enough (Core's OutputGroup::EligibleForSpending), within its
+        ancestor and descendant limits, and partial groups only if it takes them."""
+        conf_mine, conf_theirs = rule.conf_mine, rule.conf_theirs
+        max_anc, max_desc, partial = rule.max_ancestors, rule.max_descendants, rule.include_partial_groups
+        return [entry for entry in entries
+                if entry[0].depth >= (conf_mine if entry[0].from_me else conf_theirs)
+                and entry[0].ancestors <= max_anc and entry[0].descendants <= max_desc and (partial or not entry[4])]
 
     def groups_for(self, rule: EligibilityFilter) -> GroupsByType | None:
         """The groups `rule` accepts, by output type; None when it accepts none."""
         if rule not in self._filed:
-            filed, accepted = GroupsByType(), False
-            for entry in self._entries:
-                if self._accepts(rule, entry):
-                    filed.push(entry[0], entry[1], entry[2], entry[3])
-                    accepted = True
+            accepted = self._accepted(rule, self._entries)
+            filed = GroupsByType()
+            for group, output_type, positive, mixed, _ in accepted:
+                filed.push(group, output_type, positive, mixed)
             self._filed[rule] = filed if accepted else None
         return self._filed[rule]
+
+
+def _chunks(coins: list[CoinOutput], sffo: bool) -> list[OutputGroup]:
+    """One script's coins in groups of up to OUTPUT_GROUP_MAX_ENTRIES, in order (Core's
+    GroupOutputs with partial spends avoided)."""
+    if len(coins) == 1:
+        return [OutputGroup.of(coins[0], sffo)]
+    groups = []
+    for start in range(0, len(coins), OUTPUT_GROUP_MAX_ENTRIES):
+        group = OutputGroup(sffo)
+        for coin in coins[start:start + OUTPUT_GROUP_MAX_ENTRIES]:
+            group.insert(coin)
+        groups.append(group)
+    return groups
 
 
 def automatic_selection(coins: list[CoinOutput], target: int, params: SelectionParams) -> Selection:
