@@ -1,0 +1,364 @@
+// Field multiplication and squaring modulo p = 2^256 - 2^32 - 977 for ARMv6-M
+// (RP2040's Cortex-M0+), hand-scheduled Thumb-1, plugged into libsecp256k1's 10x26
+// field through its external-implementation hook (USE_EXTERNAL_ASM: the library then
+// calls these instead of its own):
+//
+//   void secp256k1_fe_mul_inner(uint32_t r[10], const uint32_t a[10], const uint32_t b[10]);
+//   void secp256k1_fe_sqr_inner(uint32_t r[10], const uint32_t a[10]);
+//
+// (named quill_fe_mul_cols / quill_fe_sqr_cols in the profiling build, where
+// quill_field_armv6m.c wraps them with call counters). A field element is
+// sum(n[i] << 26*i), i = 0..9. Inputs have magnitude <= 8 (limbs < 2^30); r may be
+// a or b. The output has magnitude 1 (n[i] < 2^27, n[9] < 2^23) and is congruent to
+// the product mod p, not necessarily normalized (the library normalizes before any
+// byte leaves it, so the signatures are the same bytes).
+//
+// Why this shape: ARMv6-M's only multiply is MULS (32x32 -> low 32 bits), so a
+// 26x26-bit limb product takes four 16-bit-or-smaller products. Each input is first
+// carried to limbs below 2^26 (one pass, folding what lies above 2^256 with
+// 2^256 == 2^32 + 977, as libsecp256k1's normalize_weak does) and every limb is split
+// into 13-bit halves, kept on the stack. Every half product is then below 2^26 and a
+// column of at most ten limb products sums without any carry in three 32-bit
+// accumulators: LL (low halves, < 2^30 with the carry in), MM (the two cross halves,
+// < 2^31) and HH (high halves, < 2^30). At a column's end one 26-bit limb is
+// kept and the rest carried. Per limb product: 4 loads, 4 MULS, 1 move, 4 adds.
+//
+// Constant time: no branch and no memory index depends on the data (the loops are
+// unrolled by the assembler's macros; every address is a constant offset from sp).
+// Registers: r0-r4 scratch, r5 = LL, r6 = MM, r7 = HH, r12 = the column's carry.
+
+#ifdef QUILL_PROFILE
+#define FE_MUL quill_fe_mul_cols
+#define FE_SQR quill_fe_sqr_cols
+#else
+#define FE_MUL secp256k1_fe_mul_inner
+#define FE_SQR secp256k1_fe_sqr_inner
+#endif
+
+    .syntax unified
+    .thumb
+    .text
+    .altmacro
+
+// stack frame
+    .equ AL, 0          // a's low 13-bit halves, 10 words
+    .equ AH, 40         // a's high halves
+    .equ BL, 80         // b's low halves
+    .equ BH, 120        // b's high halves
+    .equ T, 160         // the product's twenty 26-bit limbs
+    .equ OUTP, 240      // r
+    .equ FRAME, 248
+
+// Carry the ten limbs at [p] below 2^26 (the part of limb 9 at or above bit 22 is
+// folded into limbs 0 and 1 first: x * 2^256 == x * 977 + x * 2^32) and store their
+// 13-bit halves at sp + lo / sp + hi. Uses r0-r4.
+.macro SPLIT p, lo, hi
+    ldr r0, [\p, #36]
+    lsrs r1, r0, #22            // x, < 2^8
+    lsls r0, r0, #10
+    lsrs r0, r0, #10
+    str r0, [sp, #(\hi + 36)]   // limb 9, below 2^22, parked in its high half's slot
+    movs r2, #0xF4
+    lsls r2, r2, #2
+    adds r2, #1                 // 977
+    muls r2, r1                 // x * 977
+    ldr r3, [\p, #0]
+    adds r3, r2                 // w = limb 0 + x * 977, < 2^31
+    lsls r1, r1, #6             // x * 2^32 = (x << 6) * 2^26: added to limb 1
+    SPLIT_LIMB \p, 0, \lo, \hi
+.endm
+
+// w (r3) is limb i plus the carry in; r1 what limb i + 1 gets besides its carry
+.macro SPLIT_LIMB p, i, lo, hi
+    lsls r4, r3, #6             // (w mod 2^26) << 6
+    lsrs r2, r3, #26            // carry out
+    lsrs r0, r4, #19            // high half, bits 13..25
+    lsls r4, r4, #13
+    lsrs r4, r4, #19            // low half, bits 0..12
+    str r4, [sp, #(\lo + 4 * \i)]
+    str r0, [sp, #(\hi + 4 * \i)]
+    .if \i < 8
+        ldr r3, [\p, #(4 * \i + 4)]
+        adds r3, r2
+        .if \i == 0
+            adds r3, r1
+        .endif
+        SPLIT_LIMB \p, %(\i + 1), \lo, \hi
+    .else
+        ldr r3, [sp, #(\hi + 36)]  // limb 9 (parked), below 2^22
+        adds r3, r2                // < 2^22 + 2^6: no carry out of the field
+        lsrs r0, r3, #13
+        lsls r4, r3, #19
+        lsrs r4, r4, #19
+        str r4, [sp, #(\lo + 36)]
+        str r0, [sp, #(\hi + 36)]
+    .endif
+.endm
+
+// LL, MM, HH += the products of the halves of limb i at (xl, xh) and limb j at
+// (yl, yh); first: the column's first product sets them instead
+.macro PROD i, j, xl, xh, yl, yh, first
+    ldr r0, [sp, #(\xl + 4 * \i)]
+    ldr r1, [sp, #(\yl + 4 * \j)]
+    ldr r2, [sp, #(\xh + 4 * \i)]
+    ldr r3, [sp, #(\yh + 4 * \j)]
+    movs r4, r0
+    muls r4, r1                 // xl * yl
+    muls r0, r3                 // xl * yh
+    muls r1, r2                 // xh * yl
+    muls r2, r3                 // xh * yh
+    .if \first
+        movs r5, r4
+        adds r6, r0, r1
+        movs r7, r2
+    .else
+        adds r5, r4
+        adds r6, r0
+        adds r6, r1
+        adds r7, r2
+    .endif
+.endm
+
+// LL, MM, HH += the square of limb i's halves (the cross product twice)
+.macro SQUARE i, first
+    ldr r0, [sp, #(AL + 4 * \i)]
+    ldr r2, [sp, #(AH + 4 * \i)]
+    movs r1, r0
+    muls r1, r1                 // xl^2
+    muls r0, r2                 // xl * xh
+    lsls r0, r0, #1
+    muls r2, r2                 // xh^2
+    .if \first
+        movs r5, r1
+        movs r6, r0
+        movs r7, r2
+    .else
+        adds r5, r1
+        adds r6, r0
+        adds r7, r2
+    .endif
+.endm
+
+// Column k is complete in LL + MM * 2^13 + HH * 2^26 (+ the carry in r12): store
+// its low 26 bits as t[k] and carry the rest (< 2^30) to column k + 1.
+.macro COLEND k
+    .if \k > 0
+        mov r0, r12
+        adds r5, r0
+    .endif
+    lsls r0, r6, #19
+    lsrs r0, r0, #6             // (MM mod 2^13) << 13
+    adds r5, r0                 // < 2^31
+    lsrs r6, r6, #13
+    adds r7, r6
+    lsrs r0, r5, #26
+    adds r7, r0                 // the carry
+    mov r12, r7
+    lsls r5, r5, #6
+    lsrs r5, r5, #6
+    str r5, [sp, #(T + 4 * \k)]
+    .if \k == 18
+        str r7, [sp, #(T + 76)] // t[19]
+    .endif
+.endm
+
+// Fold the twenty limbs t[k] at sp + T into r (at [sp, #OUTP]), magnitude 1:
+// 2^260 == 2^4 * (2^32 + 977) = 0x400 * 2^26 + 0x3D10 (mod p), so t[k + 10] adds
+// t[k + 10] * 0x3D10 to limb k and t[k + 10] * 0x400 to limb k + 1. Each t[k + 10]
+// is split into 13-bit halves xl, xh so that every product fits 32 bits:
+//   limb k     += xl * 0x3D10 + ((xh * 0x3D10) mod 2^13) << 13
+//   limb k + 1 += (xh * 0x3D10) >> 13 + (t[k + 10] mod 2^16) << 10
+//   limb k + 2 += t[k + 10] >> 16
+// r0 = the limb being summed, r4 and r5 what limbs k and k + 1 have pending (the
+// carry included), r6 = 0x3D10, r7 = r. What then lies at or above 2^256 (< 2^42)
+// is folded once more with 2^256 == 2^32 + 977.
+.macro FOLD
+    ldr r7, [sp, #OUTP]
+    movs r6, #0xF4
+    lsls r6, r6, #6
+    adds r6, #0x10              // 0x3D10
+    FOLD_LIMB 0
+    // r0: limb 9, r4: pending at 2^260 (no carry of limb 9 in it), r5 at 2^286
+    lsrs r2, r0, #22
+    lsls r0, r0, #10
+    lsrs r0, r0, #10
+    str r0, [r7, #36]           // limb 9, below 2^22
+    lsls r4, r4, #4
+    adds r4, r2                 // y: what lies at 2^256 below 2^286, < 2^31
+    lsrs r1, r4, #26
+    lsls r5, r5, #4
+    adds r5, r1                 // X >> 26, < 2^16
+    lsls r4, r4, #6
+    lsrs r4, r4, #6             // X mod 2^26
+    movs r6, #0xF4
+    lsls r6, r6, #2
+    adds r6, #1                 // 977
+    // limb 0 += (X mod 2^26) * 977, through 13-bit halves
+    ldr r0, [r7, #0]
+    lsls r2, r4, #19
+    lsrs r2, r2, #19
+    muls r2, r6
+    adds r0, r2
+    lsrs r3, r4, #13
+    muls r3, r6
+    lsls r2, r3, #19
+    lsrs r2, r2, #6
+    adds r0, r2
+    lsrs r3, r3, #13
+    lsrs r2, r0, #26
+    lsls r0, r0, #6
+    lsrs r0, r0, #6
+    str r0, [r7, #0]
+    // limb 1 += carry + the rest of that + (X >> 26) * 977 + (X mod 2^20) << 6 (X * 2^32)
+    ldr r1, [r7, #4]
+    adds r1, r2
+    adds r1, r3
+    movs r2, r5
+    muls r2, r6
+    adds r1, r2
+    lsls r2, r4, #12
+    lsrs r2, r2, #6
+    adds r1, r2
+    lsrs r2, r1, #26
+    lsls r1, r1, #6
+    lsrs r1, r1, #6
+    str r1, [r7, #4]
+    // limb 2 += carry + (X mod 2^26) >> 20 + (X >> 26) << 6: below 2^27
+    ldr r0, [r7, #8]
+    adds r0, r2
+    lsrs r2, r4, #20
+    adds r0, r2
+    lsls r5, r5, #6
+    adds r0, r5
+    str r0, [r7, #8]
+.endm
+
+.macro FOLD_LIMB k
+    ldr r0, [sp, #(T + 4 * \k)]
+    .if \k > 0
+        adds r0, r4
+    .endif
+    ldr r1, [sp, #(T + 40 + 4 * \k)]
+    lsls r2, r1, #19
+    lsrs r2, r2, #19
+    muls r2, r6                 // xl * 0x3D10, < 2^27
+    adds r0, r2
+    lsrs r3, r1, #13
+    muls r3, r6                 // xh * 0x3D10, < 2^28
+    lsls r2, r3, #19
+    lsrs r2, r2, #6
+    adds r0, r2
+    lsrs r3, r3, #13
+    lsls r2, r1, #16
+    lsrs r2, r2, #6
+    .if \k > 0
+        adds r4, r5, r3
+    .else
+        movs r4, r3
+    .endif
+    adds r4, r2
+    lsrs r5, r1, #16
+    .if \k < 9
+        lsrs r2, r0, #26
+        adds r4, r2
+        lsls r0, r0, #6
+        lsrs r0, r0, #6
+        str r0, [r7, #(4 * \k)]
+        FOLD_LIMB %(\k + 1)
+    .endif
+.endm
+
+// column k of a * b: the products a[i] * b[k - i]
+.macro MULCOL k
+    .if \k < 10
+        .set lo_i, 0
+    .else
+        .set lo_i, \k - 9
+    .endif
+    .if \k < 10
+        .set hi_i, \k
+    .else
+        .set hi_i, 9
+    .endif
+    MULPRODS \k, %lo_i, %hi_i, 1
+    COLEND \k
+.endm
+
+.macro MULPRODS k, i, last, first
+    PROD \i, %(\k - \i), AL, AH, BL, BH, \first
+    .if \i < \last
+        MULPRODS \k, %(\i + 1), \last, 0
+    .endif
+.endm
+
+// column k of a^2: the products a[i] * a[k - i] for i < k - i, twice, and a[k/2]^2
+.macro SQRCOL k
+    .if \k < 10
+        .set lo_i, 0
+    .else
+        .set lo_i, \k - 9
+    .endif
+    .if \k == 0
+        .set hi_i, -1
+    .else
+        .set hi_i, (\k - 1) / 2
+    .endif
+    .if lo_i <= hi_i
+        SQRPRODS \k, %lo_i, %hi_i, 1
+        lsls r5, r5, #1
+        lsls r6, r6, #1
+        lsls r7, r7, #1
+        .if (\k % 2) == 0
+            SQUARE %(\k / 2), 0
+        .endif
+    .else
+        SQUARE %(\k / 2), 1
+    .endif
+    COLEND \k
+.endm
+
+.macro SQRPRODS k, i, last, first
+    PROD \i, %(\k - \i), AL, AH, AL, AH, \first
+    .if \i < \last
+        SQRPRODS \k, %(\i + 1), \last, 0
+    .endif
+.endm
+
+.macro COLUMNS kind, k
+    \kind \k
+    .if \k < 18
+        COLUMNS \kind, %(\k + 1)
+    .endif
+.endm
+
+    .global FE_MUL
+    .type FE_MUL, %function
+    .thumb_func
+FE_MUL:
+    push {r4, r5, r6, r7, lr}
+    sub sp, #FRAME
+    str r0, [sp, #OUTP]
+    movs r6, r1
+    movs r7, r2
+    SPLIT r6, AL, AH
+    SPLIT r7, BL, BH
+    COLUMNS MULCOL, 0
+    FOLD
+    add sp, #FRAME
+    pop {r4, r5, r6, r7, pc}
+    .size FE_MUL, . - FE_MUL
+
+    .global FE_SQR
+    .type FE_SQR, %function
+    .thumb_func
+FE_SQR:
+    push {r4, r5, r6, r7, lr}
+    sub sp, #FRAME
+    str r0, [sp, #OUTP]
+    movs r6, r1
+    SPLIT r6, AL, AH
+    COLUMNS SQRCOL, 0
+    FOLD
+    add sp, #FRAME
+    pop {r4, r5, r6, r7, pc}
+    .size FE_SQR, . - FE_SQR
