@@ -7,7 +7,7 @@
 //   void secp256k1_fe_sqr_inner(uint32_t r[10], const uint32_t a[10]);
 //
 // (named quill_fe_mul_cols / quill_fe_sqr_cols in the profiling build, where
-// quill_field_armv6m.c wraps them with call counters). A field element is
+// quill_profile_armv6m.c wraps them with call counters). A field element is
 // sum(n[i] << 26*i), i = 0..9. Inputs have magnitude <= 8 (limbs < 2^30); r may be
 // a or b. The output has magnitude 1 (n[i] < 2^27, n[9] < 2^23) and is congruent to
 // the product mod p, not necessarily normalized (the library normalizes before any
