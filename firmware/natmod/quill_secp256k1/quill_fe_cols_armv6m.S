@@ -43,16 +43,18 @@
 // stack frame
     .equ AL, 0          // a's low 13-bit halves, 10 words
     .equ AH, 40         // a's high halves
-    .equ BL, 80         // b's low halves
-    .equ BH, 120        // b's high halves
-    .equ T, 160         // the product's twenty 26-bit limbs
-    .equ OUTP, 240      // r
-    .equ FRAME, 248
+    .equ AS, 80         // their sums
+    .equ BL, 120        // b's low halves
+    .equ BH, 160        // b's high halves
+    .equ BS, 200        // their sums
+    .equ T, 240         // the product's twenty 26-bit limbs
+    .equ OUTP, 320      // r
+    .equ FRAME, 328
 
 // Carry the ten limbs at [p] below 2^26 (the part of limb 9 at or above bit 22 is
 // folded into limbs 0 and 1 first: x * 2^256 == x * 977 + x * 2^32) and store their
-// 13-bit halves at sp + lo / sp + hi. Uses r0-r4.
-.macro SPLIT p, lo, hi
+// 13-bit halves and the halves' sums at sp + lo, hi, sum. Uses r0-r4.
+.macro SPLIT p, lo, hi, sum
     ldr r0, [\p, #36]
     lsrs r1, r0, #22            // x, < 2^8
     lsls r0, r0, #10
@@ -65,100 +67,150 @@
     ldr r3, [\p, #0]
     adds r3, r2                 // w = limb 0 + x * 977, < 2^31
     lsls r1, r1, #6             // x * 2^32 = (x << 6) * 2^26: added to limb 1
-    SPLIT_LIMB \p, 0, \lo, \hi
+    SPLIT_LIMB \p, 0, \lo, \hi, \sum
 .endm
 
 // w (r3) is limb i plus the carry in; r1 what limb i + 1 gets besides its carry
-.macro SPLIT_LIMB p, i, lo, hi
-    lsls r4, r3, #6             // (w mod 2^26) << 6
-    lsrs r2, r3, #26            // carry out
-    lsrs r0, r4, #19            // high half, bits 13..25
-    lsls r4, r4, #13
-    lsrs r4, r4, #19            // low half, bits 0..12
+.macro SPLIT_LIMB p, i, lo, hi, sum
+    .if \i < 9
+        lsls r4, r3, #6         // (w mod 2^26) << 6
+        lsrs r2, r3, #26        // carry out
+        lsrs r0, r4, #19        // high half, bits 13..25
+        lsls r4, r4, #13
+        lsrs r4, r4, #19        // low half, bits 0..12
+    .else
+        lsrs r0, r3, #13        // limb 9: below 2^22 + 2^6, no carry out of the field
+        lsls r4, r3, #19
+        lsrs r4, r4, #19
+    .endif
     str r4, [sp, #(\lo + 4 * \i)]
     str r0, [sp, #(\hi + 4 * \i)]
-    .if \i < 8
-        ldr r3, [\p, #(4 * \i + 4)]
+    adds r4, r0
+    str r4, [sp, #(\sum + 4 * \i)]
+    .if \i < 9
+        .if \i < 8
+            ldr r3, [\p, #(4 * \i + 4)]
+        .else
+            ldr r3, [sp, #(\hi + 36)]   // limb 9 (parked)
+        .endif
         adds r3, r2
         .if \i == 0
             adds r3, r1
         .endif
-        SPLIT_LIMB \p, %(\i + 1), \lo, \hi
-    .else
-        ldr r3, [sp, #(\hi + 36)]  // limb 9 (parked), below 2^22
-        adds r3, r2                // < 2^22 + 2^6: no carry out of the field
-        lsrs r0, r3, #13
-        lsls r4, r3, #19
-        lsrs r4, r4, #19
-        str r4, [sp, #(\lo + 36)]
-        str r0, [sp, #(\hi + 36)]
+        SPLIT_LIMB \p, %(\i + 1), \lo, \hi, \sum
     .endif
 .endm
 
-// LL, MM, HH += the products of the halves of limb i at (xl, xh) and limb j at
-// (yl, yh); first: the column's first product sets them instead
-.macro PROD i, j, xl, xh, yl, yh, first
-    ldr r0, [sp, #(\xl + 4 * \i)]
-    ldr r1, [sp, #(\yl + 4 * \j)]
-    ldr r2, [sp, #(\xh + 4 * \i)]
-    ldr r3, [sp, #(\yh + 4 * \j)]
-    movs r4, r0
-    muls r4, r1                 // xl * yl
-    muls r0, r3                 // xl * yh
-    muls r1, r2                 // xh * yl
-    muls r2, r3                 // xh * yh
-    .if \first
-        movs r5, r4
-        adds r6, r0, r1
-        movs r7, r2
+// Products. Limb x_i = xl + xh * 2^13 (halves below 2^13, xs = xl + xh below 2^14);
+// x_i * y_j = xl*yl + (xs*ys - xl*yl - xh*yh) * 2^13 + xh*yh * 2^26, so a column
+// sums three kinds of products, each below 2^28: LL (xl*yl), HH (xh*yh) and SS
+// (xs*ys), ten at most per column: LL, HH < 2^29.4 and SS < 2^31.4, no carries.
+// Two columns k, k + 1 are summed together, so that x_i is loaded once for
+// y_{k-i} and y_{k+1-i}: r2, r3, r4 = LL, HH, SS of column k; r5, r6, r7 those of
+// column k + 1; r0, r1 scratch. f0 / f1: the column's next product is its first
+// (MOVS instead of ADDS).
+
+.macro ACC reg, src, col
+    .if \col == 0
+        .if f0
+            movs \reg, \src
+        .else
+            adds \reg, \src
+        .endif
     .else
-        adds r5, r4
-        adds r6, r0
-        adds r6, r1
-        adds r7, r2
+        .if f1
+            movs \reg, \src
+        .else
+            adds \reg, \src
+        .endif
     .endif
 .endm
 
-// LL, MM, HH += the square of limb i's halves (the cross product twice)
-.macro SQUARE i, first
-    ldr r0, [sp, #(AL + 4 * \i)]
-    ldr r2, [sp, #(AH + 4 * \i)]
-    movs r1, r0
-    muls r1, r1                 // xl^2
-    muls r0, r2                 // xl * xh
-    lsls r0, r0, #1
-    muls r2, r2                 // xh^2
-    .if \first
-        movs r5, r1
-        movs r6, r0
-        movs r7, r2
+// one kind (offsets xo, yo) of x_i * y_j (column k) and x_i * y_{j+1} (column k + 1)
+.macro PAIR1 i, j, xo, yo, r0k, r1k
+    ldr r0, [sp, #(\xo + 4 * \i)]
+    ldr r1, [sp, #(\yo + 4 * \j)]
+    muls r1, r0
+    ACC \r0k, r1, 0
+    ldr r1, [sp, #(\yo + 4 * \j + 4)]
+    muls r1, r0
+    ACC \r1k, r1, 1
+.endm
+
+.macro PAIR i, j, xl, xh, xs, yl, yh, ys
+    PAIR1 \i, \j, \xl, \yl, r2, r5
+    PAIR1 \i, \j, \xh, \yh, r3, r6
+    PAIR1 \i, \j, \xs, \ys, r4, r7
+    .set f0, 0
+    .set f1, 0
+.endm
+
+// x_i * y_j into column col (0: k, 1: k + 1)
+.macro SINGLE1 i, j, xo, yo, reg, col
+    ldr r0, [sp, #(\xo + 4 * \i)]
+    ldr r1, [sp, #(\yo + 4 * \j)]
+    muls r1, r0
+    ACC \reg, r1, \col
+.endm
+
+.macro SINGLE i, j, xl, xh, xs, yl, yh, ys, col
+    .if \col == 0
+        SINGLE1 \i, \j, \xl, \yl, r2, 0
+        SINGLE1 \i, \j, \xh, \yh, r3, 0
+        SINGLE1 \i, \j, \xs, \ys, r4, 0
+        .set f0, 0
     .else
-        adds r5, r1
-        adds r6, r0
-        adds r7, r2
+        SINGLE1 \i, \j, \xl, \yl, r5, 1
+        SINGLE1 \i, \j, \xh, \yh, r6, 1
+        SINGLE1 \i, \j, \xs, \ys, r7, 1
+        .set f1, 0
     .endif
 .endm
 
-// Column k is complete in LL + MM * 2^13 + HH * 2^26 (+ the carry in r12): store
-// its low 26 bits as t[k] and carry the rest (< 2^30) to column k + 1.
-.macro COLEND k
+// x_i^2 into column col
+.macro SQUARE1 i, xo, reg, col
+    ldr r0, [sp, #(\xo + 4 * \i)]
+    muls r0, r0
+    ACC \reg, r0, \col
+.endm
+
+.macro SQUARE i, col
+    .if \col == 0
+        SQUARE1 \i, AL, r2, 0
+        SQUARE1 \i, AH, r3, 0
+        SQUARE1 \i, AS, r4, 0
+        .set f0, 0
+    .else
+        SQUARE1 \i, AL, r5, 1
+        SQUARE1 \i, AH, r6, 1
+        SQUARE1 \i, AS, r7, 1
+        .set f1, 0
+    .endif
+.endm
+
+// Column k is complete in L, H, S (+ the carry in r12): MM = S - L - H (< 2^31) is
+// the middle kind; the column is L + MM * 2^13 + H * 2^26. Store its low 26 bits as
+// t[k] and carry the rest (< 2^30) to column k + 1. Uses r0.
+.macro COLEND k, l, h, s
+    subs \s, \s, \l
+    subs \s, \s, \h
     .if \k > 0
         mov r0, r12
-        adds r5, r0
+        adds \l, r0
     .endif
-    lsls r0, r6, #19
+    lsls r0, \s, #19
     lsrs r0, r0, #6             // (MM mod 2^13) << 13
-    adds r5, r0                 // < 2^31
-    lsrs r6, r6, #13
-    adds r7, r6
-    lsrs r0, r5, #26
-    adds r7, r0                 // the carry
-    mov r12, r7
-    lsls r5, r5, #6
-    lsrs r5, r5, #6
-    str r5, [sp, #(T + 4 * \k)]
+    adds \l, r0                 // < 2^31
+    lsrs \s, \s, #13
+    adds \h, \s
+    lsrs r0, \l, #26
+    adds \h, r0                 // the carry
+    mov r12, \h
+    lsls \l, \l, #6
+    lsrs \l, \l, #6
+    str \l, [sp, #(T + 4 * \k)]
     .if \k == 18
-        str r7, [sp, #(T + 76)] // t[19]
+        str \h, [sp, #(T + 76)] // t[19]
     .endif
 .endm
 
@@ -267,67 +319,100 @@
         FOLD_LIMB %(\k + 1)
     .endif
 .endm
-
-// column k of a * b: the products a[i] * b[k - i]
-.macro MULCOL k
-    .if \k < 10
-        .set lo_i, 0
-    .else
-        .set lo_i, \k - 9
+// columns k and k + 1 of a * b (k even): column k has a_i * b_{k-i} for
+// max(0, k-9) <= i <= min(k, 9), column k + 1 the same with k + 1
+.macro MULPAIR k
+    .set f0, 1
+    .set f1, 1
+    .if \k >= 9
+        SINGLE %(\k - 9), 9, AL, AH, AS, BL, BH, BS, 0
     .endif
-    .if \k < 10
+    .if \k >= 8
+        .set lo_i, \k - 8
+    .else
+        .set lo_i, 0
+    .endif
+    .if \k <= 9
         .set hi_i, \k
     .else
         .set hi_i, 9
     .endif
-    MULPRODS \k, %lo_i, %hi_i, 1
-    COLEND \k
+    MULPAIRS \k, %lo_i, %hi_i
+    .if \k + 1 <= 9
+        SINGLE %(\k + 1), 0, AL, AH, AS, BL, BH, BS, 1
+    .endif
+    COLEND \k, r2, r3, r4
+    COLEND %(\k + 1), r5, r6, r7
 .endm
 
-.macro MULPRODS k, i, last, first
-    PROD \i, %(\k - \i), AL, AH, BL, BH, \first
+.macro MULPAIRS k, i, last
+    PAIR \i, %(\k - \i), AL, AH, AS, BL, BH, BS
     .if \i < \last
-        MULPRODS \k, %(\i + 1), \last, 0
+        MULPAIRS \k, %(\i + 1), \last
     .endif
 .endm
 
-// column k of a^2: the products a[i] * a[k - i] for i < k - i, twice, and a[k/2]^2
-.macro SQRCOL k
-    .if \k < 10
-        .set lo_i, 0
-    .else
-        .set lo_i, \k - 9
-    .endif
-    .if \k == 0
-        .set hi_i, -1
-    .else
-        .set hi_i, (\k - 1) / 2
-    .endif
-    .if lo_i <= hi_i
-        SQRPRODS \k, %lo_i, %hi_i, 1
-        lsls r5, r5, #1
-        lsls r6, r6, #1
-        lsls r7, r7, #1
-        .if (\k % 2) == 0
-            SQUARE %(\k / 2), 0
-        .endif
-    .else
-        SQUARE %(\k / 2), 1
-    .endif
-    COLEND \k
-.endm
-
-.macro SQRPRODS k, i, last, first
-    PROD \i, %(\k - \i), AL, AH, AL, AH, \first
-    .if \i < \last
-        SQRPRODS \k, %(\i + 1), \last, 0
-    .endif
-.endm
-
-.macro COLUMNS kind, k
-    \kind \k
+.macro MULCOLUMNS k
     .if \k < 18
-        COLUMNS \kind, %(\k + 1)
+        MULPAIR \k
+        MULCOLUMNS %(\k + 2)
+    .else
+        .set f0, 1
+        SINGLE 9, 9, AL, AH, AS, BL, BH, BS, 0
+        COLEND 18, r2, r3, r4
+    .endif
+.endm
+
+// columns k and k + 1 of a^2 (k even): the cross products a_i * a_j, i < j, twice,
+// and the square a_{k/2}^2 in column k
+.macro SQRPAIR k
+    .set f0, 1
+    .set f1, 1
+    .set x0, 0                  // column k has cross products
+    .if \k >= 9
+        SINGLE %(\k - 9), 9, AL, AH, AS, AL, AH, AS, 0
+        .set x0, 1
+    .endif
+    .if \k >= 8
+        .set lo_i, \k - 8
+    .else
+        .set lo_i, 0
+    .endif
+    .set hi_i, (\k / 2) - 1     // i < k - i for both columns: i <= k/2 - 1
+    .if lo_i <= hi_i
+        SQRPAIRS \k, %lo_i, %hi_i
+        .set x0, 1
+    .endif
+    // i = k/2 with a_{k/2+1}: column k + 1 only
+    SINGLE %(\k / 2), %(\k / 2 + 1), AL, AH, AS, AL, AH, AS, 1
+    .if x0
+        lsls r2, r2, #1
+        lsls r3, r3, #1
+        lsls r4, r4, #1
+    .endif
+    lsls r5, r5, #1
+    lsls r6, r6, #1
+    lsls r7, r7, #1
+    SQUARE %(\k / 2), 0
+    COLEND \k, r2, r3, r4
+    COLEND %(\k + 1), r5, r6, r7
+.endm
+
+.macro SQRPAIRS k, i, last
+    PAIR \i, %(\k - \i), AL, AH, AS, AL, AH, AS
+    .if \i < \last
+        SQRPAIRS \k, %(\i + 1), \last
+    .endif
+.endm
+
+.macro SQRCOLUMNS k
+    .if \k < 18
+        SQRPAIR \k
+        SQRCOLUMNS %(\k + 2)
+    .else
+        .set f0, 1
+        SQUARE 9, 0
+        COLEND 18, r2, r3, r4
     .endif
 .endm
 
@@ -340,9 +425,9 @@ FE_MUL:
     str r0, [sp, #OUTP]
     movs r6, r1
     movs r7, r2
-    SPLIT r6, AL, AH
-    SPLIT r7, BL, BH
-    COLUMNS MULCOL, 0
+    SPLIT r6, AL, AH, AS
+    SPLIT r7, BL, BH, BS
+    MULCOLUMNS 0
     FOLD
     add sp, #FRAME
     pop {r4, r5, r6, r7, pc}
@@ -356,8 +441,8 @@ FE_SQR:
     sub sp, #FRAME
     str r0, [sp, #OUTP]
     movs r6, r1
-    SPLIT r6, AL, AH
-    COLUMNS SQRCOL, 0
+    SPLIT r6, AL, AH, AS
+    SQRCOLUMNS 0
     FOLD
     add sp, #FRAME
     pop {r4, r5, r6, r7, pc}
