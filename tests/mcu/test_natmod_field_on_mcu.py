@@ -96,8 +96,12 @@ def run_batch(board, batch):
     assert not err, err
     rows = [line.split() for line in out.replace("\r", "").splitlines() if line.startswith("R ")]
     assert len(rows) == len(batch)
-    unpack = lambda h: [int.from_bytes(bytes.fromhex(h)[4 * i:4 * i + 4], "little") for i in range(10)]  # noqa: E731
     return [(unpack(m), unpack(s)) for _, m, s in rows]
+
+
+def unpack(hex_limbs):
+    raw = bytes.fromhex(hex_limbs)
+    return [int.from_bytes(raw[4 * i:4 * i + 4], "little") for i in range(10)]
 
 
 def test_field_multiply_and_square_match_big_integers(board):
