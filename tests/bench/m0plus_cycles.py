@@ -4,20 +4,18 @@ cycle counts per instruction class (not a flat cycles-per-instruction guess).
 QEMU's -icount counts instructions; a Cortex-M0+ spends 1 to 5+ cycles on each. This
 module reads a trace of qemu-system-arm run with `-d in_asm,exec,nochain` (each
 translated block's disassembly once, then one line per executed block), replays the
-blocks executed between two marks, and weighs each instruction with CYCLES. A
+blocks executed between two marks, and weighs each instruction with the table below. A
 conditional branch counts as taken when the next block does not start right after
 it.
 
-    histogram(log, start_pc) -> Histogram   classes between the 1st and 2nd execution
-                                            of the block at start_pc (time.ticks_us():
-                                            the window the benchmark's two reads
-                                            bracket), split into the
-                                            native module's code and the firmware's
-
-    native_signature(pairs) -> Histogram    one ECDSA signature per pair with the Pico's
-                                            native module on qemu-m0plus (traced without
-                                            -icount: the same instructions, and QEMU's
-                                            blocks are not cut by the instruction budget)
+    histogram(log, start_pc, firmware_end) -> Histogram
+        the classes between the first and the last run of the block at start_pc
+        (time.ticks_us(): the window the benchmark's two reads bracket), split into
+        the native module's code and the firmware's
+    native_signature(pairs) -> Histogram
+        one ECDSA signature per pair with the Pico's native module on qemu-m0plus
+        (traced without -icount: the same instructions, and QEMU's blocks are not cut
+        by the instruction budget)
 
 Cycle counts, zero wait states: ARM Cortex-M0+ Technical Reference Manual (ARM DDI
 0484C), section 3.3 "Instruction set summary", Table 3-1. The multiplier is the
@@ -144,11 +142,14 @@ class Histogram:
 
 
 def histogram(log: Path, start_pc: int, firmware_end: int) -> Histogram:
-    """The classes of the instructions executed between the first and the second
-    execution of the block at start_pc (exclusive of both marks' blocks); code at or
-    above firmware_end (the firmware image's _etext: the heap) is the native module's."""
+    """The classes of the instructions executed between the first and the last
+    execution of the block at start_pc (exclusive of the marks' own blocks); code at or
+    above firmware_end (the firmware image's _etext: the heap) is the native module's.
+    The last, not the second: QEMU logs a block again when an interrupt came between
+    its log line and its first instruction, so one call can leave two marks."""
     blocks: dict[int, list[Insn]] = {}
     hist = Histogram()
+    segment = Histogram()               # since the latest mark: counted if another follows
     pending: list[Insn] | None = None   # the block before the current one, its last insn open
     marks = 0
     current: list[Insn] | None = None
@@ -172,19 +173,21 @@ def histogram(log: Path, start_pc: int, firmware_end: int) -> Histogram:
                 continue
             pc = int(t.group(1), 16)
             if pc == start_pc:
+                if pending is not None:
+                    _count_last(segment, pending, pc, firmware_end)
+                if marks:
+                    hist.instructions.update(segment.instructions)
+                    hist.cycles.update(segment.cycles)
+                segment, pending = Histogram(), None
                 marks += 1
-                if marks == 2:
-                    if pending is not None:
-                        _count_last(hist, pending, pc, firmware_end)
-                    break
                 continue
-            if marks != 1:
+            if not marks:
                 continue
             if pending is not None:
-                _count_last(hist, pending, pc, firmware_end)
+                _count_last(segment, pending, pc, firmware_end)
             block = blocks[pc]
             for insn in block[:-1]:
-                _count(hist, insn, False, firmware_end)
+                _count(segment, insn, False, firmware_end)
             pending = block
     if marks < 2:
         raise ValueError(f"the block at {start_pc:#x} ran {marks} times in {log}")
@@ -219,13 +222,15 @@ def _symbol(elf: Path, name: str) -> int:
     raise KeyError(f"{name} not in {elf}")
 
 
-def native_signature(pairs: list[tuple[bytes, bytes]], target: str = "qemu-m0plus") -> Histogram:
-    """The instruction classes of ecdsa.sign over pairs (the firmware with the board's
-    native module, one warm-up signature first), between the two time.ticks_us() reads."""
+def native_signature(pairs: list[tuple[bytes, bytes]], target: str = "qemu-m0plus",
+                     module: Path | None = None) -> Histogram:
+    """The instruction classes of ecdsa.sign over pairs (the firmware with the native
+    module, the board's by default; one warm-up signature first), between the two
+    time.ticks_us() reads."""
     from quill.emulator import qemu
     from quill.emulator.launcher import romfs_image
 
-    module = qemu.native_module(target, "native")
+    module = module or qemu.native_module(target, "native")
     assert module is not None
     elf = qemu.build(target)
     with tempfile.TemporaryDirectory() as tmp:
