@@ -33,8 +33,8 @@ multiplier"); the slow option takes 32 cycles per MULS.
     B<cond>: not taken / taken                                               1/2
     B, BX, BLX                                                                  2
     BL                                                                          3
-    MRS, MSR, DMB, DSB, ISB                                                     3 (4 for ISB? not
-        on the signing path: counted as 3)
+    MRS, MSR, DMB, DSB, ISB                                                     3
+        (none of these runs while the module signs; anything else unlisted is an error)
 
 Where the code runs on a real Pico: MicroPython loads a native .mpy module's code
 into its heap (the GC heap in the RP2040's striped SRAM, zero wait states), so the

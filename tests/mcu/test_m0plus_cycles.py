@@ -77,3 +77,31 @@ def test_mark_must_run_twice(tmp_path: Path):
     log.write_text(LOG.replace("] mark\n", "] elsewhere\n").replace("/00000100/", "/00000104/"))
     with pytest.raises(ValueError, match="ran 0 times"):
         mc.histogram(log, 0x100, 0x1000)
+
+
+def test_a_traced_signature_counts_what_icount_counts():
+    """One native ECDSA signature traced on the Cortex-M0+ target: the replayed window
+    holds as many instructions as QEMU's -icount measures for the same signature (the
+    window and the replay are right), nearly all of them the module's, at a cycles per
+    instruction between the core's extremes. ~30 s."""
+    from quill.emulator import mcu_bench, natmod, qemu
+    from tests.kit.qemu import MCU_TARGET, qemu_target
+    from tests.kit.toolchains import unavailable
+
+    qemu_target(MCU_TARGET)
+    try:
+        module = qemu.native_module(MCU_TARGET, "native")
+    except natmod.NatmodUnavailable as exc:
+        unavailable(f"cannot build the native crypto module: {exc}")
+    assert module is not None
+    pairs = mcu_bench.pairs_taking(2, 1)
+    hist = mc.native_signature(pairs, MCU_TARGET, module)
+    setup = "from quillfw.crypto import ecdsa\npairs = %r\necdsa.sign(*pairs[0])\n" % (pairs,)
+    icount = mcu_bench.counts(MCU_TARGET, cases={"sign": (setup, "ecdsa.sign(*pairs[0])", 1)},
+                              native=module)["sign"]
+    # ticks_us() has a 1 us (1,000 instruction) resolution under -icount
+    assert abs(hist.total() - icount) <= 0.01 * icount, (hist.total(), icount)
+    assert hist.total(region="module") > 0.9 * hist.total()
+    cpi = hist.total("cycles") / hist.total()
+    assert 1.1 < cpi < 1.8, cpi
+    assert hist.classes()["muls"][0] > 100_000       # the field code's products ran
