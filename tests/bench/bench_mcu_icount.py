@@ -3,7 +3,7 @@ targets (QEMU -icount shift=0), and milliseconds on an RP2040 at 125 MHz and an
 STM32F405 at 168 MHz (each board's clock_hz in board.json; CPI assumptions and ECDSA's
 grinding rate in quill.emulator.mcu_bench).
 
-    .venv/bin/python -m tests.bench.bench_mcu_icount [--update-baseline]
+    .venv/bin/python -m tests.bench.bench_mcu_icount [--update-baseline | --update-native-baseline]
 
 The native module's ECDSA signature at 2 nonces is also given in Cortex-M0+ cycles:
 one such signature traced on qemu-m0plus and each executed instruction weighed with
@@ -12,7 +12,8 @@ table and its sources), beside the flat-CPI figure.
 
 --update-baseline rewrites mcu_icount_baseline.json (the Cortex-M0+ counts that
 tests/mcu/test_icount_regression.py holds the firmware to, within 10 %: the pure
-arithmetic's, and the signing cases with the Pico's native module, native_counts).
+arithmetic's, and the signing cases with the Pico's native module, native_counts);
+--update-native-baseline only native_counts (a branch that changes only the module).
 """
 import json
 import sys
@@ -63,9 +64,10 @@ def main(argv):
     for name, count in native.items():
         print(f"  native {name:15} "
               + (f"{count / native_base[name] - 1:+.1%}" if name in native_base else "new"))
-    if "--update-baseline" in argv:
+    if "--update-baseline" in argv or "--update-native-baseline" in argv:
         data = json.loads(BASELINE.read_text())
-        data["counts"] = results["qemu-m0plus"]
+        if "--update-baseline" in argv:
+            data["counts"] = results["qemu-m0plus"]
         data["native_counts"] = native
         BASELINE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
         print(f"wrote {BASELINE}")
