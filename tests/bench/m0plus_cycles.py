@@ -28,7 +28,7 @@ multiplier"); the slow option takes 32 cycles per MULS.
     MOV/ADD with PC as destination                                            2
     MULS (fast multiplier)                                                     1
     LDR/LDRB/LDRH/LDRSB/LDRSH, STR/STRB/STRH (any addressing)                  2
-    LDM, STM, PUSH, POP (N registers)                                        1+N
+    LDM, STM, PUSH, POP (N registers, LR or PC included)                    1+N
     POP including PC                                                         3+N
     B<cond>: not taken / taken                                               1/2
     B, BX, BLX                                                                  2
@@ -52,7 +52,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# mnemonic (as QEMU's disassembler prints it) -> cycles; None = computed (see cycles())
+# mnemonics as QEMU's disassembler prints them, by class (insn_class gives the cycles)
 _ONE = ("movs mov adds adcs add adr subs sub sbcs rsbs cmp cmn ands eors orrs bics mvns tst lsls lsrs "
         "asrs rors sxtb sxth uxtb uxth rev rev16 revsh nop muls cpsid cpsie").split()
 _MEMORY = "ldr ldrb ldrh ldrsb ldrsh str strb strh".split()
