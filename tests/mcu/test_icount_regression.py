@@ -1,8 +1,8 @@
 """The firmware's instruction counts on the Cortex-M0+ target stay within 10 % of the
 committed baseline (tests/bench/mcu_icount_baseline.json). QEMU's -icount makes the
 counts independent of the machine's load, so this can fail a build without flaking.
-Faster is welcome: update the baseline with tests/bench/bench_mcu_icount.py
---update-baseline."""
+Faster is welcome: update the baseline with
+`python -m tests.bench.bench_mcu_icount --update-baseline`."""
 import json
 from pathlib import Path
 

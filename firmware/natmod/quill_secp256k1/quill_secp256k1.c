@@ -138,6 +138,9 @@ static MP_DEFINE_CONST_FUN_OBJ_3(schnorr_verify_obj, schnorr_verify);
 //       last call, and resets them
 //   profile_run(op, n): op 0 n field multiplications, 1 squarings, 2 64-bit
 //       products, 3 nothing (the loop's own cost)
+//   fe_mul(a40, b40) -> 40 bytes, fe_sqr(a40) -> 40 bytes: the field multiplication
+//       and squaring on raw 10x26 limbs (ten little-endian uint32), unchecked, for
+//       tests/mcu/test_natmod_field_on_mcu.py
 extern uint32_t quill_count_mul, quill_count_sqr, quill_count_lmul;
 void secp256k1_fe_mul_inner(uint32_t *r, const uint32_t *a, const uint32_t *b);
 void secp256k1_fe_sqr_inner(uint32_t *r, const uint32_t *a);
@@ -171,6 +174,41 @@ static mp_obj_t profile_run(mp_obj_t op_in, mp_obj_t n_in) {
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(profile_run_obj, profile_run);
+
+static void limbs_of(uint32_t *n, mp_obj_t in) {
+    const unsigned char *buf = buffer_n(in, 40);
+    for (int i = 0; i < 10; i++) {
+        n[i] = buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 | (uint32_t)buf[4 * i + 2] << 16
+               | (uint32_t)buf[4 * i + 3] << 24;
+    }
+}
+
+static mp_obj_t bytes_of_limbs(const uint32_t *n) {
+    unsigned char out[40];
+    for (int i = 0; i < 10; i++) {
+        for (int j = 0; j < 4; j++) {
+            out[4 * i + j] = (unsigned char)(n[i] >> (8 * j));
+        }
+    }
+    return mp_obj_new_bytes(out, 40);
+}
+
+static mp_obj_t fe_mul(mp_obj_t a_in, mp_obj_t b_in) {
+    uint32_t a[10], b[10], r[10];
+    limbs_of(a, a_in);
+    limbs_of(b, b_in);
+    secp256k1_fe_mul_inner(r, a, b);
+    return bytes_of_limbs(r);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(fe_mul_obj, fe_mul);
+
+static mp_obj_t fe_sqr(mp_obj_t a_in) {
+    uint32_t a[10], r[10];
+    limbs_of(a, a_in);
+    secp256k1_fe_sqr_inner(r, a);
+    return bytes_of_limbs(r);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(fe_sqr_obj, fe_sqr);
 #endif
 
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args) {
@@ -190,6 +228,8 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
     }
     mp_store_global(MP_QSTR_profile_counts, MP_OBJ_FROM_PTR(&profile_counts_obj));
     mp_store_global(MP_QSTR_profile_run, MP_OBJ_FROM_PTR(&profile_run_obj));
+    mp_store_global(MP_QSTR_fe_mul, MP_OBJ_FROM_PTR(&fe_mul_obj));
+    mp_store_global(MP_QSTR_fe_sqr, MP_OBJ_FROM_PTR(&fe_sqr_obj));
 #endif
     MP_DYNRUNTIME_INIT_EXIT
 }

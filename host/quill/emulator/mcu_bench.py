@@ -15,6 +15,12 @@ with these cycles-per-instruction assumptions for MicroPython's bytecode loop
     RP2040 (Cortex-M0+, 125 MHz, XIP flash behind a 16 KB cache)   CPI 1.5
     STM32F405 (Cortex-M4, 168 MHz, flash with the ART accelerator)  CPI 1.3
 
+For the Pico's native module these are an overestimate: its code runs from SRAM
+(MicroPython copies a native .mpy into the heap) and the RP2040's MULS takes one
+cycle, so tests/bench/m0plus_cycles.py weighs a traced signature's instructions
+with the Cortex-M0+'s cycles per class instead (1.39 per instruction for ECDSA;
+tests/bench/bench_mcu_icount.py prints both).
+
 ECDSA is Core's CKey::Sign with low-R grinding: a signature tries RFC6979 nonces
 until R's top bit is clear, each nonce's R being high with probability 1/2, so
 it takes 2 nonces on average. The "grind" case signs the first pairs of a fixed

@@ -202,13 +202,18 @@ def build(target: Target | str, heap: int | None = None) -> Path:
     return elf
 
 
-def qemu_command(target: Target, elf: Path, romfs: Path | None = None, icount: bool = False) -> list[str]:
+def qemu_command(target: Target, elf: Path, romfs: Path | None = None, icount: bool = False,
+                 trace: Path | None = None) -> list[str]:
+    """trace: a file for QEMU's execution trace (each translated block's disassembly once,
+    then every executed block: tests/bench/m0plus_cycles.py reads it)."""
     cmd = ["qemu-system-arm", "-machine", target.machine, "-nographic", "-monitor", "none",
            "-serial", "stdio", "-semihosting", "-kernel", str(elf)]
     if romfs is not None:
         cmd += ["-device", f"loader,file={romfs},addr={ROMFS_ADDRESS},force-raw=on"]
     if icount:
         cmd += ["-icount", "shift=0"]
+    if trace is not None:
+        cmd += ["-d", "in_asm,exec,nochain", "-D", str(trace)]
     return cmd
 
 
@@ -224,14 +229,15 @@ class Board:
     """One running qemu with the firmware reachable; talks to MicroPython's raw REPL."""
 
     def __init__(self, target: Target | str, heap: int | None = None, icount: bool = False,
-                 romfs: Path | None = None):
-        """romfs: an image for the board's ROMFS (default: the firmware's, unless frozen)."""
+                 romfs: Path | None = None, trace: Path | None = None):
+        """romfs: an image for the board's ROMFS (default: the firmware's, unless frozen);
+        trace: a file for QEMU's execution trace (qemu_command)."""
         self.target = TARGETS[target] if isinstance(target, str) else target
         elf = build(self.target, heap)
         if romfs is None and not self.target.frozen:
             from quill.emulator.launcher import romfs_image
             romfs = romfs_image()
-        self.proc = subprocess.Popen(qemu_command(self.target, elf, romfs, icount),
+        self.proc = subprocess.Popen(qemu_command(self.target, elf, romfs, icount, trace),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         assert self.proc.stdin is not None and self.proc.stdout is not None
