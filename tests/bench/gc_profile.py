@@ -10,7 +10,9 @@ never its allocator (gc_alloc, gc_free, gc_realloc: the cost of allocating, not 
 
     with DeviceProfile(pid) as profile:   # pid: the micropython process (signkit.firmware_pid)
         ... the case ...
-    profile.cpu_ms, profile.gc_ms         # None when perf is missing or not permitted
+    profile.cpu_ms, profile.gc_ms         # None when perf is missing or not permitted; gc_ms
+                                          # None too when the binary has no symbols (the
+                                          # pyboard model's frozen port is stripped)
 """
 from __future__ import annotations
 
@@ -74,4 +76,5 @@ class DeviceProfile:
             return
         per_sample_ms = PERIOD_NS / 1e6
         self.cpu_ms = len(symbols) * per_sample_ms
-        self.gc_ms = sum(1 for s in symbols if is_gc(s)) * per_sample_ms
+        if any(s.startswith("mp_") for s in symbols):   # else a stripped binary (the frozen port's)
+            self.gc_ms = sum(1 for s in symbols if is_gc(s)) * per_sample_ms

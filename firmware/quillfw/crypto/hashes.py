@@ -156,6 +156,9 @@ def _sha512_pure(data):
     n = len(data)
     # FIPS 180-4 5.1.2: 0x80, zeros, then the 128-bit big-endian bit length.
     pad = b"\x80" + bytes((111 - n) % 128) + (n * 8).to_bytes(16, "big")
+    global _w512
+    if _w512 is None:       # a port with hashlib.sha512 (CPython), checked against it
+        _w512 = [0] * 80
     K = _sha512_constants()
     h = list(_H512)
     tail = data[n - n % 128:] + pad
