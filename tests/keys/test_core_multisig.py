@@ -26,7 +26,7 @@ import pytest
 
 from quill.device.client import DeviceClient
 from quill.tx.psbt import decode_base64_psbt, encode_base64_psbt
-from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
+from tests.keys.emulated import DEFAULT_BOARD, TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import master_tprv
 from tests.keys.test_core_send import PSBT_BOARD, ChannelApprover
 from tests.kit.bitcoind import BitcoinD
@@ -74,16 +74,15 @@ def signer(cosigner: Cosigner, *args: str) -> tuple[int, Any]:
     return proc.returncode, json.loads(proc.stdout)
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+@pytest.fixture(scope="module", params=(PSBT_BOARD, DEFAULT_BOARD))
+def setup(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    """The three devices model one board, each at its own heap with its own panel: the
+    smallest (the pyboard's 97K, its firmware frozen) and the default (the Pico, its firmware
+    bytecode in its heap): the six-input review must fit both beside the session (issue 26)."""
     work = tmp_path_factory.mktemp("multisig")
-    # KNOWN LIMIT (issue 26, open): at the pyboard's own 97K with its panel, the review of this
-    # six-input 2-of-3 can fail for memory (5.9 KB free but fragmented at the prompt, run to run);
-    # the Pico model fails earlier (14 KB free at psbt_begin: its firmware is bytecode in the heap).
-    # Until the review's memory is cut, these devices get 128K: the rest of the board as it is.
     devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}",
-                              "--approve=channel" if i == 0 else "--approve=auto", "--heapsize=128K",
-                              board=PSBT_BOARD) for i, words in enumerate(MNEMONICS)]
+                              "--approve=channel" if i == 0 else "--approve=auto",
+                              board=request.param) for i, words in enumerate(MNEMONICS)]
     try:
         cosigners = []
         for device, words in zip(devices, MNEMONICS, strict=True):
