@@ -61,10 +61,14 @@ short-lived bytearrays that are zeroed after use, and never appear in a return
 value, error, repr or log. The arithmetic itself (ints) is not constant-time
 and its intermediate ints cannot be wiped; see quillfw.crypto.secp256k1.
 """
-# Heap: the signers and their sighash algorithms (ecdsa, schnorr, sighash.segwit_v0, .taproot,
-# .legacy: ~16 KB of bytecode where a board loads it into RAM) are imported by the first
-# signature that needs them, after the user's review, not with the session: a small heap holds
-# the session and the review's screens, or the session and its signers, not all three.
+# Heap: where a board loads its code into RAM (the filesystem's .mpy files: the Pico, the
+# ESP32-S3), the signers and their sighash algorithms (ecdsa, schnorr, sighash.segwit_v0,
+# .taproot, .legacy: ~16 KB of bytecode) are imported by the first signature that needs them,
+# after the user's review, not with the session: the Pico's heap holds the session and the
+# review's screens, or the session and its signers, not all three. A firmware frozen into flash
+# (the pyboard) imports them with this module, while the heap is whole: they cost it only their
+# dictionaries, which a signature mid-session might find no block for ('Out of memory' at the
+# first legacy input with 19 KB free, fragmented).
 import hashlib
 import os
 
@@ -75,6 +79,13 @@ from quillfw.crypto.hashes import hash160
 from quillfw.limits import MAX_INPUTS, MAX_KEYS, MAX_OUTPUTS, MAX_SCRIPT_SIZE
 from quillfw.sighash.txdigests import TxDigests
 from quillfw.sighash.txstream import compact_size, i64le, outpoint, u32le
+
+# .mpy files on a filesystem are loaded into RAM; frozen modules (named by their source) and a
+# ROMFS image (mounted at /rom, run in place) keep their code in flash
+CODE_IN_RAM = __file__.endswith(".mpy") and not __file__.startswith("/rom")
+if not CODE_IN_RAM:
+    from quillfw.crypto import ecdsa, schnorr  # noqa: F401
+    from quillfw.sighash import legacy, segwit_v0, taproot  # noqa: F401
 
 IDLE = "idle"
 INPUTS = "inputs"
