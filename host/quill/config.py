@@ -72,6 +72,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("device", "Signing device: emulator (start quill-emu), auto (find a board by USB VID/PID), a serial port path or a pyserial URL (default: none). May be given several times: a pool of devices (the -emu* options apply to every emulator)"),
     Option("emuboard", "The board the emulated device models: its heap, firmware loading and crypto module, a board of boards/ (rpi_pico, esp32_s3, pyboard, ...) (default: rpi_pico; on a qemu target the board it stands for)"),
     Option("emuheap", "Experiment: heap size of the emulated device, as MicroPython's -X heapsize (default: its board's)"),
+    Option("emucrypto", "Experiment: the emulated device's signing arithmetic: auto (its board's: the native module where the board deploys one), native or python (default: auto)"),
     Option("emuseed", "The emulated device's seed: generate (made on the device at its first start, kept in <datadir>/<chain>/emulator/seed.bin) or none (default: generate; none on a qemu target)"),
     Option("emutarget", "Where the emulated device's firmware runs: unix (MicroPython's unix port), qemu-m0plus (a Cortex-M0+, the RP2040's core, under QEMU) or qemu-m4 (a Cortex-M4, the pyboard's) (default: unix)"),
     Option("emuapprove", "How the emulated device's user confirms signing: auto (approve at once), ask (y/n on quill-emu's terminal), channel (test-only: answer \"approve\" or \"refuse\" in <datadir>/<chain>/emulator/confirm-answer) (default: auto)"),

@@ -247,10 +247,9 @@ def _wallet_rpc(node: QuillDaemon, method: str, *params: Any) -> Any:
 
 
 def test_an_external_signer_wallet_signs_only_on_the_device_with_its_fingerprint(tmp_path: Path) -> None:
-    # blind devices: routing is what this checks, and the Pico model with its panel can run out of
-    # memory in an external-signer send (a known limit of issue 26)
-    with EmulatedDevice(tmp_path / "other", f"--test-mnemonic={OTHER_MNEMONIC}", "--display=none") as other, \
-            EmulatedDevice(tmp_path / "ours", f"--test-mnemonic={TEST_MNEMONIC}", "--display=none") as ours:
+    # the default board (the Pico) with its own panel: the send's review is drawn on the device
+    with EmulatedDevice(tmp_path / "other", f"--test-mnemonic={OTHER_MNEMONIC}") as other, \
+            EmulatedDevice(tmp_path / "ours", f"--test-mnemonic={TEST_MNEMONIC}") as ours:
         datadir = tmp_path / "quilld"
         # the wallet is made with its device alone (Core's createwallet wants one signer)
         with QuillDaemon(datadir, f"-device={ours.port}") as node:

@@ -21,6 +21,8 @@ KEY = keys(811, 1)[0]
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
+    # -emudisplay=none: the prompts asserted here are a blind device's, by design (a board without a
+    # display stays supported); the panel's review of the same calls is tests/ui's
     with QuillDaemon(tmp_path_factory.mktemp("confirm"), "-device=emulator",
                      f"-emuboard={boards.ready(boards.SMALLEST_BOARD)}", "-emudisplay=none", "-debug=1",
                      "-emuapprove=channel", f"-emuconfirmtimeout={CONFIRM_TIMEOUT_MS}") as d:

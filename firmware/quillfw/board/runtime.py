@@ -102,6 +102,11 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
     return dispatcher
 
 
+# the signers load after the review where the code is in RAM (quillfw.signing.session): their
+# names are interned at boot too
+SIGNERS = ("quillfw.sighash.segwit_v0", "quillfw.sighash.taproot", "quillfw.sighash.legacy")
+
+
 def _intern(display):
     """Import the display's modules once at boot and drop them again: their names are
     interned for good (MicroPython's qstr pools are never freed), now, at the bottom of a
@@ -115,7 +120,7 @@ def _intern(display):
     from quillfw.compat import forget
     from quillfw.ui.flow import MODULES
     loaded = set(sys.modules)
-    for name in MODULES + ("quillfw.signing.confirm_flow", display[1]):
+    for name in MODULES + ("quillfw.signing.confirm_flow", display[1]) + SIGNERS:
         __import__(name)
     for module in list(sys.modules):
         if module not in loaded:

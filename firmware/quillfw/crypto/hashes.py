@@ -104,7 +104,10 @@ _K512_BLOB = (
     b"\x4c\xc5\xd4\xbe\xcb\x3e\x42\xb6\x59\x7f\x29\x9c\xfc\x65\x7e\x2a"
     b"\x5f\xcb\x6f\xab\x3a\xd6\xfa\xec\x6c\x44\x19\x8c\x4a\x47\x58\x17"
 )
-_w512 = None   # the message schedule: one list, reused by every block
+# the message schedule: one list, reused by every block, allocated with the module (at boot,
+# at the heap's bottom): made at the first SHA-512 it lay amid that request's code, and split
+# the free heap after it for good
+_w512 = None if hasattr(hashlib, "sha512") else [0] * 80
 
 _H512 = (
     0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
@@ -115,11 +118,6 @@ _H512 = (
 def _sha512_constants():
     """The round constants, read from the blob in each round: 80 long ints kept
     in RAM would cost ~4 KB of a board's heap between hashes."""
-    global _w512
-    if _w512 is None:
-        # allocated once: on a fragmented board heap a fresh 640-byte list per
-        # block may find no hole
-        _w512 = [0] * 80
     return _K512_BLOB
 
 
@@ -158,6 +156,9 @@ def _sha512_pure(data):
     n = len(data)
     # FIPS 180-4 5.1.2: 0x80, zeros, then the 128-bit big-endian bit length.
     pad = b"\x80" + bytes((111 - n) % 128) + (n * 8).to_bytes(16, "big")
+    global _w512
+    if _w512 is None:       # a port with hashlib.sha512 (CPython), checked against it
+        _w512 = [0] * 80
     K = _sha512_constants()
     h = list(_H512)
     tail = data[n - n % 128:] + pad

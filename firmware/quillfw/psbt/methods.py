@@ -176,6 +176,8 @@ class PsbtMethods:
         self._check(p)
         from quillfw.signing.session import READY
         if self.psbt.session.state == READY and self.psbt.in_total >= self.psbt.out_total:
+            if not self.confirmation.confirmed and self.confirmation.display is not None:
+                self.psbt.before_review()
             self.confirmation.before_signature(ctx, p["hash_type"])
         ctx.poll_link()
         gc.collect()

@@ -48,6 +48,7 @@ from quillfw.psbt import owned
 from quillfw.signing.session import READY, Session, SessionError
 
 ALGORITHMS = ["legacy", "segwit_v0", "taproot"]
+_REGISTERED = ("quillfw.multisig.match", "quillfw.multisig.store", "quillfw.multisig.wallet")
 
 class PsbtSession:
     def __init__(self, boot):
@@ -186,6 +187,15 @@ class PsbtSession:
         if not self._multisig.slots:
             return None
         return self._multisig.find(script_pubkey, parse_path(path), node.pubkey(), change)
+
+    def before_review(self):
+        """The registered wallets leave the heap while the review is drawn (its screens need
+        the room on a board that loads its code into RAM: the Pico's 228K, whose session then
+        has ~20 KB free); the next multisig signature loads them again (_registered)."""
+        self._multisig = None
+        for name in _REGISTERED:
+            forget(name)
+        gc.collect()
 
     def _load_registered(self):
         if self._boot[2][0] is None:

@@ -61,20 +61,31 @@ short-lived bytearrays that are zeroed after use, and never appear in a return
 value, error, repr or log. The arithmetic itself (ints) is not constant-time
 and its intermediate ints cannot be wiped; see quillfw.crypto.secp256k1.
 """
+# Heap: where a board loads its code into RAM (the filesystem's .mpy files: the Pico, the
+# ESP32-S3), the signers and their sighash algorithms (ecdsa, schnorr, sighash.segwit_v0,
+# .taproot, .legacy: ~16 KB of bytecode) are imported by the first signature that needs them,
+# after the user's review, not with the session: the Pico's heap holds the session and the
+# review's screens, or the session and its signers, not all three. A firmware frozen into flash
+# (the pyboard) imports them with this module, while the heap is whole: they cost it only their
+# dictionaries, which a signature mid-session might find no block for ('Out of memory' at the
+# first legacy input with 19 KB free, fragmented).
 import hashlib
 import os
 
 from quillfw.compat import const
 from quillfw.consensus import MAX_MONEY, SIGHASH_SINGLE
-from quillfw.crypto import ecdsa, schnorr
 from quillfw.crypto import secp256k1 as ec
 from quillfw.crypto.hashes import hash160
 from quillfw.limits import MAX_INPUTS, MAX_KEYS, MAX_OUTPUTS, MAX_SCRIPT_SIZE
-from quillfw.sighash import segwit_v0 as sighash_segwit_v0
-from quillfw.sighash import taproot as sighash_taproot
-from quillfw.sighash.legacy import LegacyHasher
 from quillfw.sighash.txdigests import TxDigests
 from quillfw.sighash.txstream import compact_size, i64le, outpoint, u32le
+
+# .mpy files on a filesystem are loaded into RAM; frozen modules (named by their source) and a
+# ROMFS image (mounted at /rom, run in place) keep their code in flash
+CODE_IN_RAM = __file__.endswith(".mpy") and not __file__.startswith("/rom")
+if not CODE_IN_RAM:
+    from quillfw.crypto import ecdsa, schnorr  # noqa: F401
+    from quillfw.sighash import legacy, segwit_v0, taproot  # noqa: F401
 
 IDLE = "idle"
 INPUTS = "inputs"
@@ -450,6 +461,7 @@ class Session:
         return self._keys[32 * key_index:32 * key_index + 32]
 
     def _ecdsa_sign(self, key_index, digest, hash_type):
+        from quillfw.crypto import ecdsa
         secret = self._secret(key_index)
         try:
             der = ecdsa.sign(secret, digest)
@@ -474,6 +486,7 @@ class Session:
         txid, vout, sequence, amount, _ = self._checked_txin(input_index, txin, txin_token)
         single = self._single_output(hash_type, input_index, txout, txout_token)
         self._check_pays_to_key(script_code, key_index)
+        from quillfw.sighash import segwit_v0 as sighash_segwit_v0
         digest = sighash_segwit_v0.sighash(self._digests, input_index, txid, vout, sequence,
                                            script_code, amount, hash_type, single)
         return self._ecdsa_sign(key_index, digest, hash_type)
@@ -489,6 +502,8 @@ class Session:
         self._check_index(input_index)
         self._check_key_index(key_index)
         _uint("hash_type", hash_type, 0xFF)
+        from quillfw.crypto import schnorr
+        from quillfw.sighash import taproot as sighash_taproot
         if hash_type not in sighash_taproot.VALID_HASH_TYPES:
             raise SessionError("bad_value", "invalid taproot sighash type 0x%02x" % hash_type)
         if (hash_type & 3) == SIGHASH_SINGLE and input_index >= self._n_outputs:
@@ -534,6 +549,7 @@ class Session:
         # kept for the pass's later requests: copied out of this request's frame
         script_code = bytes(_bytes("script_code", script_code))
         self._check_pays_to_key(script_code, key_index)
+        from quillfw.sighash.legacy import LegacyHasher
         self._legacy = LegacyHasher(self._digests.nVersion, self._n_inputs, self._n_outputs,
                                     self._digests.nLockTime, input_index, script_code, hash_type)
         self._legacy_request = (key_index, hash_type)

@@ -8,6 +8,12 @@ Reads never wait for more than what has arrived: MicroPython's stream
 read(n)/readinto block until n bytes come, so the stdio link takes one byte at
 a time while poll says more is ready (the device's USB CDC stdin ring is fed
 byte by byte anyway).
+
+Heap: reading allocates nothing. Each byte comes through one preallocated byte, and
+the link is polled with MicroPython's ipoll (a tuple it owns) where poll makes a list
+and a tuple per call: a slice and a poll per byte made ~130 bytes of garbage per byte
+received on the emulator's 64-bit port, ~40 KB per signed input, a collection of the
+whole heap every one or two inputs on the Pico's (issue 28: GC was most of a signature).
 """
 import sys
 
@@ -27,20 +33,31 @@ class StdioTransport:
         self._out = sys.stdout.buffer
         self._poll = select.poll()
         self._poll.register(self._in, select.POLLIN)
+        self._ipoll = getattr(self._poll, "ipoll", None)     # CPython's poll has none
+        self._one = bytearray(1)
+
+    def _ready(self, timeout_ms):
+        ipoll = self._ipoll
+        if ipoll is None:
+            return bool(self._poll.poll(timeout_ms))
+        for _ in ipoll(timeout_ms):
+            return True
+        return False
 
     def read_into(self, buf, timeout_ms):
-        if not self._poll.poll(timeout_ms):
+        if not self._ready(timeout_ms):
             return 0
         n = 0
         size = len(buf)
+        one = self._one
         while n < size:
-            got = self._in.readinto(buf[n:n + 1])
-            if not got:
+            if not self._in.readinto(one):
                 if n == 0:
                     raise EOFError
                 break
+            buf[n] = one[0]
             n += 1
-            if not self._poll.poll(0):
+            if not self._ready(0):
                 break
         return n
 

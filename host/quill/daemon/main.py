@@ -19,7 +19,7 @@ from quill.device.errors import DeviceError, DeviceUnavailable
 from quill.device.manager import DeviceManager
 from quill.device.pool import DevicePool
 from quill.dirlock import try_lock
-from quill.emulator.launcher import DISPLAYS, TARGETS, board_for, confirmation_options
+from quill.emulator.launcher import CRYPTO, DISPLAYS, TARGETS, board_for, confirmation_options
 from quill.handlers import (
     blockchain,
     chainstate,
@@ -166,12 +166,17 @@ class Daemon:
 
     def _emulator_args(self, index: int = 1) -> list:
         """quill-emu's options for the index-th -device=emulator: the board modelled (-emuboard,
-        -emuheap), where it runs, its seed (-emuseed), and the user confirmation (-emuapprove,
+        -emuheap, -emucrypto), where it runs, its seed (-emuseed), and the user confirmation (-emuapprove,
         -emuconfirmtimeout). Policy, approval channel and seed in <chain datadir>/emulator (the
         first emulator) or emulator-<index>: each emulated device has its own flash."""
         emulator_args = []
         if self.args.is_set("emuheap"):
             emulator_args = ["--heapsize", self.args.get("emuheap")]
+        if self.args.is_set("emucrypto"):
+            crypto = self.args.get("emucrypto")
+            if crypto not in CRYPTO:
+                raise config.ConfigError(f"-emucrypto: unknown value '{crypto}' ({', '.join(CRYPTO)})")
+            emulator_args += ["--crypto", crypto]
         target = self.args.get("emutarget", "unix")
         if target not in TARGETS:
             raise config.ConfigError(f"-emutarget: unknown target '{target}' ({', '.join(TARGETS)})")
