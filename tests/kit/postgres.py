@@ -156,3 +156,12 @@ def store_url_for(datadir: Path) -> str:
     name = "q_" + hashlib.sha1(str(Path(datadir).resolve()).encode()).hexdigest()[:20]
     return shared_cluster().create_database(name)
 
+
+
+def wallet_catalog(datadir: Path, chain: str):
+    """The wallet catalog an in-process WalletManager on `datadir` uses: None (the SQLite
+    files) by default, the data directory's database under QUILL_TEST_STORE=postgresql."""
+    if not wanted():
+        return None
+    from quill.wallet.pg_store import PgCatalog
+    return PgCatalog(store_url_for(datadir), chain)

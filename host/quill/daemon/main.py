@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from quill import __version__, atomic_store, config
+from quill import __version__, atomic_store, config, postgres
 from quill.chain.service import ChainService
 from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
@@ -90,6 +90,12 @@ class Daemon:
         if args.get_bool("acceptstalefeeestimates", False) and self.chain != "regtest":
             # Core's AppInitParameterInteraction refuses it outside regtest, before any file is touched
             raise config.ConfigError(f"acceptstalefeeestimates is not supported on {self.chain} chain.")
+        self.store = args.get("store", "") or "sqlite"
+        if self.store != "sqlite":
+            try:
+                postgres.check_url(self.store)
+            except postgres.StoreConfigError as e:
+                raise config.ConfigError(str(e)) from None
         self.datadir = self._make_datadir()
         self.chain_datadir = config.chain_datadir(self.datadir, self.chain)
         os.makedirs(self.chain_datadir, exist_ok=True)
@@ -242,8 +248,17 @@ class Daemon:
         """Chain, then the wallets that follow the chain (the devices are opened in run())."""
         node.chain = self.chain_service = self.open_chain()
         if self.chain_service is not None:
-            node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir)
+            node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir,
+                                                        catalog=self.wallet_catalog())
             self.wallets.load_startup_wallets()
+
+    def wallet_catalog(self):
+        """The -store's catalog of wallets; None: the SQLite files (the default)."""
+        if self.store == "sqlite":
+            return None
+        from quill.wallet.pg_store import PgCatalog
+        log.info("Wallets in the PostgreSQL store %s", postgres.redact(self.store))
+        return PgCatalog(self.store, self.chain)
 
     def close_services(self):
         """In the reverse order of opening; each one only if it was opened."""
@@ -293,6 +308,10 @@ class Daemon:
             except SettingsError as e:  # Core's start-up refusal for settings.json, in its words
                 log.error("Error: %s", e.message)
                 print(f"Error: {e.message}", file=sys.stderr)
+                return 1
+            except postgres.StoreConfigError as e:  # -store unreachable or refusing: its reason, no password
+                log.error("Error: %s", e)
+                print(f"Error: {e}", file=sys.stderr)
                 return 1
             except Exception as e:  # a damaged or locked store: one clear init error, no traceback
                 log.error("Error: cannot open the chain: %s", e)

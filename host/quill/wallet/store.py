@@ -178,18 +178,18 @@ class Store:
 
     def descriptors(self):
         return self.db.execute(
-            "SELECT id, desc, timestamp, range_start, range_end, next_index, active, internal, output_type "
+            'SELECT id, "desc", timestamp, range_start, range_end, next_index, active, internal, output_type '
             "FROM descriptors ORDER BY id").fetchall()
 
     def descriptor_by_text(self, text):
-        return self.db.execute("SELECT id FROM descriptors WHERE desc=?", (text,)).fetchone()
+        return self.db.execute('SELECT id FROM descriptors WHERE "desc"=?', (text,)).fetchone()
 
     def upsert_descriptor(self, text, timestamp, range_start, range_end, next_index, active, internal,
                           output_type) -> int:
         row = self.descriptor_by_text(text)
         if row is None:
             return self.db.execute(
-                "INSERT INTO descriptors(desc, timestamp, range_start, range_end, next_index, active, internal,"
+                'INSERT INTO descriptors("desc", timestamp, range_start, range_end, next_index, active, internal,'
                 " output_type) VALUES(?,?,?,?,?,?,?,?) RETURNING id",
                 (text, timestamp, range_start, range_end, next_index, int(active), int(internal),
                  output_type)).fetchone()[0]
