@@ -145,6 +145,9 @@ class PgCatalog:
                 raise WalletError(IN_USE)
             conn.execute(f"SET search_path TO wallet_{wallet_id}")
             return PgStore(postgres.Connection(conn), f"PostgreSQL wallet {name!r}")
+        except st.StoreError as e:      # a schema newer than this software
+            conn.close()
+            raise WalletError(f"Wallet loading failed. {e}") from None
         except BaseException:
             conn.close()
             raise
