@@ -152,3 +152,19 @@ def test_a_password_in_the_url_works_and_is_never_logged(tmp_path, cluster):
         assert PASSWORD not in missing.value.message
         log = d.debug_log()
     assert "postgresql://quill_pw:***@127.0.0.1" in log and PASSWORD not in log
+
+
+def test_the_password_may_come_from_a_pgpass_file(tmp_path, cluster, monkeypatch):
+    """libpq's password file: the URL names no password; a wrong one in the file is refused."""
+    cluster.sql("DROP DATABASE IF EXISTS passfiledb")
+    cluster.sql(f"CREATE DATABASE passfiledb OWNER {postgres.PASSWORD_ROLE}")
+    store = f"postgresql://{postgres.PASSWORD_ROLE}@127.0.0.1:{cluster.port}/passfiledb"
+    passfile = tmp_path / "pgpass"
+    monkeypatch.setenv("PGPASSFILE", str(passfile))
+    passfile.write_text(f"127.0.0.1:{cluster.port}:passfiledb:{postgres.PASSWORD_ROLE}:wrong-one\n")
+    passfile.chmod(0o600)
+    code, err, _ = refused_start(tmp_path / "refused", store)
+    assert code == 1 and "password authentication failed" in err and "wrong-one" not in err
+    passfile.write_text(f"127.0.0.1:{cluster.port}:passfiledb:{postgres.PASSWORD_ROLE}:{PASSWORD}\n")
+    with QuillDaemon(tmp_path / "ok", *AUTH, f"-store={store}") as d:
+        assert d.rpc("createwallet", "w", True, True) == {"name": "w"}
