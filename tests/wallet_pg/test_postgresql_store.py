@@ -2,12 +2,16 @@
 layout, their versioned migrations, one holder per wallet across daemons, and start-up refusals
 that are clear and never show the password. The wallet suite itself also runs on PostgreSQL
 (QUILL_TEST_STORE=postgresql, tests/run_suite.py); these are what only this store has."""
+import signal
+import threading
+import time
+
 import pytest
 
 from quill.tx.hashes import sha256
 from tests.kit import postgres
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
-from tests.wallet_e2e.e2ekit import Keys
+from tests.wallet_e2e.e2ekit import Keys, multiset
 
 AUTH = ("-rpcuser=pg", "-rpcpassword=test")
 PASSWORD = "pw-not-in-logs"       # the password role's (tests.kit.postgres)
@@ -75,20 +79,98 @@ def test_restart_on_the_same_data_directory_equals_before(tmp_path, database):
     assert after == before
 
 
-def test_a_wallet_is_held_by_one_daemon_at_a_time(tmp_path, database):
-    with QuillDaemon(tmp_path / "a", *AUTH, f"-store={database}") as a, \
-            QuillDaemon(tmp_path / "b", *AUTH, f"-store={database}") as b:
-        a.rpc("createwallet", "w", True, True)
-        with pytest.raises(RPCFailure) as refused:
-            b.rpc("loadwallet", "w")
-        assert refused.value.message == IN_USE
-        with pytest.raises(RPCFailure) as exists:
-            b.rpc("createwallet", "w", True, True)
-        assert "Database already exists" in exists.value.message
-        a.rpc("unloadwallet", "w")
-        assert b.rpc("loadwallet", "w") == {"name": "w"}
-        b.rpc("createwallet", "v", True, True)
-        assert [w["name"] for w in a.rpc("listwalletdir")["wallets"]] == ["v", "w"]
+def ready_one(daemons, timeout=60.0):
+    """The one of `daemons` that took over (answers RPC); the others still wait."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for d in daemons:
+            assert d.proc.poll() is None, d.proc.stderr.read().decode()
+            try:
+                d.wait_ready(timeout=0.05)
+                return d
+            except TimeoutError:
+                pass
+    raise TimeoutError("no stand-by took over")
+
+
+def test_three_daemons_a_stand_by_takes_over_from_a_killed_leader(tmp_path, database):
+    """Three quilld on one database: the first writes the chain and serves, the others wait. kill -9
+    of the one serving while it connects blocks to a wallet: another takes over within seconds, every
+    block it acknowledged is there, and the wallet (loaded at start-up, from the settings in the
+    store) equals a fresh rescan of its descriptors. Twice, so that the last one serves in the end."""
+    keys = Keys(sha256(b"pg-failover"))
+    daemons = [QuillDaemon(tmp_path / "a", *AUTH, f"-store={database}").start()]
+    leader = daemons[0]
+    leader.rpc("createwallet", "w", True, True, None, None, None, True)    # load_on_startup
+    assert all(r["success"] for r in wrpc(leader, "importdescriptors", keys.import_requests()))
+    address = wrpc(leader, "getnewaddress")
+    daemons += [QuillDaemon(tmp_path / name, *AUTH, f"-store={database}", wait=False).start() for name in "bc"]
+    time.sleep(1)
+    assert all(d.proc.poll() is None for d in daemons[1:])
+    for d in daemons[1:]:       # a stand-by serves nothing
+        with pytest.raises(OSError):
+            d.rpc("getblockcount", timeout=2)
+    acknowledged: list[str] = []
+    for round_ in range(2):
+        stop = threading.Event()
+
+        def mine(d=leader, stop=stop):
+            try:
+                while not stop.is_set():
+                    acknowledged.extend(d.rpc("generatetoaddress", 1, address))
+            except (RPCFailure, OSError):       # the connection dies with the process
+                pass
+        miner = threading.Thread(target=mine)
+        miner.start()
+        deadline = time.monotonic() + 30
+        while len(acknowledged) < 5 * (round_ + 1) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        leader.proc.send_signal(signal.SIGKILL)
+        killed_at = time.monotonic()
+        leader.proc.wait()
+        stop.set()
+        miner.join()
+        waiting = [d for d in daemons if d.proc.poll() is None]
+        leader = ready_one(waiting)
+        takeover = time.monotonic() - killed_at
+        assert takeover < 10, takeover
+        for h in acknowledged:
+            assert leader.rpc("getblockheader", h)["confirmations"] >= 1
+        assert leader.rpc("listwallets") == ["w"]
+        fresh = f"fresh{round_}"
+        leader.rpc("createwallet", fresh, True, True)
+        assert all(r["success"] for r in wrpc(leader, "importdescriptors", keys.import_requests(), wallet=fresh))
+        mine_, theirs = wrpc(leader, "listsinceblock", ""), wrpc(leader, "listsinceblock", "", wallet=fresh)
+        assert mine_["lastblock"] == theirs["lastblock"] == leader.rpc("getbestblockhash")
+        assert multiset(mine_["transactions"]) == multiset(theirs["transactions"])
+        assert len(mine_["transactions"]) >= len(acknowledged)
+        assert wrpc(leader, "getbalances") == wrpc(leader, "getbalances", wallet=fresh)
+        leader.rpc("unloadwallet", fresh)
+    for d in daemons:
+        d.stop()
+
+
+def test_a_wallet_is_held_by_one_process_at_a_time(tmp_path, database):
+    """The advisory lock on a loaded wallet: another process (here the in-process catalog, as a
+    second quilld would) cannot load it until the daemon unloads it."""
+    from quill.wallet.errors import WalletError
+    from quill.wallet.pg_store import PgCatalog
+    with QuillDaemon(tmp_path, *AUTH, f"-store={database}") as d:
+        d.rpc("createwallet", "w", True, True)
+        other = PgCatalog(database, "regtest")
+        try:
+            with pytest.raises(WalletError) as refused:
+                other.open("w", create=False)
+            assert refused.value.message == IN_USE
+            d.rpc("unloadwallet", "w")
+            store = other.open("w", create=False)
+            with pytest.raises(RPCFailure) as held:
+                d.rpc("loadwallet", "w")
+            assert held.value.message == IN_USE
+            other.release("w", store)
+            assert d.rpc("loadwallet", "w") == {"name": "w"}
+        finally:
+            other.close()
 
 
 def test_an_old_schema_is_migrated_on_load(tmp_path, cluster, database):

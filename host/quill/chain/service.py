@@ -87,8 +87,10 @@ class HeaderInfo(NamedTuple):
 
 class ChainService:
     def __init__(self, chain_name, chain_datadir, chainsource=None, logger=None, poll_interval=0.5,
-                 clock=time.time, spender_index=False, accept_stale_fee_estimates=False):
+                 clock=time.time, spender_index=False, accept_stale_fee_estimates=False, store_factory=None):
         self.chain_name = chain_name
+        # opens the chain's store: <chain_datadir>/chain.sqlite by default (quill.chain.pg_store otherwise)
+        self.store_factory = store_factory or (lambda: ChainStore(chain_datadir))
         self.spender_index = spender_index and chainsource is None   # a follower asks its node
         self.spender_sync = None
         self.chain_datadir = chain_datadir
@@ -117,7 +119,7 @@ class ChainService:
         if self.builtin and self.chain_name != "regtest":
             raise ChainError(f"the built-in chain is regtest only; use -chainsource to follow a {self.chain_name} node")
         with self.lock:
-            self.store = ChainStore(self.chain_datadir)
+            self.store = self.store_factory()
             if self.builtin:
                 if self.store.get_meta("mode") == FOLLOW_MODE:
                     raise ChainError(f"{self.store.path} was written by a follower (-chainsource); "

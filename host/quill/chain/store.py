@@ -59,6 +59,7 @@ class StoreError(Exception):
 
 class ChainStore:
     MIGRATIONS = MIGRATIONS
+    on_local_disk = True      # Core's free-space check applies (not to a PostgreSQL store)
 
     def __init__(self, chain_datadir: str):
         os.makedirs(chain_datadir, exist_ok=True)

@@ -185,7 +185,7 @@ class ChainState:
             return known, self.index.contains(known)
         prev = self.check_new_block(block)
         # Core's CheckDiskSpace before a block is written: refused whole, nothing changes
-        if not check_disk_space(os.path.dirname(self.store.path), 2 * block.size()):
+        if self.store.on_local_disk and not check_disk_space(os.path.dirname(self.store.path), 2 * block.size()):
             raise DiskSpaceTooLow(self.store.path)
         if prev is self.tip and not follow:
             with self.store.transaction():

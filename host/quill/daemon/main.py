@@ -4,6 +4,7 @@ server with Core's authentication, and runs until `stop`, SIGTERM or SIGINT.
 
 import asyncio
 import logging
+import math
 import os
 import signal
 import sys
@@ -91,6 +92,7 @@ class Daemon:
             # Core's AppInitParameterInteraction refuses it outside regtest, before any file is touched
             raise config.ConfigError(f"acceptstalefeeestimates is not supported on {self.chain} chain.")
         self.store = args.get("store", "") or "sqlite"
+        self.chain_conn = None      # -store=postgresql: the connection holding the chain's lock
         if self.store != "sqlite":
             try:
                 postgres.check_url(self.store)
@@ -239,7 +241,12 @@ class Daemon:
             log.info("No chain on %s: the built-in chain is regtest only (use -chainsource)", self.chain)
             return None
         poll_ms = max(10, self.args.get_int("chainpollinterval", 500))
-        return ChainService(self.chain, self.chain_datadir, chainsource=source,
+        store_factory = None
+        if self.chain_conn is not None:
+            from quill.chain.pg_store import PgChainStore
+            conn, self.chain_conn = self.chain_conn, None
+            store_factory = lambda: PgChainStore(self.store, self.chain, conn)  # noqa: E731
+        return ChainService(self.chain, self.chain_datadir, chainsource=source, store_factory=store_factory,
                             logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000,
                             spender_index=self.args.get_bool("txospenderindex", False),
                             accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False)).start()
@@ -251,6 +258,17 @@ class Daemon:
             node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir,
                                                         catalog=self.wallet_catalog())
             self.wallets.load_startup_wallets()
+
+    def take_chain(self) -> None:
+        """-store=postgresql: one quilld at a time writes the chain and follows it. Another on the
+        same database waits here as a stand-by, serving nothing, until the one holding the chain
+        stops, dies or loses its connection; then it opens the chain and the wallets and serves."""
+        if self.store == "sqlite":
+            return
+        from quill.chain.pg_store import take_chain
+        self.chain_conn = take_chain(self.store, self.chain, math.inf, on_wait=lambda: log.info(
+            "Stand-by: another quilld writes the %s chain in the store; taking over when it stops", self.chain))
+        log.info("This quilld writes the %s chain in the store", self.chain)
 
     def wallet_catalog(self):
         """The -store's catalog of wallets; None: the SQLite files (the default)."""
@@ -285,6 +303,13 @@ class Daemon:
                            threads=max(1, self.args.get_int("rpcthreads", 16)),
                            timeout=max(1, self.args.get_int("rpcservertimeout", 30)),
                            auth_failure_delay=max(0, self.args.get_int("rpcauthfailuredelay", 250)) / 1000)
+        try:
+            # before the signal handlers: a stand-by stops at once on SIGTERM, having written nothing
+            self.take_chain()
+        except postgres.StoreConfigError as e:
+            log.error("Error: %s", e)
+            print(f"Error: {e}", file=sys.stderr)
+            return 1
         loop = asyncio.get_running_loop()
         stop_event = asyncio.Event()
         node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))

@@ -3,19 +3,23 @@ and list wallets, and never touches a file or a database itself.
 
 FileCatalog is the default: one SQLite file per wallet, <walletdir>/<name>/wallet.sqlite, as
 Core's descriptor wallets, with a lock file so that one process at a time opens a wallet; its
-refusals are Core's, in Core's words. The PostgreSQL catalog (quill.wallet.pg_store.PgCatalog)
-keeps every wallet in one database instead.
+refusals are Core's, in Core's words; the settings (the wallets loaded at start-up) are Core's
+settings.json in the chain's data directory. The PostgreSQL catalog (quill.wallet.pg_store.PgCatalog)
+keeps every wallet, and the settings, in one database instead.
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from typing import Any, Protocol
 
+from quill.atomic_store import write_file_atomically
 from quill.dirlock import try_lock, unlock
 from quill.wallet import paths
 from quill.wallet import store as st
 from quill.wallet.errors import WalletError
+from quill.wallet.settings import read_settings
 
 IN_USE = ("Wallet file verification failed. SQLiteDatabase: Unable to obtain an exclusive lock on the database, "
           "is it being used by another instance of Quill?")
@@ -32,14 +36,17 @@ class Catalog(Protocol):
     def startup_check(self, name: str) -> bool: ...
     def release(self, name: str, store: st.Store) -> None: ...
     def names(self) -> list[str]: ...
+    def read_settings(self) -> dict[str, Any]: ...
+    def write_settings(self, settings: dict[str, Any]) -> None: ...
     def close(self) -> None: ...
 
 
 class FileCatalog:
-    """One SQLite file per wallet under `walletdir`."""
+    """One SQLite file per wallet under `walletdir`, the settings in `settings_path`."""
 
-    def __init__(self, walletdir: str) -> None:
+    def __init__(self, walletdir: str, settings_path: str) -> None:
         self.walletdir = walletdir
+        self.settings_path = settings_path
         self.dir_locks: dict[str, int] = {}   # name -> descriptor holding the wallet directory's lock
         os.makedirs(walletdir, exist_ok=True)
 
@@ -123,6 +130,13 @@ class FileCatalog:
             if DB_FILE in files:
                 found.append(os.path.relpath(root, self.walletdir).replace(os.sep, "/"))
         return ["" if name == "." else name for name in sorted(found)]
+
+    def read_settings(self) -> dict[str, Any]:
+        """settings.json ({} when absent); SettingsError, in Core's words, when it is not readable."""
+        return read_settings(self.settings_path)
+
+    def write_settings(self, settings: dict[str, Any]) -> None:
+        write_file_atomically(self.settings_path, json.dumps(settings, indent=4))
 
     def close(self) -> None:
         for name in list(self.dir_locks):

@@ -6,18 +6,17 @@ Chain notifications already hold the chain's lock; RPC calls take it through
 `call()`.
 """
 
-import json
 import logging
 import os
 import threading
 import time
 
-from quill.atomic_store import StoreWriteFailed, abort_node, write_file_atomically
+from quill.atomic_store import StoreWriteFailed, abort_node
 from quill.wallet.catalog import FileCatalog
 from quill.wallet.errors import RescanAborted, WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
 from quill.wallet.names import InvalidWalletName, check_wallet_name
 from quill.wallet.paths import VERIFY_FAILED
-from quill.wallet.settings import SettingsError, read_settings, wallet_names
+from quill.wallet.settings import SettingsError, wallet_names
 from quill.wallet.wallet import Wallet
 
 log = logging.getLogger("quill.wallet")
@@ -51,7 +50,7 @@ class WalletManager:
         self.lock = threading.RLock()
         self.wallets = {}   # name -> Wallet, in load order (listwallets)
         self.behind = set()  # names of wallets that missed a chain event (see _fan_out)
-        self.catalog = catalog if catalog is not None else FileCatalog(self.walletdir)
+        self.catalog = catalog if catalog is not None else FileCatalog(self.walletdir, self.settings_path)
         if chain is not None:
             chain.subscribe(self)
 
@@ -107,7 +106,7 @@ class WalletManager:
     def _settings(self):
         """The settings to update (start-up refused any it could not read; {} if one went bad since)."""
         try:
-            return read_settings(self.settings_path)
+            return self.catalog.read_settings()
         except SettingsError:
             return {}
 
@@ -122,13 +121,13 @@ class WalletManager:
         if load_on_startup:
             names.append(name)
         data["wallet"] = names
-        write_file_atomically(self.settings_path, json.dumps(data, indent=4))
+        self.catalog.write_settings(data)
 
     def load_startup_wallets(self):
         """The wallets settings.json names, each checked first as Core's VerifyWallets does: a
         bad file, value, name or path refuses start-up (SettingsError, in Core's words), a
         wallet that is not there is skipped with Core's warning."""
-        names = wallet_names(read_settings(self.settings_path))
+        names = wallet_names(self.catalog.read_settings())
         present = []
         for name in names:
             try:

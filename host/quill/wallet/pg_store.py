@@ -16,6 +16,7 @@ PostgreSQL releases when the process dies or its connection drops (the SQLite lo
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from typing import Any
 
@@ -32,7 +33,8 @@ CATALOG_LOCK_CLASS = 0x5143     # "QC": the catalog table's creation, once per d
 
 CATALOG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS quill_wallets(id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    chain TEXT NOT NULL, name TEXT NOT NULL, UNIQUE(chain, name))
+    chain TEXT NOT NULL, name TEXT NOT NULL, UNIQUE(chain, name));
+CREATE TABLE IF NOT EXISTS quill_settings(chain TEXT PRIMARY KEY, settings TEXT NOT NULL)
 """
 
 _PG_SCHEMA_V1 = """
@@ -113,7 +115,8 @@ class PgCatalog:
         self.admin = postgres.connect(url)       # StoreConfigError: a clear start-up refusal
         with self.admin.transaction():
             self.admin.execute("SELECT pg_advisory_xact_lock(%s, 0)", (CATALOG_LOCK_CLASS,))
-            self.admin.execute(CATALOG_SCHEMA)
+            for statement in CATALOG_SCHEMA.split(";"):
+                self.admin.execute(statement)
 
     def wallet_path(self, name: str) -> str:
         return name
@@ -194,6 +197,18 @@ class PgCatalog:
         with self.lock:
             rows = self.admin.execute("SELECT name FROM quill_wallets WHERE chain=%s", (self.chain,)).fetchall()
         return sorted(r[0] for r in rows)
+
+    def read_settings(self) -> dict[str, Any]:
+        """The chain's settings (Core's settings.json: the wallets loaded at start-up), shared by
+        every quilld on the database."""
+        with self.lock:
+            row = self.admin.execute("SELECT settings FROM quill_settings WHERE chain=%s", (self.chain,)).fetchone()
+        return {} if row is None else dict(json.loads(row[0]))
+
+    def write_settings(self, settings: dict[str, Any]) -> None:
+        with self.lock:
+            self.admin.execute("INSERT INTO quill_settings(chain, settings) VALUES(%s, %s) ON CONFLICT(chain)"
+                               " DO UPDATE SET settings=excluded.settings", (self.chain, json.dumps(settings)))
 
     def close(self) -> None:
         with self.lock:
