@@ -10,6 +10,7 @@ import pytest
 
 from quill.tx.hashes import sha256
 from tests.kit import postgres
+from tests.kit.anyone import ANYONE_ADDRESS
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 from tests.wallet_e2e.e2ekit import Keys, multiset
 
@@ -148,6 +149,28 @@ def test_three_daemons_a_stand_by_takes_over_from_a_killed_leader(tmp_path, data
         leader.rpc("unloadwallet", fresh)
     for d in daemons:
         d.stop()
+
+
+def test_a_writer_that_loses_its_connection_stops_and_a_stand_by_takes_over(tmp_path, cluster, database):
+    """The server ends the writer's session (as a network cut or a server restart would): the
+    writer shuts down within seconds (its lock is gone, another may write), the stand-by serves."""
+    from quill.chain.pg_store import CHAIN_LOCK_CLASS
+    db = database.rsplit("/", 1)[1]
+    a = QuillDaemon(tmp_path / "a", *AUTH, f"-store={database}").start()
+    b = QuillDaemon(tmp_path / "b", *AUTH, f"-store={database}", wait=False).start()
+    try:
+        a.rpc("createwallet", "w", True, True, None, None, None, True)
+        tip = a.rpc("generatetoaddress", 2, ANYONE_ADDRESS)[-1]
+        cluster.sql("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype='advisory' AND granted "
+                    f"AND classid={CHAIN_LOCK_CLASS} AND database=(SELECT oid FROM pg_database WHERE datname='{db}')",
+                    db=db)
+        assert a.proc.wait(timeout=20) == 1
+        assert "Lost the connection to the PostgreSQL store" in a.debug_log()
+        assert ready_one([b]) is b
+        assert b.rpc("getbestblockhash") == tip and b.rpc("listwallets") == ["w"]
+    finally:
+        a.stop()
+        b.stop()
 
 
 def test_a_wallet_is_held_by_one_process_at_a_time(tmp_path, database):

@@ -8,6 +8,7 @@ same database waits for it (quill.daemon.main: the stand-by) or is refused.
 """
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from quill.chain.store import ChainStore, StoreError
 
 CHAIN_LOCK_CLASS = 0x5148     # "QH": pg_try_advisory_lock(class, crc32 of the chain's name)
 POLL = 0.2                    # seconds between a stand-by's tries
+LEASE_CHECK = 1.0             # seconds between the writer's checks that it still holds the lock
 
 PG_MIGRATIONS = [
     """
@@ -74,6 +76,19 @@ def take_chain(url: str, chain: str, wait: float, on_wait: Callable[[], None] | 
         conn.close()
         raise
     return conn
+
+
+def watch_lease(store: ChainStore, lost: Callable[[str], None], stop: threading.Event) -> None:
+    """The writer's side of the chain's lock: its connection is asked every LEASE_CHECK seconds;
+    when it is gone, so is the lock (another quilld may be writing already), and `lost` is called
+    once, to stop this one (quill.atomic_store.abort_node)."""
+    while not stop.wait(LEASE_CHECK):
+        try:
+            store.db.execute("SELECT 1")
+        except Exception as e:      # psycopg's OperationalError: the session, and the lock, ended
+            lost(f"Lost the connection to the PostgreSQL store ({type(e).__name__}): another quilld may write "
+                 "the chain now; shutting down.")
+            return
 
 
 class PgChainStore(ChainStore):

@@ -8,6 +8,7 @@ import math
 import os
 import signal
 import sys
+import threading
 
 from quill import __version__, atomic_store, config, postgres
 from quill.chain.service import ChainService
@@ -93,6 +94,7 @@ class Daemon:
             raise config.ConfigError(f"acceptstalefeeestimates is not supported on {self.chain} chain.")
         self.store = args.get("store", "") or "sqlite"
         self.chain_conn = None      # -store=postgresql: the connection holding the chain's lock
+        self.lease_stop = threading.Event()
         if self.store != "sqlite":
             try:
                 postgres.check_url(self.store)
@@ -258,6 +260,10 @@ class Daemon:
             node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir,
                                                         catalog=self.wallet_catalog())
             self.wallets.load_startup_wallets()
+        if self.store != "sqlite" and self.chain_service is not None:
+            from quill.chain.pg_store import watch_lease
+            threading.Thread(target=watch_lease, args=(self.chain_service.store, atomic_store.abort_node,
+                                                       self.lease_stop), daemon=True, name="store-lease").start()
 
     def take_chain(self) -> None:
         """-store=postgresql: one quilld at a time writes the chain and follows it. Another on the
@@ -280,6 +286,7 @@ class Daemon:
 
     def close_services(self):
         """In the reverse order of opening; each one only if it was opened."""
+        self.lease_stop.set()
         for service in (self.wallets, self.chain_service, self.device):
             if service is not None:
                 service.close()
