@@ -27,10 +27,6 @@ class StoreConfigError(Exception):
     """-store cannot be used: a bad URL, psycopg missing, the server unreachable or refusing."""
 
 
-def is_postgresql(url: str) -> bool:
-    return urlsplit(url).scheme in SCHEMES if "://" in url else False
-
-
 def check_url(url: str) -> None:
     """A libpq URL naming a database: postgresql://user[:password]@host[:port]/dbname."""
     try:

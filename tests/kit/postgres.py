@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from quill.wallet.catalog import Catalog
 from tests.kit.rpc_daemon import free_port
 from tests.kit.toolchains import unavailable
 
@@ -158,7 +159,7 @@ def store_url_for(datadir: Path) -> str:
 
 
 
-def wallet_catalog(datadir: Path, chain: str):
+def wallet_catalog(datadir: Path, chain: str) -> Catalog | None:
     """The wallet catalog an in-process WalletManager on `datadir` uses: None (the SQLite
     files) by default, the data directory's database under QUILL_TEST_STORE=postgresql."""
     if not wanted():

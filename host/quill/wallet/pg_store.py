@@ -86,13 +86,13 @@ class PgStore(st.Store):
             return 0
         return int(self.get_meta("schema_version", 0))
 
-    def get_meta(self, key, default=None):
+    def get_meta(self, key: str, default: Any = None) -> Any:
         row = self.db.execute("SELECT int_value, text_value, blob_value FROM meta WHERE key=?", (key,)).fetchone()
         if row is None:
             return default
         return next((v for v in row if v is not None), None)
 
-    def set_meta(self, key, value):
+    def set_meta(self, key: str, value: Any) -> None:
         columns: list[Any] = [None, None, None]
         if isinstance(value, bool | int):
             columns[0] = int(value)
