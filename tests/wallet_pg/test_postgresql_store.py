@@ -101,54 +101,56 @@ def test_three_daemons_a_stand_by_takes_over_from_a_killed_leader(tmp_path, data
     store) equals a fresh rescan of its descriptors. Twice, so that the last one serves in the end."""
     keys = Keys(sha256(b"pg-failover"))
     daemons = [QuillDaemon(tmp_path / "a", *AUTH, f"-store={database}").start()]
-    leader = daemons[0]
-    leader.rpc("createwallet", "w", True, True, None, None, None, True)    # load_on_startup
-    assert all(r["success"] for r in wrpc(leader, "importdescriptors", keys.import_requests()))
-    address = wrpc(leader, "getnewaddress")
-    daemons += [QuillDaemon(tmp_path / name, *AUTH, f"-store={database}", wait=False).start() for name in "bc"]
-    time.sleep(1)
-    assert all(d.proc.poll() is None for d in daemons[1:])
-    for d in daemons[1:]:       # a stand-by serves nothing
-        with pytest.raises(OSError):
-            d.rpc("getblockcount", timeout=2)
-    acknowledged: list[str] = []
-    for round_ in range(2):
-        stop = threading.Event()
+    try:
+        leader = daemons[0]
+        leader.rpc("createwallet", "w", True, True, None, None, None, True)    # load_on_startup
+        assert all(r["success"] for r in wrpc(leader, "importdescriptors", keys.import_requests()))
+        address = wrpc(leader, "getnewaddress")
+        daemons += [QuillDaemon(tmp_path / name, *AUTH, f"-store={database}", wait=False).start() for name in "bc"]
+        time.sleep(1)
+        assert all(d.proc.poll() is None for d in daemons[1:])
+        for d in daemons[1:]:       # a stand-by serves nothing
+            with pytest.raises(OSError):
+                d.rpc("getblockcount", timeout=2)
+        acknowledged: list[str] = []
+        for round_ in range(2):
+            stop = threading.Event()
 
-        def mine(d=leader, stop=stop):
-            try:
-                while not stop.is_set():
-                    acknowledged.extend(d.rpc("generatetoaddress", 1, address))
-            except (RPCFailure, OSError):       # the connection dies with the process
-                pass
-        miner = threading.Thread(target=mine)
-        miner.start()
-        deadline = time.monotonic() + 30
-        while len(acknowledged) < 5 * (round_ + 1) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        leader.proc.send_signal(signal.SIGKILL)
-        killed_at = time.monotonic()
-        leader.proc.wait()
-        stop.set()
-        miner.join()
-        waiting = [d for d in daemons if d.proc.poll() is None]
-        leader = ready_one(waiting)
-        takeover = time.monotonic() - killed_at
-        assert takeover < 10, takeover
-        for h in acknowledged:
-            assert leader.rpc("getblockheader", h)["confirmations"] >= 1
-        assert leader.rpc("listwallets") == ["w"]
-        fresh = f"fresh{round_}"
-        leader.rpc("createwallet", fresh, True, True)
-        assert all(r["success"] for r in wrpc(leader, "importdescriptors", keys.import_requests(), wallet=fresh))
-        mine_, theirs = wrpc(leader, "listsinceblock", ""), wrpc(leader, "listsinceblock", "", wallet=fresh)
-        assert mine_["lastblock"] == theirs["lastblock"] == leader.rpc("getbestblockhash")
-        assert multiset(mine_["transactions"]) == multiset(theirs["transactions"])
-        assert len(mine_["transactions"]) >= len(acknowledged)
-        assert wrpc(leader, "getbalances") == wrpc(leader, "getbalances", wallet=fresh)
-        leader.rpc("unloadwallet", fresh)
-    for d in daemons:
-        d.stop()
+            def mine(d=leader, stop=stop):
+                try:
+                    while not stop.is_set():
+                        acknowledged.extend(d.rpc("generatetoaddress", 1, address))
+                except (RPCFailure, OSError):       # the connection dies with the process
+                    pass
+            miner = threading.Thread(target=mine)
+            miner.start()
+            deadline = time.monotonic() + 30
+            while len(acknowledged) < 5 * (round_ + 1) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            leader.proc.send_signal(signal.SIGKILL)
+            killed_at = time.monotonic()
+            leader.proc.wait()
+            stop.set()
+            miner.join()
+            waiting = [d for d in daemons if d.proc.poll() is None]
+            leader = ready_one(waiting)
+            takeover = time.monotonic() - killed_at
+            assert takeover < 10, takeover
+            for h in acknowledged:
+                assert leader.rpc("getblockheader", h)["confirmations"] >= 1
+            assert leader.rpc("listwallets") == ["w"]
+            fresh = f"fresh{round_}"
+            leader.rpc("createwallet", fresh, True, True)
+            assert all(r["success"] for r in wrpc(leader, "importdescriptors", keys.import_requests(), wallet=fresh))
+            mine_, theirs = wrpc(leader, "listsinceblock", ""), wrpc(leader, "listsinceblock", "", wallet=fresh)
+            assert mine_["lastblock"] == theirs["lastblock"] == leader.rpc("getbestblockhash")
+            assert multiset(mine_["transactions"]) == multiset(theirs["transactions"])
+            assert len(mine_["transactions"]) >= len(acknowledged)
+            assert wrpc(leader, "getbalances") == wrpc(leader, "getbalances", wallet=fresh)
+            leader.rpc("unloadwallet", fresh)
+    finally:
+        for d in daemons:
+            d.stop()
 
 
 def test_a_writer_that_loses_its_connection_stops_and_a_stand_by_takes_over(tmp_path, cluster, database):
