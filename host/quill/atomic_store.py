@@ -1,5 +1,6 @@
-"""What the chain's and the wallets' stores (SQLite, or PostgreSQL through quill.postgres) share: one all-or-nothing transaction, the
-cause of a write that did not reach the disk, and Core's free-space check.
+"""What the chain's and the wallets' stores (SQLite, or PostgreSQL through quill.postgres) share:
+one all-or-nothing transaction, the cause of a write that did not reach the disk, and Core's
+free-space check.
 
 All-or-nothing covers memory too. A store's owner (the chain state, a wallet) keeps indexes in
 memory that it changes while its transaction runs. When the transaction does not commit, the
