@@ -95,20 +95,41 @@ class PgChainStore(ChainStore):
     MIGRATIONS = PG_MIGRATIONS
     on_local_disk = False
 
-    def __init__(self, url: str, chain: str, conn: Any = None) -> None:
+    def __init__(self, url: str, chain: str, conn: Any = None, replica: bool = False) -> None:
         """The chain's schema, made when absent, on `conn` (a connection holding the chain's lock,
-        from take_chain) or a new one (ChainInUse when another quilld holds the chain)."""
+        from take_chain) or a new one (ChainInUse when another quilld holds the chain).
+        `replica`: a connection of its own, without the lock, whose transactions are read only:
+        another quilld leads the chain and this one only reads it."""
         if conn is None:
-            conn = take_chain(url, chain, wait=0.0)
+            conn = postgres.connect(url) if replica else take_chain(url, chain, wait=0.0)
         try:
             schema = f"chain_{chain}"
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            if not replica:
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
             conn.execute(f"SET search_path TO {schema}")
         except BaseException:
             conn.close()
             raise
         self._attach(postgres.Connection(conn), f"PostgreSQL chain {chain!r}")
-        self.migrate()
+        if replica:
+            conn.execute("SET default_transaction_read_only = on")
+            self._wait_for_leader()
+        else:
+            self.migrate()
+
+    def _wait_for_leader(self, wait: float = 60.0) -> None:
+        """A replica started beside a leader that is still making the chain's tables: it waits for
+        them (once, at start-up), rather than failing."""
+        from quill.chain.store import SCHEMA_VERSION
+        deadline = time.monotonic() + wait
+        while True:
+            if self.db.execute("SELECT to_regclass('schema_version')").fetchone()[0] is not None:
+                row = self.db.execute("SELECT version FROM schema_version").fetchone()
+                if row is not None and row[0] >= SCHEMA_VERSION and self.db.execute("SELECT 1 FROM blocks LIMIT 1").fetchone():
+                    return
+            if time.monotonic() >= deadline:
+                raise StoreError(f"{self.path}: the leading quilld has not written the chain yet")
+            time.sleep(POLL)
 
     def size_on_disk(self) -> int:
         return int(self.db.execute(

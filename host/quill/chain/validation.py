@@ -29,7 +29,8 @@ class ChainError(Exception):
 
 
 class ChainState:
-    def __init__(self, params, store: ChainStore, genesis: Block | None = None, clock=_time.time):
+    def __init__(self, params, store: ChainStore, genesis: Block | None = None, clock=_time.time,
+                 persist: bool = True):
         self.params = params
         self.store = store
         self.clock = clock
@@ -43,7 +44,7 @@ class ChainState:
         transactions.handled = (Invalid, RolledBack)
         transactions.on_begin = self._mark_events
         transactions.resync = self._resync
-        self._load(genesis)
+        self._load(genesis, persist)
 
     # -- start --------------------------------------------------------------------
 

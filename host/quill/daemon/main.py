@@ -4,7 +4,6 @@ server with Core's authentication, and runs until `stop`, SIGTERM or SIGINT.
 
 import asyncio
 import logging
-import math
 import os
 import signal
 import sys
@@ -94,6 +93,10 @@ class Daemon:
             raise config.ConfigError(f"acceptstalefeeestimates is not supported on {self.chain} chain.")
         self.store = args.get("store", "") or "sqlite"
         self.chain_conn = None      # -store=postgresql: the connection holding the chain's lock
+        self.replica = False        # -store=postgresql: another quilld leads the chain
+        self.notifier = None        # -store=postgresql: quill.daemon.cluster's messages to the others
+        self.listener = None
+        self.chain_seen = 0         # a replica: the chain's version (quill_versions) its memory holds
         self.lease_stop = threading.Event()
         if self.store != "sqlite":
             try:
@@ -244,37 +247,144 @@ class Daemon:
             return None
         poll_ms = max(10, self.args.get_int("chainpollinterval", 500))
         store_factory = None
-        if self.chain_conn is not None:
+        if self.store != "sqlite":
             from quill.chain.pg_store import PgChainStore
             conn, self.chain_conn = self.chain_conn, None
-            store_factory = lambda: PgChainStore(self.store, self.chain, conn)  # noqa: E731
+            store_factory = lambda: PgChainStore(self.store, self.chain, conn, replica=self.replica)  # noqa: E731
         return ChainService(self.chain, self.chain_datadir, chainsource=source, store_factory=store_factory,
                             logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000,
                             spender_index=self.args.get_bool("txospenderindex", False),
-                            accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False)).start()
+                            accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False),
+                            replica=self.replica).start()
 
     def open_services(self, node):
         """Chain, then the wallets that follow the chain (the devices are opened in run())."""
         node.chain = self.chain_service = self.open_chain()
         if self.chain_service is not None:
             node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir,
-                                                        catalog=self.wallet_catalog())
+                                                        catalog=self.wallet_catalog(),
+                                                        follows_chain=not self.replica,
+                                                        on_loaded=self._announce_loaded)
             self.wallets.load_startup_wallets()
-        if self.store != "sqlite" and self.chain_service is not None:
+        if self.store != "sqlite" and self.chain_service is not None and not self.replica:
             from quill.chain.pg_store import watch_lease
+            from quill.daemon.cluster import ChainEvents
+            self.chain_service.subscribe(ChainEvents(self._chain_changed))  # after the wallets: they record first
             threading.Thread(target=watch_lease, args=(self.chain_service.store, atomic_store.abort_node,
                                                        self.lease_stop), daemon=True, name="store-lease").start()
+        if self.store != "sqlite" and self.listener is None:
+            from quill.daemon.cluster import Listener
+            self.listener = Listener(self.store, self.chain, self.on_store_message)
+            self.listener.start()
 
     def take_chain(self) -> None:
-        """-store=postgresql: one quilld at a time writes the chain and follows it. Another on the
-        same database waits here as a stand-by, serving nothing, until the one holding the chain
-        stops, dies or loses its connection; then it opens the chain and the wallets and serves."""
+        """-store=postgresql: one quilld at a time leads the chain (follows it, mines, takes the
+        mempool): the one holding its lock. Another on the same database is a replica: it serves
+        every call from the store and takes the lock when the leader stops, dies or loses its
+        connection (await_leadership)."""
         if self.store == "sqlite":
             return
-        from quill.chain.pg_store import take_chain
-        self.chain_conn = take_chain(self.store, self.chain, math.inf, on_wait=lambda: log.info(
-            "Stand-by: another quilld writes the %s chain in the store; taking over when it stops", self.chain))
-        log.info("This quilld writes the %s chain in the store", self.chain)
+        from quill.chain.pg_store import ChainInUse, take_chain
+        from quill.daemon.cluster import Notifier
+        self.notifier = Notifier(self.store, self.chain)
+        try:
+            self.chain_conn = take_chain(self.store, self.chain, 0.0)
+        except ChainInUse:
+            self.replica = True
+            log.info("Replica: another quilld leads the %s chain in the store; serving from the store, "
+                     "taking over when it stops", self.chain)
+            return
+        log.info("This quilld leads the %s chain in the store", self.chain)
+
+    def await_leadership(self, node) -> None:
+        """A replica's thread: waits for the chain's lock, then leads (promote)."""
+        from quill.chain.pg_store import ChainInUse, take_chain
+        while not self.lease_stop.is_set():
+            try:
+                conn = take_chain(self.store, self.chain, 1.0)
+            except ChainInUse:
+                continue
+            except postgres.StoreConfigError as e:
+                log.warning("Replica: %s", e)
+                self.lease_stop.wait(1.0)
+                continue
+            if self.lease_stop.is_set():
+                conn.close()
+                return
+            try:
+                self.promote(node, conn)
+            except Exception as e:
+                atomic_store.abort_node(f"Could not take over the {self.chain} chain in the store: {e}")
+            return
+
+    def promote(self, node, conn) -> None:
+        """The replica becomes the leader: its chain and wallets are opened again as the leader's
+        (the chain resumed as at a restart), with the wallets it had loaded; the other replicas
+        announce theirs again, which this one loads too."""
+        names = list(self.wallets.wallets) if self.wallets is not None else []
+        for service in (self.wallets, self.chain_service):
+            if service is not None:
+                service.close()
+        self.replica = False
+        self.chain_conn = conn
+        self.open_services(node)
+        for name in names:
+            self.wallets.follow(name)
+        self.notifier.send("leader")
+        log.info("This quilld now leads the %s chain in the store", self.chain)
+
+    def on_store_message(self, kind: str, argument: str) -> None:
+        """What another quilld on the store announced (quill.daemon.cluster)."""
+        wallets = self.wallets
+        if kind == "chain" and self.replica:
+            self.sync_with_store(None)
+        elif kind == "wallet" and wallets is not None:
+            self.sync_with_store(argument)
+        elif kind == "loaded" and not self.replica and wallets is not None:
+            wallets.follow(argument)
+        elif kind == "leader" and self.replica and wallets is not None:
+            for name in list(wallets.wallets):
+                self.notifier.send("loaded", name)
+
+    def _chain_changed(self) -> None:
+        from quill.daemon.cluster import chain_key
+        self.wallets.catalog.bump(chain_key(self.chain))
+        self.notifier.send("chain")
+
+    def sync_with_store(self, wallet_name: str | None) -> None:
+        """Memory made current with the store before a call (quill.daemon.cluster): a replica's
+        chain, and the wallet `wallet_name` names (the only one loaded when None), each read again
+        when its version in the store is newer than what this process holds."""
+        from quill.daemon.cluster import chain_key
+        from quill.wallet.pg_store import version_key
+        wallets, service = self.wallets, self.chain_service
+        if wallets is None or service is None:
+            return
+        keys = []
+        if self.replica:
+            keys.append(chain_key(self.chain))
+        loaded = wallets.wallets
+        name = wallet_name if wallet_name is not None else (next(iter(loaded)) if len(loaded) == 1 else None)
+        wallet = loaded.get(name) if name is not None else None
+        if wallet is not None:
+            keys.append(version_key(self.chain, name))
+        if not keys:
+            return
+        found = wallets.catalog.versions(keys)
+        newest = found.get(chain_key(self.chain), 0)
+        if self.replica and newest > self.chain_seen:
+            service.reload()
+            self.chain_seen = max(self.chain_seen, newest)
+        if wallet is not None:
+            newest = found.get(version_key(self.chain, name), 0)
+            conn = wallet.store.db
+            if newest > conn.known_version:
+                wallets.refresh(name)
+                conn.known_version = max(conn.known_version, newest)
+
+    def _announce_loaded(self, name: str) -> None:
+        if self.notifier is not None:
+            self.notifier.send("loaded", name)
 
     def wallet_catalog(self):
         """The -store's catalog of wallets; None: the SQLite files (the default)."""
@@ -282,20 +392,26 @@ class Daemon:
             return None
         from quill.wallet.pg_store import PgCatalog
         log.info("Wallets in the PostgreSQL store %s", postgres.redact(self.store))
-        return PgCatalog(self.store, self.chain)
+        return PgCatalog(self.store, self.chain, on_change=lambda name: self.notifier.send("wallet", name))
 
     def close_services(self):
         """In the reverse order of opening; each one only if it was opened."""
         self.lease_stop.set()
+        if self.listener is not None:
+            self.listener.stop()
         for service in (self.wallets, self.chain_service, self.device):
             if service is not None:
                 service.close()
+        if self.notifier is not None:
+            self.notifier.close()
 
     # -- run -------------------------------------------------------------
 
     async def run(self) -> int:
         registry = build_registry()
         dispatcher = Dispatcher(registry)
+        if self.store != "sqlite":
+            dispatcher.before_call = lambda ctx: self.sync_with_store(ctx.wallet_name)
         work_queue = max(1, self.args.get_int("rpcworkqueue", 64))
         self.device = self.open_devices(work_queue)
         device_queue = self.device.queue
@@ -311,7 +427,6 @@ class Daemon:
                            timeout=max(1, self.args.get_int("rpcservertimeout", 30)),
                            auth_failure_delay=max(0, self.args.get_int("rpcauthfailuredelay", 250)) / 1000)
         try:
-            # before the signal handlers: a stand-by stops at once on SIGTERM, having written nothing
             self.take_chain()
         except postgres.StoreConfigError as e:
             log.error("Error: %s", e)
@@ -350,6 +465,9 @@ class Daemon:
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)
                 return 1
             await server.start()
+            if self.replica:
+                threading.Thread(target=self.await_leadership, args=(node,), daemon=True,
+                                 name="store-leadership").start()
             if self.device is not None:
                 loop.run_in_executor(None, self.announce_device, self.device)
             log.info("quilld started on %s, RPC port %s", self.chain, ",".join(map(str, sorted(set(server.ports)))))

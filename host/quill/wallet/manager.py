@@ -39,9 +39,15 @@ def fork_height(chain, block_hash) -> int:
 
 
 class WalletManager:
-    def __init__(self, chain, chain_name, chain_datadir, keypool=None, catalog=None):
+    def __init__(self, chain, chain_name, chain_datadir, keypool=None, catalog=None, follows_chain=True,
+                 on_loaded=None):
         """`catalog`: where the wallets are (quill.wallet.catalog); by default one SQLite file
-        each under <chain_datadir>/wallets."""
+        each under <chain_datadir>/wallets. `follows_chain` False (a replica, docs/postgresql.md):
+        the wallets take no chain event and write nothing on load; the leading quilld records the
+        chain in them and this one reads them again when told (refresh). `on_loaded(name)`: a
+        wallet was created or loaded here."""
+        self.follows_chain = follows_chain
+        self.on_loaded = on_loaded or (lambda name: None)
         self.chain = chain
         self.chain_name = chain_name
         self.walletdir = os.path.join(chain_datadir, "wallets")
@@ -51,7 +57,7 @@ class WalletManager:
         self.wallets = {}   # name -> Wallet, in load order (listwallets)
         self.behind = set()  # names of wallets that missed a chain event (see _fan_out)
         self.catalog = catalog if catalog is not None else FileCatalog(self.walletdir, self.settings_path)
-        if chain is not None:
+        if chain is not None and follows_chain:
             chain.subscribe(self)
 
     def chain_lock(self):
@@ -180,7 +186,8 @@ class WalletManager:
                 self.wallets.pop(name, None)
                 self.catalog.discard_new(name, store, prepared, isinstance(e, StoreWriteFailed))
                 raise
-            return wallet
+        self.on_loaded(name)
+        return wallet
 
     def check_absent(self, name):
         """Core's MakeWalletDatabase for a new wallet: its database must not exist yet."""
@@ -199,12 +206,36 @@ class WalletManager:
                 self.wallets.pop(name, None)
                 self.catalog.release(name, store)
                 raise
-            return wallet
+        self.on_loaded(name)
+        return wallet
+
+    def follow(self, name):
+        """The leader's side of a wallet another quilld created or loaded: loaded here too (when
+        it is not), so that it follows the chain."""
+        with self.lock:
+            if name in self.wallets:
+                return
+        try:
+            self.load(name, None)
+        except WalletAlreadyLoaded:
+            pass
+        except WalletError as e:
+            log.warning("Could not follow wallet %s loaded by another quilld: %s", name, e.message)
+
+    def refresh(self, name):
+        """Another quilld committed a change to wallet `name`: its memory is read again from the
+        store (descriptors, scripts, labels, transactions, cached credit, persistent coin locks)."""
+        with self.chain_lock(), self.lock:
+            wallet = self.wallets.get(name)
+            if wallet is None:
+                return
+            with wallet.lock:
+                wallet.refresh()
 
     def _open(self, name, store):
         kwargs = {} if self.keypool is None else {"keypool": self.keypool}
         wallet = Wallet(name, store, self.chain_name, **kwargs)
-        if self.chain is not None:
+        if self.chain is not None and self.follows_chain:
             self.catch_up(wallet)
         self.wallets[name] = wallet
         return wallet

@@ -10,20 +10,22 @@ What PostgreSQL spells differently is written here by hand: the column types (BY
 BIGINT for INTEGER, an identity column for SQLite's rowid) and the meta table, whose SQLite
 column takes any type: here one column per kind (integer, text, bytes).
 
-One process at a time holds a wallet: a session advisory lock on the wallet's connection, which
-PostgreSQL releases when the process dies or its connection drops (the SQLite lock file's part).
+Every quilld on the database may load a wallet (docs/postgresql.md, several quilld): each write
+is one transaction that first takes the wallet's transaction advisory lock, so two processes'
+writes to one wallet follow each other, and each commit that changed rows is announced to the
+other processes (`on_change`, quill.daemon.cluster), which read the wallet again.
 """
 from __future__ import annotations
 
 import contextlib
 import json
 import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from quill import postgres
 from quill.atomic_store import writing
 from quill.wallet import store as st
-from quill.wallet.catalog import IN_USE
 from quill.wallet.errors import WalletError, WalletNotFound
 from quill.wallet.paths import VERIFY_FAILED
 
@@ -34,7 +36,8 @@ CATALOG_LOCK_CLASS = 0x5143     # "QC": the catalog table's creation, once per d
 CATALOG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS quill_wallets(id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     chain TEXT NOT NULL, name TEXT NOT NULL, UNIQUE(chain, name));
-CREATE TABLE IF NOT EXISTS quill_settings(chain TEXT PRIMARY KEY, settings TEXT NOT NULL)
+CREATE TABLE IF NOT EXISTS quill_settings(chain TEXT PRIMARY KEY, settings TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS quill_versions(key TEXT PRIMARY KEY, v BIGINT NOT NULL)
 """
 
 _PG_SCHEMA_V1 = """
@@ -105,12 +108,66 @@ class PgStore(st.Store):
                         " text_value=excluded.text_value, blob_value=excluded.blob_value", (key, *columns))
 
 
+def version_key(chain: str, name: str) -> str:
+    return f"wallet:{chain}:{name}"
+
+
+def read_version(conn: Any, key: str) -> int:
+    row = conn.execute("SELECT v FROM public.quill_versions WHERE key=%s", (key,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def bump_version(conn: Any, key: str) -> int:
+    return int(conn.execute("INSERT INTO public.quill_versions(key, v) VALUES(%s, 1) ON CONFLICT(key) "
+                            "DO UPDATE SET v = quill_versions.v + 1 RETURNING v", (key,)).fetchone()[0])
+
+
+def read_versions(conn: Any, keys: list[str]) -> dict[str, int]:
+    rows = conn.execute("SELECT key, v FROM public.quill_versions WHERE key = ANY(%s)", (keys,)).fetchall()
+    return {str(k): int(v) for k, v in rows}
+
+
+class WalletConnection(postgres.Connection):
+    """A wallet's connection: its transactions take the wallet's lock first, and a commit that
+    changed rows calls `on_change` (after the commit: the others read what it wrote)."""
+
+    def __init__(self, conn: Any, wallet_id: int, version_key: str, on_change: Callable[[], None]) -> None:
+        super().__init__(conn)
+        self.wallet_id = wallet_id
+        self.version_key = version_key
+        self.on_change = on_change
+        self._changes_at_begin = 0
+        # the wallet's version (quill_versions) this process's memory reflects: each committed change
+        # adds one, so a process finds out with one read whether its memory is behind (read your writes)
+        self.known_version = read_version(conn, version_key)
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        if sql == "BEGIN IMMEDIATE":
+            with self.lock:
+                cur = super().execute(sql)
+                self._changes_at_begin = self.total_changes
+                self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (WALLET_LOCK_CLASS, self.wallet_id))
+                return cur
+        if sql == "COMMIT":
+            with self.lock:
+                changed = self.total_changes != self._changes_at_begin
+                if changed:
+                    self.known_version = bump_version(self.conn, self.version_key)
+                cur = super().execute(sql)
+            if changed:
+                self.on_change()
+            return cur
+        return super().execute(sql, params)
+
+
 class PgCatalog:
     """Every wallet of one chain in the database `url` names."""
 
-    def __init__(self, url: str, chain: str) -> None:
+    def __init__(self, url: str, chain: str, on_change: Callable[[str], None] | None = None) -> None:
+        """`on_change(name)`: a wallet's transaction that changed it committed."""
         self.url = url
         self.chain = chain
+        self.on_change = on_change or (lambda name: None)
         self.lock = threading.Lock()
         self.admin = postgres.connect(url)       # StoreConfigError: a clear start-up refusal
         with self.admin.transaction():
@@ -144,10 +201,10 @@ class PgCatalog:
             wallet_id = found
         conn = postgres.connect(self.url)
         try:
-            if not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (WALLET_LOCK_CLASS, wallet_id)).fetchone()[0]:
-                raise WalletError(IN_USE)
             conn.execute(f"SET search_path TO wallet_{wallet_id}")
-            return PgStore(postgres.Connection(conn), f"PostgreSQL wallet {name!r}")
+            wallet_conn = WalletConnection(conn, wallet_id, version_key(self.chain, name),
+                                           lambda: self.on_change(name))
+            return PgStore(wallet_conn, f"PostgreSQL wallet {name!r}")
         except st.StoreError as e:      # a schema newer than this software
             conn.close()
             raise WalletError(f"Wallet loading failed. {e}") from None
@@ -190,8 +247,17 @@ class PgCatalog:
     def startup_check(self, name: str) -> bool:
         return self._id(name) is not None
 
+    def versions(self, keys: list[str]) -> dict[str, int]:
+        """The current versions (quill_versions) of `keys`; absent ones are left out."""
+        with self.lock:
+            return read_versions(self.admin, keys)
+
+    def bump(self, key: str) -> int:
+        with self.lock:
+            return bump_version(self.admin, key)
+
     def release(self, name: str, store: st.Store) -> None:
-        store.close()       # the connection's end releases the wallet's advisory lock
+        store.close()
 
     def names(self) -> list[str]:
         with self.lock:

@@ -91,6 +91,15 @@ class Wallet:
         self._script_set = None
         self.credit_cache.invalidate()
 
+    def refresh(self):
+        """Another process changed the wallet in the store (docs/postgresql.md): memory becomes
+        what the store holds, this process's memory-only coin locks kept (Core's, per process)."""
+        self._resync()
+        memory_only = {o for o, persistent in self.locked_coins.locks.items() if not persistent}
+        self.locked_coins = LockedCoins(self.store)
+        for outpoint in memory_only:
+            self.locked_coins.locks.setdefault(outpoint, False)
+
     @property
     def disable_private_keys(self) -> bool:
         return True
