@@ -125,6 +125,7 @@ class ChainService:
         with self.lock:
             self.store = self.store_factory()
             if self.replica:
+                self._start_fee_estimator()     # estimates from this process's file (the leader sees the mempool)
                 self.state = self._replica_state()
             elif self.builtin:
                 if self.store.get_meta("mode") == FOLLOW_MODE:
@@ -155,11 +156,16 @@ class ChainService:
         return self
 
     def _replica_state(self):
-        """The chain as the store holds it, read only (no genesis written, no mempool re-saved)."""
-        cls = ChainState if self.builtin else TrustedChainState
-        if cls is ChainState:
-            return ChainState(self.params, self.store, None, clock=self.clock, persist=False)
-        return TrustedChainState(self.params, self.store, clock=self.clock)
+        """The chain as the store holds it, read only (no genesis written, no mempool re-saved),
+        in one snapshot: the leader's commits meanwhile are read at the next reload."""
+        db = self.store.db
+        db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            if self.builtin:
+                return ChainState(self.params, self.store, None, clock=self.clock, persist=False)
+            return TrustedChainState(self.params, self.store, clock=self.clock)
+        finally:
+            db.execute("COMMIT")
 
     def reload(self) -> None:
         """A replica's chain, read again from the store after the leader committed a change."""

@@ -235,6 +235,8 @@ class WalletManager:
     def _open(self, name, store):
         kwargs = {} if self.keypool is None else {"keypool": self.keypool}
         wallet = Wallet(name, store, self.chain_name, **kwargs)
+        if hasattr(store.db, "on_stale"):      # a PostgreSQL store: other processes write it too
+            store.db.on_stale = wallet.refresh
         if self.chain is not None and self.follows_chain:
             self.catch_up(wallet)
         self.wallets[name] = wallet

@@ -30,7 +30,8 @@ from quill.wallet.errors import WalletError, WalletNotFound
 from quill.wallet.paths import VERIFY_FAILED
 
 # pg_try_advisory_lock(class, id): the first key names what is locked, the second which one
-WALLET_LOCK_CLASS = 0x5157      # "QW"
+WALLET_LOCK_CLASS = 0x5157      # "QW": a wallet's writes, one transaction at a time
+HOLDER_LOCK_CLASS = 0x5150      # "QP": held shared by each process that has the wallet loaded
 CATALOG_LOCK_CLASS = 0x5143     # "QC": the catalog table's creation, once per database
 
 CATALOG_SCHEMA = """
@@ -78,6 +79,7 @@ class PgStore(st.Store):
 
     MIGRATIONS = PG_MIGRATIONS
     LEAST, GREATEST = "LEAST", "GREATEST"
+    shared = True       # other processes load this wallet too (quill.wallet.coins.LockedCoins)
 
     def __init__(self, conn: postgres.Connection, label: str) -> None:
         self._attach(conn, label)
@@ -137,6 +139,7 @@ class WalletConnection(postgres.Connection):
         self.version_key = version_key
         self.on_change = on_change
         self._changes_at_begin = 0
+        self.on_stale: Callable[[], None] = lambda: None    # set by the wallet: read itself again
         # the wallet's version (quill_versions) this process's memory reflects: each committed change
         # adds one, so a process finds out with one read whether its memory is behind (read your writes)
         self.known_version = read_version(conn, version_key)
@@ -147,6 +150,12 @@ class WalletConnection(postgres.Connection):
                 cur = super().execute(sql)
                 self._changes_at_begin = self.total_changes
                 self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (WALLET_LOCK_CLASS, self.wallet_id))
+                # another process committed since this one last read the wallet: memory is read
+                # again first, inside the transaction, so what it writes follows on from theirs
+                newest = read_version(self.conn, self.version_key)
+                if newest > self.known_version:
+                    self.on_stale()
+                    self.known_version = newest
                 return cur
         if sql == "COMMIT":
             with self.lock:
@@ -204,13 +213,28 @@ class PgCatalog:
             conn.execute(f"SET search_path TO wallet_{wallet_id}")
             wallet_conn = WalletConnection(conn, wallet_id, version_key(self.chain, name),
                                            lambda: self.on_change(name))
-            return PgStore(wallet_conn, f"PostgreSQL wallet {name!r}")
+            store = PgStore(wallet_conn, f"PostgreSQL wallet {name!r}")
+            self._hold(conn, wallet_id)
+            return store
         except st.StoreError as e:      # a schema newer than this software
             conn.close()
             raise WalletError(f"Wallet loading failed. {e}") from None
         except BaseException:
             conn.close()
             raise
+
+    @staticmethod
+    def _hold(conn: Any, wallet_id: int) -> None:
+        """This process holds the wallet (a shared session lock, gone with the connection). The
+        first holder, when no other process has it loaded, starts without the coin locks that
+        were not persistent, as Core's process does at load."""
+        from quill.wallet.coins import SESSION_LOCKS_META_KEY
+        with conn.transaction():
+            first = conn.execute("SELECT pg_try_advisory_xact_lock(%s, %s)",
+                                 (HOLDER_LOCK_CLASS, wallet_id)).fetchone()[0]
+            conn.execute("SELECT pg_advisory_lock_shared(%s, %s)", (HOLDER_LOCK_CLASS, wallet_id))
+            if first:
+                conn.execute("DELETE FROM meta WHERE key=%s", (SESSION_LOCKS_META_KEY,))
 
     def _register(self, name: str) -> int:
         """The new wallet's row and empty schema, in one transaction: a name another process
