@@ -200,7 +200,8 @@ def test_kill_9_of_the_leader_during_a_rescan(tmp_path, database):
         importing.start()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if wrpc(leader, "getwalletinfo")["scanning"]:
+            scanning = wrpc(leader, "getwalletinfo")["scanning"]
+            if scanning and scanning["progress"] > 0:      # the import committed, blocks being scanned
                 break
         leader.proc.send_signal(signal.SIGKILL)
         leader.proc.wait()
