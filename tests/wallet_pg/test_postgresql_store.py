@@ -10,7 +10,7 @@ from quill.tx.hashes import sha256
 from tests.kit import postgres
 from tests.kit.anyone import ANYONE_ADDRESS
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
-from tests.wallet_e2e.e2ekit import Keys, multiset
+from tests.wallet_e2e.e2ekit import Keys
 
 AUTH = ("-rpcuser=pg", "-rpcpassword=test")
 PASSWORD = "pw-not-in-logs"       # the password role's (tests.kit.postgres)

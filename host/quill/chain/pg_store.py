@@ -125,7 +125,8 @@ class PgChainStore(ChainStore):
         while True:
             if self.db.execute("SELECT to_regclass('schema_version')").fetchone()[0] is not None:
                 row = self.db.execute("SELECT version FROM schema_version").fetchone()
-                if row is not None and row[0] >= SCHEMA_VERSION and self.db.execute("SELECT 1 FROM blocks LIMIT 1").fetchone():
+                if row is not None and row[0] >= SCHEMA_VERSION and \
+                        self.db.execute("SELECT 1 FROM blocks LIMIT 1").fetchone():
                     return
             if time.monotonic() >= deadline:
                 raise StoreError(f"{self.path}: the leading quilld has not written the chain yet")

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 from quill import __version__, atomic_store, config, postgres
 from quill.chain.service import ChainService
@@ -94,8 +95,8 @@ class Daemon:
         self.store = args.get("store", "") or "sqlite"
         self.chain_conn = None      # -store=postgresql: the connection holding the chain's lock
         self.replica = False        # -store=postgresql: another quilld leads the chain
-        self.notifier = None        # -store=postgresql: quill.daemon.cluster's messages to the others
-        self.listener = None
+        self.notifier: Any = None   # -store=postgresql: quill.daemon.cluster's messages to the others
+        self.listener: Any = None
         self.chain_seen = 0         # a replica: the chain's version (quill_versions) its memory holds
         self.lease_stop = threading.Event()
         if self.store != "sqlite":
@@ -114,8 +115,8 @@ class Daemon:
         self._emulator_args()     # the -emu* options checked before anything starts
         self.cookie_path = None
         self.device: DevicePool | None = None
-        self.chain_service = None
-        self.wallets = None
+        self.chain_service: Any = None
+        self.wallets: Any = None
 
     def _make_datadir(self) -> str:
         path = config.resolve_datadir(self.args)
@@ -321,7 +322,7 @@ class Daemon:
         """The replica becomes the leader: its chain and wallets are opened again as the leader's
         (the chain resumed as at a restart), with the wallets it had loaded; the other replicas
         announce theirs again, which this one loads too."""
-        names = list(self.wallets.wallets) if self.wallets is not None else []
+        names: list[str] = list(self.wallets.wallets) if self.wallets is not None else []
         for service in (self.wallets, self.chain_service):
             if service is not None:
                 service.close()
@@ -366,8 +367,9 @@ class Daemon:
         loaded = wallets.wallets
         name = wallet_name if wallet_name is not None else (next(iter(loaded)) if len(loaded) == 1 else None)
         wallet = loaded.get(name) if name is not None else None
+        wallet_key = version_key(self.chain, str(name))
         if wallet is not None:
-            keys.append(version_key(self.chain, name))
+            keys.append(wallet_key)
         if not keys:
             return
         found = wallets.catalog.versions(keys)
@@ -376,7 +378,7 @@ class Daemon:
             service.reload()
             self.chain_seen = max(self.chain_seen, newest)
         if wallet is not None:
-            newest = found.get(version_key(self.chain, name), 0)
+            newest = found.get(wallet_key, 0)
             conn = wallet.store.db
             if newest > conn.known_version:
                 wallets.refresh(name)
