@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+import types
 from typing import Any
 
 from quill import __version__, atomic_store, config, postgres
@@ -320,17 +321,20 @@ class Daemon:
 
     def promote(self, node, conn) -> None:
         """The replica becomes the leader: its chain and wallets are opened again as the leader's
-        (the chain resumed as at a restart), with the wallets it had loaded; the other replicas
-        announce theirs again, which this one loads too."""
+        (the chain resumed as at a restart), with the wallets it had loaded, and answer the calls
+        from then on; the other replicas announce theirs again, which this one loads too."""
+        old = (self.wallets, self.chain_service)
         names: list[str] = list(self.wallets.wallets) if self.wallets is not None else []
-        for service in (self.wallets, self.chain_service):
-            if service is not None:
-                service.close()
         self.replica = False
         self.chain_conn = conn
-        self.open_services(node)
+        opened = types.SimpleNamespace(chain=None, wallets=None)
+        self.open_services(opened)
         for name in names:
             self.wallets.follow(name)
+        node.wallets, node.chain = opened.wallets, opened.chain
+        for service in old:
+            if service is not None:
+                service.close()
         self.notifier.send("leader")
         log.info("This quilld now leads the %s chain in the store", self.chain)
 
