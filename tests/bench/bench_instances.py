@@ -2,10 +2,13 @@
 docs/postgresql.md "Several quilld"), behind a round-robin client: keep-alive connections spread
 evenly over the instances, each sending calls back to back for a fixed time.
 
-Two mixes on one watch-only wallet holding 200 transactions (loaded on every instance):
-* reads: getbalances, a page of listtransactions, getblockcount, getaddressinfo, in turn;
-* writes: setlabel, each a PostgreSQL transaction that the other instances learn of (NOTIFY) and
-  read the wallet again for.
+Three mixes, on watch-only wallets holding 200 transactions:
+* reads of one wallet loaded on every instance: getbalances, a page of listtransactions,
+  getblockcount, getaddressinfo, in turn;
+* writes to that wallet: setlabel, each a PostgreSQL transaction that the other instances learn of
+  (NOTIFY) and read the wallet again for;
+* writes to a wallet of each instance's own (`own<k>`, loaded there and on the leader, which
+  records the chain in every wallet): a service's customers spread over the instances.
 
     .venv/bin/python -m tests.bench.bench_instances [seconds]      (default 4 per cell)
 
@@ -57,15 +60,20 @@ async def connection(port: int, requests: list[bytes], deadline: float, counts: 
         writer.close()
 
 
-async def load(daemons: list[QuillDaemon], mix: list[tuple[str, str, list]], seconds: float) -> float:
-    """Calls per second over `daemons`, CONNECTIONS connections dealt to them in turn."""
+Mix = list[tuple[str, str, list]]
+
+
+async def load(daemons: list[QuillDaemon], mixes: list[Mix], seconds: float) -> float:
+    """Calls per second over `daemons`, CONNECTIONS connections dealt to them in turn; the
+    connections to the i-th instance send mixes[i % len(mixes)]."""
     counts = [0]
     started = time.perf_counter()
     deadline = started + seconds
     tasks = []
     for k in range(CONNECTIONS):
-        d = daemons[k % len(daemons)]
-        reqs = [request(d.port, path, method, params) for path, method, params in mix]
+        i = k % len(daemons)
+        d = daemons[i]
+        reqs = [request(d.port, path, method, params) for path, method, params in mixes[i % len(mixes)]]
         reqs = reqs[k % len(reqs):] + reqs[:k % len(reqs)]      # the connections start at different calls
         tasks.append(connection(d.port, reqs, deadline, counts))
     await asyncio.gather(*tasks)
@@ -92,8 +100,10 @@ def main() -> None:
         for k in range(3):
             daemons.append(QuillDaemon(tmp / f"i{k}", *AUTH, f"-store={url}").start())
         leader = daemons[0]
-        leader.rpc("createwallet", "w", True, True)
-        leader.rpc("importdescriptors", keys.import_requests(), path="/wallet/w")
+        for k, d in enumerate(daemons):     # w: on every instance; own<k>: on instance k (and the leader)
+            for name in ("w", f"own{k}") if k == 0 else (f"own{k}",):
+                d.rpc("createwallet", name, True, True)
+                d.rpc("importdescriptors", keys.import_requests(), path=f"/wallet/{name}")
         address = leader.rpc("getnewaddress", path="/wallet/w")
         leader.rpc("generatetoaddress", 200, address)
         for d in daemons[1:]:
@@ -102,16 +112,18 @@ def main() -> None:
         reads = [("/wallet/w", "getbalances", []), ("/wallet/w", "listtransactions", ["*", 10, 50]),
                  ("/", "getblockcount", []), ("/wallet/w", "getaddressinfo", [address])]
         writes = [("/wallet/w", "setlabel", [a, f"l{i}"]) for i, a in enumerate(labels)]
+        own = [[(f"/wallet/own{k}", "setlabel", [a, f"l{i}"]) for i, a in enumerate(labels)] for k in range(3)]
         server_pids = [d.proc.pid for d in daemons]
-        print(f"{'mix':>6} | {'instances':>9} | {'calls/s':>8} | {'x one':>5} | quilld CPU s per s")
-        for name, mix in (("reads", reads), ("writes", writes)):
+        print(f"{'mix':>18} | {'instances':>9} | {'calls/s':>8} | {'x one':>5} | quilld CPU s per s")
+        for name, mixes in (("reads, one wallet", [reads]), ("writes, one wallet", [writes]),
+                            ("writes, own wallet", own)):
             one = None
             for n in (1, 2, 3):
                 cpu = cpu_seconds(server_pids)
-                rate = asyncio.run(load(daemons[:n], mix, seconds))
+                rate = asyncio.run(load(daemons[:n], mixes, seconds))
                 busy = (cpu_seconds(server_pids) - cpu) / seconds
                 one = one or rate
-                print(f"{name:>6} | {n:>9} | {rate:>8.0f} | {rate / one:>5.2f} | {busy:.2f}", flush=True)
+                print(f"{name:>18} | {n:>9} | {rate:>8.0f} | {rate / one:>5.2f} | {busy:.2f}", flush=True)
         print(f"load average (1 min): {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores; {CONNECTIONS} client "
               "connections; PostgreSQL and the client on the same machine")
     finally:
