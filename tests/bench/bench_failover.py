@@ -82,7 +82,8 @@ def main() -> None:
             times = rounds_with(cluster, tmp, wallets, rounds)
             print(f"{wallets:>7} | {rounds:>6} | {min(times):>6.2f} | {statistics.median(times):>8.2f} | "
                   f"{max(times):>6.2f}", flush=True)
-        print(f"load average (1 min): {os.getloadavg()[0]:.2f}; {INSTANCES} instances, kill -9 of the leader, time until another mines")
+        print(f"load average (1 min): {os.getloadavg()[0]:.2f}; {INSTANCES} instances, "
+              "kill -9 of the leader, time until another mines")
     finally:
         cluster.stop()
 
