@@ -28,10 +28,17 @@ test: lint system-deps mcu-toolchain browser
 
 # System libraries the tests' toolchains need: the ZMQ build of bitcoind (tests/follow) links
 # libzmq.so.5. Installed with apt-get when this runs as root; otherwise that test skips locally.
+# PostgreSQL's server (initdb, pg_ctl) for the wallet suite's second pass on -store=postgresql://
+# (tests/kit/postgres.py): Debian's postgresql package, when no initdb is found.
 system-deps:
 	@ldconfig -p | grep -q 'libzmq\.so\.5' || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  { apt-get install -y -q libzmq5 >/dev/null 2>&1 || { apt-get update -q >/dev/null && \
 	    apt-get install -y -q libzmq5 >/dev/null; }; }; } || echo "libzmq5 is not installed"
+	@{ command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }; }; } || \
+	  echo "note: postgresql missing and not root: the wallet tests' PostgreSQL pass will skip"
 
 # Specter Desktop's browser test (tests/clients/test_specter_browser.py) drives Debian's Chromium,
 # headless: installed when missing and this is root (CI); otherwise that test skips locally.

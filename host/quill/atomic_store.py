@@ -1,5 +1,6 @@
-"""What the chain's and the wallets' SQLite stores share: one all-or-nothing transaction, the
-cause of a write that did not reach the disk, and Core's free-space check.
+"""What the chain's and the wallets' stores (SQLite, or PostgreSQL through quill.postgres) share:
+one all-or-nothing transaction, the cause of a write that did not reach the disk, and Core's
+free-space check.
 
 All-or-nothing covers memory too. A store's owner (the chain state, a wallet) keeps indexes in
 memory that it changes while its transaction runs. When the transaction does not commit, the
@@ -31,6 +32,7 @@ DISK_IO_ERROR = "Disk I/O error."
 
 _SQLITE_IOERR = 10
 _SQLITE_FULL = 13
+_PG_DISK_FULL = "53100"     # PostgreSQL's SQLSTATE disk_full
 
 
 class RolledBack(Exception):
@@ -101,6 +103,8 @@ def write_failure_cause(error: BaseException) -> str | None:
         if code & 0xFF == _SQLITE_IOERR:
             return DISK_IO_ERROR
         return None
+    if getattr(error, "sqlstate", None) == _PG_DISK_FULL:    # the PostgreSQL store's (quill.postgres)
+        return DISK_SPACE_TOO_LOW
     if isinstance(error, OSError):
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
             return DISK_SPACE_TOO_LOW

@@ -83,6 +83,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("signer", "External signing tool, see doc/external-signer.md"),
     Option("devicetimeout", "How long to wait for the device's immediate answers (ping, get_info, each step of a signing session), in seconds (default: 5; 30 on a qemu target)"),
     Option("chainsource", "Follow a Bitcoin Core-compatible node through its RPC, http://user:pass@host:port (default: the built-in regtest chain)", sensitive=True),
+    Option("store", "Where the wallets are kept: sqlite (one file per wallet under <datadir>/<chain>/wallets) or postgresql://user@host:port/dbname, every wallet in one PostgreSQL database; the password from ~/.pgpass or the URL (default: sqlite)", sensitive=True),
     Option("chainpollinterval", "How often a follower asks its -chainsource node for news, in milliseconds (default: 500)"),
     Option("txospenderindex", "Maintain a transaction output spender index, used by the gettxspendingprevout rpc call (default: 0)"),
     Option("acceptstalefeeestimates", "Read fee estimates even if they are stale (regtest only; default: 0) fee estimates are considered stale if they are 60 hours old"),

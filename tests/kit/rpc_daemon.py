@@ -37,6 +37,15 @@ class RPCFailure(Exception):
         self.message = error.get("message") if isinstance(error, dict) else None
 
 
+def _store_args(datadir, args) -> list[str]:
+    """QUILL_TEST_STORE=postgresql (tests.kit.postgres): the data directory's own database on
+    this process's PostgreSQL cluster, unless the test chose its -store itself."""
+    from tests.kit import postgres
+    if not postgres.wanted() or any(a.startswith("-store=") for a in args):
+        return []
+    return [f"-store={postgres.store_url_for(datadir)}"]
+
+
 class QuillDaemon:
     def __init__(self, datadir, *args, chain="regtest", wait=True, chain_from_conf=False):
         self.datadir = Path(datadir)
@@ -44,7 +53,8 @@ class QuillDaemon:
         self.chain = chain
         self.port = free_port()
         chain_arg = [] if chain_from_conf else [f"-chain={chain}"]
-        self.args = [f"-datadir={self.datadir}", *chain_arg, f"-rpcport={self.port}", *args]
+        self.args = [f"-datadir={self.datadir}", *chain_arg, f"-rpcport={self.port}", *args,
+                     *_store_args(self.datadir, args)]
         self.proc = None
         self._wait = wait
         self.user = self.password = None

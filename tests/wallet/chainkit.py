@@ -15,6 +15,7 @@ from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from quill.wallet.fallbackfee import FallbackFee
 from quill.wallet.manager import WalletManager
 from tests.kit.anyone import ANYONE_SCRIPT, ANYONE_WITNESS
+from tests.kit.postgres import wallet_catalog
 
 FOREIGN = b"\x00\x14" + b"\x11" * 20                   # nobody's P2WPKH
 
@@ -22,7 +23,8 @@ FOREIGN = b"\x00\x14" + b"\x11" * 20                   # nobody's P2WPKH
 class Kit:
     def __init__(self, tmp_path, keypool=50):
         self.chain = ChainService("regtest", str(tmp_path)).start()
-        self.manager = WalletManager(self.chain, "regtest", str(tmp_path), keypool=keypool)
+        self.manager = WalletManager(self.chain, "regtest", str(tmp_path), keypool=keypool,
+                                     catalog=wallet_catalog(tmp_path, "regtest"))
         node = types.SimpleNamespace(chain_name="regtest", wallets=self.manager, chain=self.chain,
                                      deprecated_rpc=frozenset(), fallback_fee=FallbackFee())
         registry = Registry()

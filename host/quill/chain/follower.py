@@ -735,7 +735,9 @@ def _parents_first(items: list[tuple[Transaction, int, int, int]]) -> list[tuple
 
 
 def hint_union(hints: list[ScanHint]) -> ScanHint:
-    """One ScanHint for several listeners."""
+    """One ScanHint for several listeners. Those that need no block (since None) count for
+    nothing: one listener that needs blocks beside them gives its own hint unchanged."""
+    hints = [h for h in hints if h.since is not None] or hints[:1]
     if len(hints) == 1:
         return hints[0]
     if not hints:

@@ -87,8 +87,14 @@ class HeaderInfo(NamedTuple):
 
 class ChainService:
     def __init__(self, chain_name, chain_datadir, chainsource=None, logger=None, poll_interval=0.5,
-                 clock=time.time, spender_index=False, accept_stale_fee_estimates=False):
+                 clock=time.time, spender_index=False, accept_stale_fee_estimates=False, store_factory=None,
+                 replica=False):
         self.chain_name = chain_name
+        # -store=postgresql, another quilld leads: the chain is read from the store, reloaded when the
+        # leader announces a change (quill.daemon.cluster), and never written here
+        self.replica = replica
+        # opens the chain's store: <chain_datadir>/chain.sqlite by default (quill.chain.pg_store otherwise)
+        self.store_factory = store_factory or (lambda: ChainStore(chain_datadir))
         self.spender_index = spender_index and chainsource is None   # a follower asks its node
         self.spender_sync = None
         self.chain_datadir = chain_datadir
@@ -117,8 +123,11 @@ class ChainService:
         if self.builtin and self.chain_name != "regtest":
             raise ChainError(f"the built-in chain is regtest only; use -chainsource to follow a {self.chain_name} node")
         with self.lock:
-            self.store = ChainStore(self.chain_datadir)
-            if self.builtin:
+            self.store = self.store_factory()
+            if self.replica:
+                self._start_fee_estimator()     # estimates from this process's file (the leader sees the mempool)
+                self.state = self._replica_state()
+            elif self.builtin:
                 if self.store.get_meta("mode") == FOLLOW_MODE:
                     raise ChainError(f"{self.store.path} was written by a follower (-chainsource); "
                                      "the built-in chain needs another datadir")
@@ -137,14 +146,32 @@ class ChainService:
             if self.state.tip is not None:
                 self.log.info("Chain %s loaded: height=%d best=%s", self.chain_name, self.state.tip.height,
                               self.state.tip.hash[::-1].hex())
-        if not self.builtin:
+        if not self.builtin and not self.replica:
             from .follower import Follower
             self.follower = Follower(self, self.chainsource, self.poll_interval, self.log)
             self.follower.start()
-        if self.spender_index:
+        if self.spender_index and not self.replica:
             self.spender_sync = SpenderIndexSync(self, self.log)
             self.spender_sync.start()
         return self
+
+    def _replica_state(self):
+        """The chain as the store holds it, read only (no genesis written, no mempool re-saved),
+        in one snapshot: the leader's commits meanwhile are read at the next reload."""
+        db = self.store.db
+        db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            if self.builtin:
+                return ChainState(self.params, self.store, None, clock=self.clock, persist=False)
+            return TrustedChainState(self.params, self.store, clock=self.clock)
+        finally:
+            db.execute("COMMIT")
+
+    def reload(self) -> None:
+        """A replica's chain, read again from the store after the leader committed a change."""
+        with self.lock:
+            if self.store is not None:
+                self.state = self._replica_state()
 
     def _start_fee_estimator(self) -> None:
         """Core's estimator, read from its file, listening before the chain loads its mempool."""
@@ -214,12 +241,18 @@ class ChainService:
             hints.append(method())
         return hint_union(hints)
 
+    def _require_leader(self, what: str) -> None:
+        if self.replica:
+            raise ChainUnavailable(f"{what} is done by the quilld that leads the chain in the store; "
+                                   "this one is a replica (docs/postgresql.md)")
+
     def _require_chain(self):
         if self.state is None or self.state.tip is None:
             raise ChainUnavailable("the chain has no blocks yet (waiting for -chainsource)")
         return self.state
 
     def _require_builtin(self, what: str):
+        self._require_leader(what)
         if not self.builtin:
             raise ChainUnavailable(f"{what} is not available while following -chainsource")
         return self._require_chain()
@@ -541,6 +574,7 @@ class ChainService:
         """Accept `tx` into the mempool (in follower mode: relay it upstream first). Raises Invalid."""
         with self.lock:
             self._require_chain()
+            self._require_leader("sendrawtransaction")
             if not self.builtin:
                 self.follower.relay(tx)
                 return self.state.mempool.get(tx.txid())
@@ -551,6 +585,7 @@ class ChainService:
         (Invalid, or FeeExceeded above `max_fee` when it is positive), then send_transaction."""
         with self.lock:
             state = self._require_chain()
+            self._require_leader("sendrawtransaction")
             txid = tx.txid()
             if not self.builtin:
                 if txid in state.mempool:

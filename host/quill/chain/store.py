@@ -6,6 +6,9 @@ disconnect is ONE SQLite transaction (`with store.transaction():`) covering
 the tip, the UTXO changes, the undo record and the txindex, so a process
 killed at any instant restarts on a consistent chain. The schema carries a
 version; MIGRATIONS lists the steps from an empty file to the current one.
+
+With -store=postgresql:// the same tables live in the PostgreSQL store (PgChainStore,
+quill.chain.pg_store); the queries here are written once, in what both engines read alike.
 """
 import os
 import sqlite3
@@ -55,17 +58,25 @@ class StoreError(Exception):
 
 
 class ChainStore:
+    MIGRATIONS = MIGRATIONS
+    on_local_disk = True      # Core's free-space check applies (not to a PostgreSQL store)
+
     def __init__(self, chain_datadir: str):
         os.makedirs(chain_datadir, exist_ok=True)
-        self.path = os.path.join(chain_datadir, FILENAME)
+        path = os.path.join(chain_datadir, FILENAME)
         # Autocommit mode: transactions are explicit, one per chain change.
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
         # NORMAL is atomic and consistent across a killed process in WAL mode.
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        # All-or-nothing, memory included: the chain state sets transaction.resync.
-        self.transaction = Transactions(self.db, self.path)
+        db.execute("PRAGMA synchronous=NORMAL")
+        self._attach(db, path)
         self.migrate()
+
+    def _attach(self, db, path: str) -> None:
+        self.db = db
+        self.path = path
+        # All-or-nothing, memory included: the chain state sets transaction.resync.
+        self.transaction = Transactions(db, path)
 
     # -- schema -----------------------------------------------------------------
 
@@ -80,7 +91,7 @@ class ChainStore:
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{self.path} has schema version {version}, newer than this Quill ({SCHEMA_VERSION})")
             for step in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[step].split(";"):
+                for statement in self.MIGRATIONS[step].split(";"):
                     if statement.strip():
                         self.db.execute(statement)
             self.db.execute("DELETE FROM schema_version")
@@ -99,7 +110,8 @@ class ChainStore:
         return row[0] if row else None
 
     def set_meta(self, key: str, value: bytes) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        self.db.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                        (key, value))
 
     # -- blocks -----------------------------------------------------------------
 
@@ -108,7 +120,8 @@ class ChainStore:
                         (hash_, prev, height, header, n_tx, raw, status, seq))
 
     def add_block_txids(self, hash_, txids: list[bytes], stripped_size: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO block_txids VALUES (?, ?, ?)",
+        self.db.execute("INSERT INTO block_txids VALUES (?, ?, ?) ON CONFLICT(hash) DO UPDATE SET "
+                        "txids = excluded.txids, stripped_size = excluded.stripped_size",
                         (hash_, b"".join(txids), stripped_size))
 
     def block_txids(self, hash_) -> tuple[list[bytes], int] | None:
@@ -143,7 +156,9 @@ class ChainStore:
 
     def add_coins(self, rows) -> None:
         """rows: (txid, n, value, script, height, coinbase)."""
-        self.db.executemany("INSERT OR REPLACE INTO utxo VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self.db.executemany("INSERT INTO utxo VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(txid, n) DO UPDATE SET "
+                            "value = excluded.value, script = excluded.script, height = excluded.height, "
+                            "coinbase = excluded.coinbase", rows)
 
     def spend_coins(self, keys) -> None:
         self.db.executemany("DELETE FROM utxo WHERE txid = ? AND n = ?", keys)
@@ -158,7 +173,8 @@ class ChainStore:
         return self.db.execute("SELECT COUNT(*) FROM utxo").fetchone()[0]
 
     def put_undo(self, hash_, data: bytes) -> None:
-        self.db.execute("INSERT OR REPLACE INTO undo VALUES (?, ?)", (hash_, data))
+        self.db.execute("INSERT INTO undo VALUES (?, ?) ON CONFLICT(hash) DO UPDATE SET data = excluded.data",
+                        (hash_, data))
 
     def get_undo(self, hash_):
         row = self.db.execute("SELECT data FROM undo WHERE hash = ?", (hash_,)).fetchone()
@@ -170,7 +186,8 @@ class ChainStore:
     # -- txindex ----------------------------------------------------------------
 
     def index_txs(self, txids, block_hash) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO txindex VALUES (?, ?)", [(t, block_hash) for t in txids])
+        self.db.executemany("INSERT INTO txindex VALUES (?, ?) ON CONFLICT(txid) DO UPDATE SET block = excluded.block",
+                            [(t, block_hash) for t in txids])
 
     def tx_block(self, txid):
         row = self.db.execute("SELECT block FROM txindex WHERE txid = ?", (txid,)).fetchone()
@@ -182,7 +199,8 @@ class ChainStore:
 
     def add_spenders(self, rows: list[tuple[bytes, int, bytes, bytes]]) -> None:
         """rows: (spent txid, n, spending txid, block hash)."""
-        self.db.executemany("INSERT OR REPLACE INTO txospender VALUES (?, ?, ?, ?)", rows)
+        self.db.executemany("INSERT INTO txospender VALUES (?, ?, ?, ?) ON CONFLICT(txid, n) DO UPDATE SET "
+                            "spender = excluded.spender, block = excluded.block", rows)
 
     def remove_spenders(self, keys: list[tuple[bytes, int]]) -> None:
         self.db.executemany("DELETE FROM txospender WHERE txid = ? AND n = ?", keys)
@@ -193,7 +211,9 @@ class ChainStore:
         return (bytes(row[0]), bytes(row[1])) if row else None
 
     def mempool_add(self, txid, raw, time) -> None:
-        self.db.execute("INSERT OR REPLACE INTO mempool(txid, raw, time) VALUES (?, ?, ?)", (txid, raw, time))
+        # a replaced row goes to the end, as SQLite's INSERT OR REPLACE put it
+        self.db.execute("DELETE FROM mempool WHERE txid = ?", (txid,))
+        self.db.execute("INSERT INTO mempool(txid, raw, time) VALUES (?, ?, ?)", (txid, raw, time))
 
     def mempool_remove(self, txids) -> None:
         self.db.executemany("DELETE FROM mempool WHERE txid = ?", [(t,) for t in txids])

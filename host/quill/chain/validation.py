@@ -29,7 +29,8 @@ class ChainError(Exception):
 
 
 class ChainState:
-    def __init__(self, params, store: ChainStore, genesis: Block | None = None, clock=_time.time):
+    def __init__(self, params, store: ChainStore, genesis: Block | None = None, clock=_time.time,
+                 persist: bool = True):
         self.params = params
         self.store = store
         self.clock = clock
@@ -43,7 +44,7 @@ class ChainState:
         transactions.handled = (Invalid, RolledBack)
         transactions.on_begin = self._mark_events
         transactions.resync = self._resync
-        self._load(genesis)
+        self._load(genesis, persist)
 
     # -- start --------------------------------------------------------------------
 
@@ -185,7 +186,7 @@ class ChainState:
             return known, self.index.contains(known)
         prev = self.check_new_block(block)
         # Core's CheckDiskSpace before a block is written: refused whole, nothing changes
-        if not check_disk_space(os.path.dirname(self.store.path), 2 * block.size()):
+        if self.store.on_local_disk and not check_disk_space(os.path.dirname(self.store.path), 2 * block.size()):
             raise DiskSpaceTooLow(self.store.path)
         if prev is self.tip and not follow:
             with self.store.transaction():

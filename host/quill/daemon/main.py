@@ -7,8 +7,11 @@ import logging
 import os
 import signal
 import sys
+import threading
+import types
+from typing import Any
 
-from quill import __version__, atomic_store, config
+from quill import __version__, atomic_store, config, postgres
 from quill.chain.service import ChainService
 from quill.chainparams import CHAINS
 from quill.daemon import logging_setup
@@ -91,6 +94,18 @@ class Daemon:
         if args.get_bool("acceptstalefeeestimates", False) and self.chain != "regtest":
             # Core's AppInitParameterInteraction refuses it outside regtest, before any file is touched
             raise config.ConfigError(f"acceptstalefeeestimates is not supported on {self.chain} chain.")
+        self.store = args.get("store", "") or "sqlite"
+        self.chain_conn = None      # -store=postgresql: the connection holding the chain's lock
+        self.replica = False        # -store=postgresql: another quilld leads the chain
+        self.notifier: Any = None   # -store=postgresql: quill.daemon.cluster's messages to the others
+        self.listener: Any = None
+        self.chain_seen = 0         # a replica: the chain's version (quill_versions) its memory holds
+        self.lease_stop = threading.Event()
+        if self.store != "sqlite":
+            try:
+                postgres.check_url(self.store)
+            except postgres.StoreConfigError as e:
+                raise config.ConfigError(str(e)) from None
         self.datadir = self._make_datadir()
         self.chain_datadir = config.chain_datadir(self.datadir, self.chain)
         os.makedirs(self.chain_datadir, exist_ok=True)
@@ -102,8 +117,8 @@ class Daemon:
         self._emulator_args()     # the -emu* options checked before anything starts
         self.cookie_path = None
         self.device: DevicePool | None = None
-        self.chain_service = None
-        self.wallets = None
+        self.chain_service: Any = None
+        self.wallets: Any = None
 
     def _make_datadir(self) -> str:
         path = config.resolve_datadir(self.args)
@@ -249,29 +264,176 @@ class Daemon:
             log.info("No chain on %s: the built-in chain is regtest only (use -chainsource)", self.chain)
             return None
         poll_ms = max(10, self.args.get_int("chainpollinterval", 500))
-        return ChainService(self.chain, self.chain_datadir, chainsource=source,
+        store_factory = None
+        if self.store != "sqlite":
+            from quill.chain.pg_store import PgChainStore
+            conn, self.chain_conn = self.chain_conn, None
+            store_factory = lambda: PgChainStore(self.store, self.chain, conn, replica=self.replica)  # noqa: E731
+        return ChainService(self.chain, self.chain_datadir, chainsource=source, store_factory=store_factory,
                             logger=logging.getLogger("quill.chain"), poll_interval=poll_ms / 1000,
                             spender_index=self.args.get_bool("txospenderindex", False),
-                            accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False)).start()
+                            accept_stale_fee_estimates=self.args.get_bool("acceptstalefeeestimates", False),
+                            replica=self.replica).start()
 
     def open_services(self, node):
         """Chain, then the wallets that follow the chain (the devices are opened in run())."""
         node.chain = self.chain_service = self.open_chain()
         if self.chain_service is not None:
-            node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir)
+            node.wallets = self.wallets = WalletManager(self.chain_service, self.chain, self.chain_datadir,
+                                                        catalog=self.wallet_catalog(),
+                                                        follows_chain=not self.replica,
+                                                        on_loaded=self._announce_loaded)
             self.wallets.load_startup_wallets()
+        if self.store != "sqlite" and self.chain_service is not None and not self.replica:
+            from quill.chain.pg_store import watch_lease
+            from quill.daemon.cluster import ChainEvents
+            self.chain_service.subscribe(ChainEvents(self._chain_changed))  # after the wallets: they record first
+            threading.Thread(target=watch_lease, args=(self.chain_service.store, atomic_store.abort_node,
+                                                       self.lease_stop), daemon=True, name="store-lease").start()
+        if self.store != "sqlite" and self.listener is None:
+            from quill.daemon.cluster import Listener
+            self.listener = Listener(self.store, self.chain, self.on_store_message)
+            self.listener.start()
+
+    def take_chain(self) -> None:
+        """-store=postgresql: one quilld at a time leads the chain (follows it, mines, takes the
+        mempool): the one holding its lock. Another on the same database is a replica: it serves
+        every call from the store and takes the lock when the leader stops, dies or loses its
+        connection (await_leadership)."""
+        if self.store == "sqlite":
+            return
+        from quill.chain.pg_store import ChainInUse, take_chain
+        from quill.daemon.cluster import Notifier
+        self.notifier = Notifier(self.store, self.chain)
+        try:
+            self.chain_conn = take_chain(self.store, self.chain, 0.0)
+        except ChainInUse:
+            self.replica = True
+            log.info("Replica: another quilld leads the %s chain in the store; serving from the store, "
+                     "taking over when it stops", self.chain)
+            return
+        log.info("This quilld leads the %s chain in the store", self.chain)
+
+    def await_leadership(self, node) -> None:
+        """A replica's thread: waits for the chain's lock, then leads (promote)."""
+        from quill.chain.pg_store import ChainInUse, take_chain
+        while not self.lease_stop.is_set():
+            try:
+                conn = take_chain(self.store, self.chain, 1.0)
+            except ChainInUse:
+                continue
+            except postgres.StoreConfigError as e:
+                log.warning("Replica: %s", e)
+                self.lease_stop.wait(1.0)
+                continue
+            if self.lease_stop.is_set():
+                conn.close()
+                return
+            try:
+                self.promote(node, conn)
+            except Exception as e:
+                atomic_store.abort_node(f"Could not take over the {self.chain} chain in the store: {e}")
+            return
+
+    def promote(self, node, conn) -> None:
+        """The replica becomes the leader: its chain and wallets are opened again as the leader's
+        (the chain resumed as at a restart), with the wallets it had loaded, and answer the calls
+        from then on; the other replicas announce theirs again, which this one loads too."""
+        old = (self.wallets, self.chain_service)
+        names: list[str] = list(self.wallets.wallets) if self.wallets is not None else []
+        self.replica = False
+        self.chain_conn = conn
+        opened = types.SimpleNamespace(chain=None, wallets=None)
+        self.open_services(opened)
+        for name in names:
+            self.wallets.follow(name)
+        node.wallets, node.chain = opened.wallets, opened.chain
+        for service in old:
+            if service is not None:
+                service.close()
+        self.notifier.send("leader")
+        log.info("This quilld now leads the %s chain in the store", self.chain)
+
+    def on_store_message(self, kind: str, argument: str) -> None:
+        """What another quilld on the store announced (quill.daemon.cluster)."""
+        wallets = self.wallets
+        if kind == "chain" and self.replica:
+            self.sync_with_store(None)
+        elif kind == "wallet" and wallets is not None:
+            self.sync_with_store(argument)
+        elif kind == "loaded" and not self.replica and wallets is not None:
+            wallets.follow(argument)
+        elif kind == "leader" and self.replica and wallets is not None:
+            for name in list(wallets.wallets):
+                self.notifier.send("loaded", name)
+
+    def _chain_changed(self) -> None:
+        from quill.daemon.cluster import chain_key
+        self.wallets.catalog.bump(chain_key(self.chain))
+        self.notifier.send("chain")
+
+    def sync_with_store(self, wallet_name: str | None) -> None:
+        """Memory made current with the store before a call (quill.daemon.cluster): a replica's
+        chain, and the wallet `wallet_name` names (the only one loaded when None), each read again
+        when its version in the store is newer than what this process holds."""
+        from quill.daemon.cluster import chain_key
+        from quill.wallet.pg_store import version_key
+        wallets, service = self.wallets, self.chain_service
+        if wallets is None or service is None:
+            return
+        keys = []
+        if self.replica:
+            keys.append(chain_key(self.chain))
+        loaded = wallets.wallets
+        name = wallet_name if wallet_name is not None else (next(iter(loaded)) if len(loaded) == 1 else None)
+        wallet = loaded.get(name) if name is not None else None
+        wallet_key = version_key(self.chain, str(name))
+        if wallet is not None:
+            keys.append(wallet_key)
+        if not keys:
+            return
+        found = wallets.catalog.versions(keys)
+        newest = found.get(chain_key(self.chain), 0)
+        if self.replica and newest > self.chain_seen:
+            service.reload()
+            self.chain_seen = max(self.chain_seen, newest)
+        if wallet is not None:
+            newest = found.get(wallet_key, 0)
+            conn = wallet.store.db
+            if newest > conn.known_version:
+                wallets.refresh(name)
+                conn.known_version = max(conn.known_version, newest)
+
+    def _announce_loaded(self, name: str) -> None:
+        if self.notifier is not None:
+            self.notifier.send("loaded", name)
+
+    def wallet_catalog(self):
+        """The -store's catalog of wallets; None: the SQLite files (the default)."""
+        if self.store == "sqlite":
+            return None
+        from quill.wallet.pg_store import PgCatalog
+        log.info("Wallets in the PostgreSQL store %s", postgres.redact(self.store))
+        return PgCatalog(self.store, self.chain, on_change=lambda name: self.notifier.send("wallet", name))
 
     def close_services(self):
         """In the reverse order of opening; each one only if it was opened."""
+        self.lease_stop.set()
+        if self.listener is not None:
+            self.listener.stop()
         for service in (self.wallets, self.chain_service, self.device):
             if service is not None:
                 service.close()
+        if self.notifier is not None:
+            self.notifier.close()
 
     # -- run -------------------------------------------------------------
 
     async def run(self) -> int:
         registry = build_registry()
         dispatcher = Dispatcher(registry)
+        if self.store != "sqlite":
+            dispatcher.before_call = lambda ctx: self.sync_with_store(ctx.wallet_name)
         work_queue = max(1, self.args.get_int("rpcworkqueue", 64))
         self.device = self.open_devices(work_queue)
         device_queue = self.device.queue
@@ -287,6 +449,12 @@ class Daemon:
                            timeout=max(1, self.args.get_int("rpcservertimeout", 30)),
                            auth_failure_delay=max(0, self.args.get_int("rpcauthfailuredelay", 250)) / 1000,
                            stateless=self.stateless_pool())
+        try:
+            self.take_chain()
+        except postgres.StoreConfigError as e:
+            log.error("Error: %s", e)
+            print(f"Error: {e}", file=sys.stderr)
+            return 1
         loop = asyncio.get_running_loop()
         stop_event = asyncio.Event()
         node.on_shutdown(lambda: loop.call_soon_threadsafe(stop_event.set))
@@ -311,11 +479,18 @@ class Daemon:
                 log.error("Error: %s", e.message)
                 print(f"Error: {e.message}", file=sys.stderr)
                 return 1
+            except postgres.StoreConfigError as e:  # -store unreachable or refusing: its reason, no password
+                log.error("Error: %s", e)
+                print(f"Error: {e}", file=sys.stderr)
+                return 1
             except Exception as e:  # a damaged or locked store: one clear init error, no traceback
                 log.error("Error: cannot open the chain: %s", e)
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)
                 return 1
             await server.start()
+            if self.replica:
+                threading.Thread(target=self.await_leadership, args=(node,), daemon=True,
+                                 name="store-leadership").start()
             if self.device is not None:
                 loop.run_in_executor(None, self.announce_device, self.device)
             log.info("quilld started on %s, RPC port %s", self.chain, ",".join(map(str, sorted(set(server.ports)))))

@@ -9,7 +9,6 @@ the answers out in Core's order.
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any
 
 from quill.amount import Amount
@@ -89,12 +88,7 @@ def getwalletinfo(ctx: Any, args: list[Any]) -> Any:
 
 
 def listwalletdir(ctx: Any, args: list[Any]) -> Any:
-    manager = _manager(ctx)
-    names = []
-    for root, _, files in os.walk(manager.walletdir):
-        if "wallet.sqlite" in files:
-            names.append(os.path.relpath(root, manager.walletdir).replace(os.sep, "/"))
-    return {"wallets": [{"name": "" if n == "." else n, "warnings": []} for n in sorted(names)]}
+    return {"wallets": [{"name": n, "warnings": []} for n in _manager(ctx).catalog.names()]}
 
 
 # -- labels ------------------------------------------------------------------------------------

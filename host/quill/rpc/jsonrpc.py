@@ -10,6 +10,7 @@ nowhere else.
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from quill.rpc import univalue, univalue_sliced
@@ -160,6 +161,8 @@ class Dispatcher:
         self.registry = registry
         self.active = ActiveCommands()
         self._shapes: dict[str, _Shape] = {}   # method name -> its parameters, as check_args reads them
+        # called with each call's context before its handler (-store=postgresql: memory made current)
+        self.before_call: Callable[[CallContext], None] | None = None
 
     # -- arguments -------------------------------------------------------
 
@@ -241,6 +244,8 @@ class Dispatcher:
         running = active.running
         running[key] = (req.method, _monotonic())
         try:
+            if self.before_call is not None:
+                self.before_call(ctx)
             return method.handler(ctx, args)
         except RPCError:
             raise

@@ -12,6 +12,7 @@ ListReceived) compute them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from quill.wallet.balance import is_spent
 
 MAX_DEPTH = 9_999_999
 LOCKS_META_KEY = "locked_coins"
+SESSION_LOCKS_META_KEY = "locked_coins_session"    # a shared store's locks that are not persistent
 
 # Core's OutputType order, which AvailableCoins' result lists its coins in.
 _OUTPUT_TYPE_ORDER = {S.PUBKEYHASH: 0, S.SCRIPTHASH: 1, S.WITNESS_V0_KEYHASH: 2, S.WITNESS_V0_SCRIPTHASH: 2,
@@ -166,36 +168,68 @@ def destination_sort_key(script: bytes) -> tuple[int, bytes]:
 
 class LockedCoins:
     """Core's m_locked_coins: outpoints kept out of coin selection; persistent ones are written
-    to the wallet file and come back when it is loaded."""
+    to the wallet file and come back when it is loaded. In a store several processes share
+    (`store.shared`: PostgreSQL, docs/postgresql.md) the others are written too, apart, so that
+    every process sees them; they go when the last process holding the wallet lets it go."""
 
     def __init__(self, wallet_store: Any) -> None:
         self.store = wallet_store
-        self.locks: dict[OutPoint, bool] = {}
-        for txid_hex, n in json.loads(wallet_store.get_meta(LOCKS_META_KEY, "[]") or "[]"):
-            self.locks[OutPoint(bytes.fromhex(txid_hex), n)] = True
+        self.shared = bool(getattr(wallet_store, "shared", False))
+        self.locks: dict[OutPoint, bool] = self._read()
+
+    def _read(self) -> dict[OutPoint, bool]:
+        locks = {}
+        for txid_hex, n in json.loads(self.store.get_meta(LOCKS_META_KEY, "[]") or "[]"):
+            locks[OutPoint(bytes.fromhex(txid_hex), n)] = True
+        if self.shared:
+            for txid_hex, n in json.loads(self.store.get_meta(SESSION_LOCKS_META_KEY, "[]") or "[]"):
+                locks.setdefault(OutPoint(bytes.fromhex(txid_hex), n), False)
+        return locks
+
+    def reload(self) -> None:
+        """Another process changed the wallet: the locks are the store's."""
+        self.locks = self._read()
 
     def __contains__(self, outpoint: OutPoint) -> bool:
         return outpoint in self.locks
 
     def lock(self, outpoint: OutPoint, persistent: bool) -> None:
-        locks = dict(self.locks)
-        locks[outpoint] = persistent or locks.get(outpoint, False)
-        self._replace(locks, persistent)
+        def change(locks: dict[OutPoint, bool]) -> bool:
+            locks[outpoint] = persistent or locks.get(outpoint, False)
+            return persistent
+        self._change(change)
 
     def unlock(self, outpoint: OutPoint) -> None:
-        locks = dict(self.locks)
-        self._replace(locks, locks.pop(outpoint, False))
+        self._change(lambda locks: locks.pop(outpoint, False))
 
     def unlock_all(self) -> None:
-        self._replace({}, any(self.locks.values()))
+        def change(locks: dict[OutPoint, bool]) -> bool:
+            was_persistent = any(locks.values())
+            locks.clear()
+            return was_persistent
+        self._change(change)
 
-    def _replace(self, locks: dict[OutPoint, bool], write: bool) -> None:
-        """The file first, then memory: a write that fails changes neither."""
-        if write:
-            kept = [[o.hash.hex(), o.n] for o, persistent in locks.items() if persistent]
-            with self.store.batch():
-                self.store.set_meta(LOCKS_META_KEY, json.dumps(kept))
+    def _change(self, change: Callable[[dict[OutPoint, bool]], bool]) -> None:
+        """The file first, then memory: a write that fails changes neither. `change` edits a copy
+        of the locks and says whether a persistent one changed."""
+        if not self.shared:
+            locks = dict(self.locks)
+            if change(locks):
+                self._write(locks)
+            self.locks = locks
+            return
+        with self.store.batch():
+            locks = dict(self.locks)    # read inside: the transaction's start caught up with the others
+            change(locks)
+            self._write(locks)
+            self.store.set_meta(SESSION_LOCKS_META_KEY,
+                                json.dumps([[o.hash.hex(), o.n] for o, persistent in locks.items() if not persistent]))
         self.locks = locks
+
+    def _write(self, locks: dict[OutPoint, bool]) -> None:
+        kept = [[o.hash.hex(), o.n] for o, persistent in locks.items() if persistent]
+        with self.store.batch():
+            self.store.set_meta(LOCKS_META_KEY, json.dumps(kept))
 
     def listed(self) -> list[OutPoint]:
         """Core's ListLockedCoins: in outpoint order (txid bytes, then index)."""

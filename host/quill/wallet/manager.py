@@ -6,20 +6,17 @@ Chain notifications already hold the chain's lock; RPC calls take it through
 `call()`.
 """
 
-import contextlib
-import json
 import logging
 import os
 import threading
 import time
 
-from quill.atomic_store import StoreWriteFailed, abort_node, write_file_atomically
-from quill.dirlock import try_lock, unlock
-from quill.wallet import paths
-from quill.wallet import store as st
+from quill.atomic_store import StoreWriteFailed, abort_node
+from quill.wallet.catalog import FileCatalog
 from quill.wallet.errors import RescanAborted, WalletAlreadyLoaded, WalletError, WalletNotFound, WalletNotSpecified
 from quill.wallet.names import InvalidWalletName, check_wallet_name
-from quill.wallet.settings import SettingsError, read_settings, wallet_names
+from quill.wallet.paths import VERIFY_FAILED
+from quill.wallet.settings import SettingsError, wallet_names
 from quill.wallet.wallet import Wallet
 
 log = logging.getLogger("quill.wallet")
@@ -30,8 +27,6 @@ RESCANNING = "Wallet is currently rescanning. Abort existing rescan or wait."
 NO_WALLET = ("No wallet is loaded. Load a wallet using loadwallet or create a new one with createwallet. "
              "(Note: A default wallet is no longer automatically created)")
 NOT_LOADED = "Requested wallet does not exist or is not loaded"
-IN_USE = ("Wallet file verification failed. SQLiteDatabase: Unable to obtain an exclusive lock on the database, "
-          "is it being used by another instance of Quill?")
 NOT_SPECIFIED = "Wallet file not specified (must request wallet RPC through /wallet/<filename> uri-path)."
 
 
@@ -44,7 +39,15 @@ def fork_height(chain, block_hash) -> int:
 
 
 class WalletManager:
-    def __init__(self, chain, chain_name, chain_datadir, keypool=None):
+    def __init__(self, chain, chain_name, chain_datadir, keypool=None, catalog=None, follows_chain=True,
+                 on_loaded=None):
+        """`catalog`: where the wallets are (quill.wallet.catalog); by default one SQLite file
+        each under <chain_datadir>/wallets. `follows_chain` False (a replica, docs/postgresql.md):
+        the wallets take no chain event and write nothing on load; the leading quilld records the
+        chain in them and this one reads them again when told (refresh). `on_loaded(name)`: a
+        wallet was created or loaded here."""
+        self.follows_chain = follows_chain
+        self.on_loaded = on_loaded or (lambda name: None)
         self.chain = chain
         self.chain_name = chain_name
         self.walletdir = os.path.join(chain_datadir, "wallets")
@@ -52,10 +55,9 @@ class WalletManager:
         self.keypool = keypool
         self.lock = threading.RLock()
         self.wallets = {}   # name -> Wallet, in load order (listwallets)
-        self.dir_locks = {}  # name -> descriptor holding the wallet directory's lock
         self.behind = set()  # names of wallets that missed a chain event (see _fan_out)
-        os.makedirs(self.walletdir, exist_ok=True)
-        if chain is not None:
+        self.catalog = catalog if catalog is not None else FileCatalog(self.walletdir, self.settings_path)
+        if chain is not None and follows_chain:
             chain.subscribe(self)
 
     def chain_lock(self):
@@ -105,18 +107,12 @@ class WalletManager:
                 raise WalletNotFound(NO_WALLET)
             raise WalletNotSpecified(NOT_SPECIFIED)
 
-    # -- files ----------------------------------------------------------------------
-
-    def wallet_path(self, name):
-        return paths.wallet_path(self.walletdir, name)
-
-    def db_path(self, name):
-        return os.path.join(self.wallet_path(name), "wallet.sqlite")
+    # -- settings -------------------------------------------------------------------
 
     def _settings(self):
         """The settings to update (start-up refused any it could not read; {} if one went bad since)."""
         try:
-            return read_settings(self.settings_path)
+            return self.catalog.read_settings()
         except SettingsError:
             return {}
 
@@ -131,30 +127,28 @@ class WalletManager:
         if load_on_startup:
             names.append(name)
         data["wallet"] = names
-        write_file_atomically(self.settings_path, json.dumps(data, indent=4))
+        self.catalog.write_settings(data)
 
     def load_startup_wallets(self):
         """The wallets settings.json names, each checked first as Core's VerifyWallets does: a
         bad file, value, name or path refuses start-up (SettingsError, in Core's words), a
         wallet that is not there is skipped with Core's warning."""
-        names = wallet_names(read_settings(self.settings_path))
+        names = wallet_names(self.catalog.read_settings())
+        present = []
         for name in names:
             try:
                 check_wallet_name(name)
             except InvalidWalletName as e:
                 raise SettingsError(e.message) from None
             try:
-                location = paths.check_location(self.walletdir, name)
-                if not os.path.lexists(location):
+                if not self.catalog.startup_check(name):
                     log.warning("Skipping -wallet path that doesn't exist. Failed to load database path '%s'. "
-                                "Path does not exist.", location)
+                                "Path does not exist.", self.catalog.wallet_path(name))
                     continue
-                paths.check_loadable(location, self.db_path(name))
             except WalletError as e:
-                raise SettingsError(e.message.removeprefix(paths.VERIFY_FAILED)) from None
-        for name in names:
-            if not os.path.lexists(self.wallet_path(name)):
-                continue
+                raise SettingsError(e.message.removeprefix(VERIFY_FAILED)) from None
+            present.append(name)
+        for name in present:
             try:
                 self.load(name, None)
             except WalletError as e:
@@ -167,22 +161,11 @@ class WalletManager:
         quill.wallet.external_signer) an external-signer wallet holding them, as Core's
         SetupDescriptorScriptPubKeyMans: each active, ranged over the keypool, born now.
         All or nothing: when any step fails (a full disk), what it made is removed again."""
-        path = self.db_path(name)
         with self.chain_lock(), self.lock:
-            location = paths.check_location(self.walletdir, name)
-            self.check_absent(name)
-            made_dir = not os.path.isdir(location)
-            paths.make_directories(location)
+            prepared = self.catalog.prepare_new(name)
             store = None
             try:
-                try:
-                    self._lock_wallet(name)
-                except OSError:
-                    raise paths.not_writable(location) from None
-                try:
-                    store = self._store(name, path, create=True)
-                except st.StoreError as e:
-                    raise paths.cannot_open(str(e)) from None
+                store = self.catalog.open(name, create=True)
                 with store.batch():
                     store.set_meta("blank", int(bool(blank) and signer_descriptors is None))
                     store.set_meta("disable_private_keys", 1)
@@ -200,77 +183,61 @@ class WalletManager:
                             wallet.add_descriptor(desc, now, 0, wallet.keypool, 0, True, internal, None)
                 self._update_autoload(name, load_on_startup)
             except BaseException as e:
-                # A refused write (a full disk) leaves nothing, so the name is free once there is
-                # room again; Core's own refusals of a path leave its folders as Core leaves them
-                self._discard_new(name, store, made_dir and isinstance(e, StoreWriteFailed))
+                self.wallets.pop(name, None)
+                self.catalog.discard_new(name, store, prepared, isinstance(e, StoreWriteFailed))
                 raise
-            return wallet
-
-    def _discard_new(self, name, store, remove_folder):
-        """Undo a createwallet that failed part way: no wallet, no file, no lock left behind."""
-        self.wallets.pop(name, None)
-        if store is not None:
-            store.close()
-        self._unlock_wallet(name)
-        folder = self.wallet_path(name)
-        for leftover in ("wallet.sqlite", "wallet.sqlite-wal", "wallet.sqlite-shm", "wallet.sqlite-journal",
-                         ".walletlock"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(folder, leftover))
-        if remove_folder:
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
+        self.on_loaded(name)
+        return wallet
 
     def check_absent(self, name):
         """Core's MakeWalletDatabase for a new wallet: its database must not exist yet."""
-        if os.path.exists(self.db_path(name)):
-            raise WalletError(f"Wallet file verification failed. Failed to create database "
-                              f"path '{self.wallet_path(name)}'. Database already exists.")
+        self.catalog.check_absent(name)
 
     def load(self, name, load_on_startup):
-        path = self.db_path(name)
         with self.chain_lock(), self.lock:
             if name in self.wallets:
                 raise WalletAlreadyLoaded(f'Wallet "{name}" is already loaded.')
-            paths.check_loadable(paths.check_location(self.walletdir, name), path)
-            self._lock_wallet(name)
-            try:
-                store = self._store(name, path, create=False)
-            except st.StoreError as e:
-                raise WalletError(f"Wallet loading failed. {e}") from None
+            self.catalog.check_loadable(name)
+            store = self.catalog.open(name, create=False)
             try:
                 wallet = self._open(name, store)
                 self._update_autoload(name, load_on_startup)
             except BaseException:
                 self.wallets.pop(name, None)
-                store.close()
-                self._unlock_wallet(name)
+                self.catalog.release(name, store)
                 raise
-            return wallet
+        self.on_loaded(name)
+        return wallet
 
-    def _lock_wallet(self, name):
-        """One process per wallet directory (wallets may live outside the data directory)."""
-        fd = try_lock(os.path.join(self.wallet_path(name), ".walletlock"))
-        if fd is None:
-            raise WalletError(IN_USE)
-        self.dir_locks[name] = fd
-
-    def _unlock_wallet(self, name):
-        fd = self.dir_locks.pop(name, None)
-        if fd is not None:
-            unlock(fd)
-
-    def _store(self, name, path, create):
+    def follow(self, name):
+        """The leader's side of a wallet another quilld created or loaded: loaded here too (when
+        it is not), so that it follows the chain."""
+        with self.lock:
+            if name in self.wallets:
+                return
         try:
-            return st.Store(path, create=create)
-        except BaseException:
-            self._unlock_wallet(name)
-            raise
+            self.load(name, None)
+        except WalletAlreadyLoaded:
+            pass
+        except WalletError as e:
+            log.warning("Could not follow wallet %s loaded by another quilld: %s", name, e.message)
+
+    def refresh(self, name):
+        """Another quilld committed a change to wallet `name`: its memory is read again from the
+        store (descriptors, scripts, labels, transactions, cached credit, persistent coin locks)."""
+        with self.chain_lock(), self.lock:
+            wallet = self.wallets.get(name)
+            if wallet is None:
+                return
+            with wallet.lock:
+                wallet.refresh()
 
     def _open(self, name, store):
         kwargs = {} if self.keypool is None else {"keypool": self.keypool}
         wallet = Wallet(name, store, self.chain_name, **kwargs)
-        if self.chain is not None:
+        if hasattr(store.db, "on_stale"):      # a PostgreSQL store: other processes write it too
+            store.db.on_stale = wallet.refresh
+        if self.chain is not None and self.follows_chain:
             self.catch_up(wallet)
         self.wallets[name] = wallet
         return wallet
@@ -281,16 +248,14 @@ class WalletManager:
                 raise WalletNotFound(NOT_LOADED)
             self._update_autoload(name, load_on_startup)   # first: a refused write unloads nothing
             wallet = self.wallets.pop(name)
-            wallet.store.close()
-            self._unlock_wallet(name)
+            self.catalog.release(name, wallet.store)
 
     def close(self):
         with self.lock:
-            for wallet in self.wallets.values():
-                wallet.store.close()
+            for name, wallet in self.wallets.items():
+                self.catalog.release(name, wallet.store)
             self.wallets.clear()
-            for name in list(self.dir_locks):
-                self._unlock_wallet(name)
+            self.catalog.close()
 
     # -- what the chain must deliver (follower mode) -----------------------------------------
 

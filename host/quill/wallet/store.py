@@ -93,21 +93,20 @@ class TxRow:
 
 
 class Store:
+    """One wallet's SQLite file. The queries are shared with quill.wallet.pg_store.PgStore, which
+    runs them over PostgreSQL (quill.postgres.translate); what differs between the two engines is
+    in the class attributes and the few methods PgStore writes its own way."""
+
+    MIGRATIONS = MIGRATIONS
+    LEAST, GREATEST = "MIN", "MAX"      # the two-argument minimum and maximum
+
     def __init__(self, path: str, create: bool):
-        self.path = path
         uri = f"file:{path}?mode={'rwc' if create else 'rw'}"
         try:
-            self.db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         except sqlite3.Error as e:
             raise StoreError(str(e)) from None
-        self.lock = threading.RLock()
-        self.decoded: dict = {}      # txid -> Transaction: wallet txs are immutable once stored
-        # Txids whose row, outputs or spends were written (committed or not) since the wallet's
-        # cached credit last looked (quill.wallet.credit); the spender and the spent both, for a spend.
-        self.touched: set = set()
-        # One atomic SQLite transaction; nested batches join the outer one. All-or-nothing,
-        # memory included: the wallet sets batch.resync.
-        self.batch = Transactions(self.db, path, self.lock)
+        self._attach(db, path)
         try:
             with writing(path):
                 self.db.execute("PRAGMA journal_mode=WAL")
@@ -117,6 +116,18 @@ class Store:
         except BaseException:
             self.db.close()
             raise
+
+    def _attach(self, db, path: str) -> None:
+        self.db = db
+        self.path = path
+        self.lock = threading.RLock()
+        self.decoded: dict = {}      # txid -> Transaction: wallet txs are immutable once stored
+        # Txids whose row, outputs or spends were written (committed or not) since the wallet's
+        # cached credit last looked (quill.wallet.credit); the spender and the spent both, for a spend.
+        self.touched: set = set()
+        # One atomic transaction; nested batches join the outer one. All-or-nothing,
+        # memory included: the wallet sets batch.resync.
+        self.batch = Transactions(db, path, self.lock)
 
     def close(self):
         with self.lock:
@@ -139,7 +150,7 @@ class Store:
         with self.batch():
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 # statement by statement: executescript() would COMMIT mid-migration
-                for stmt in MIGRATIONS[v].strip().split(";"):
+                for stmt in self.MIGRATIONS[v].strip().split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
                 self.set_meta("schema_version", v)
@@ -157,7 +168,8 @@ class Store:
         return default if row is None else row[0]
 
     def set_meta(self, key, value):
-        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, value))
+        self.db.execute("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                        (key, value))
 
     def delete_meta(self, key):
         self.db.execute("DELETE FROM meta WHERE key=?", (key,))
@@ -166,25 +178,26 @@ class Store:
 
     def descriptors(self):
         return self.db.execute(
-            "SELECT id, desc, timestamp, range_start, range_end, next_index, active, internal, output_type "
+            'SELECT id, "desc", timestamp, range_start, range_end, next_index, active, internal, output_type '
             "FROM descriptors ORDER BY id").fetchall()
 
     def descriptor_by_text(self, text):
-        return self.db.execute("SELECT id FROM descriptors WHERE desc=?", (text,)).fetchone()
+        return self.db.execute('SELECT id FROM descriptors WHERE "desc"=?', (text,)).fetchone()
 
     def upsert_descriptor(self, text, timestamp, range_start, range_end, next_index, active, internal,
                           output_type) -> int:
         row = self.descriptor_by_text(text)
         if row is None:
-            cur = self.db.execute(
-                "INSERT INTO descriptors(desc, timestamp, range_start, range_end, next_index, active, internal,"
-                " output_type) VALUES(?,?,?,?,?,?,?,?)",
-                (text, timestamp, range_start, range_end, next_index, int(active), int(internal), output_type))
-            assert cur.lastrowid is not None   # an INSERT always sets it
-            return cur.lastrowid
+            return self.db.execute(
+                'INSERT INTO descriptors("desc", timestamp, range_start, range_end, next_index, active, internal,'
+                " output_type) VALUES(?,?,?,?,?,?,?,?) RETURNING id",
+                (text, timestamp, range_start, range_end, next_index, int(active), int(internal),
+                 output_type)).fetchone()[0]
+        least, greatest = self.LEAST, self.GREATEST
         self.db.execute(
-            "UPDATE descriptors SET timestamp=?, range_start=MIN(range_start, ?), range_end=MAX(range_end, ?),"
-            " next_index=MAX(next_index, ?), active=?, internal=? WHERE id=?",
+            f"UPDATE descriptors SET timestamp=?, range_start={least}(range_start, ?),"
+            f" range_end={greatest}(range_end, ?), next_index={greatest}(next_index, ?), active=?, internal=?"
+            " WHERE id=?",
             (timestamp, range_start, range_end, next_index, int(active), int(internal), row[0]))
         return row[0]
 
@@ -197,7 +210,7 @@ class Store:
                         (range_end, next_index, desc_id))
 
     def add_scripts(self, rows):
-        self.db.executemany("INSERT OR IGNORE INTO scripts(script, desc_id, idx) VALUES(?,?,?)", rows)
+        self.db.executemany("INSERT INTO scripts(script, desc_id, idx) VALUES(?,?,?) ON CONFLICT DO NOTHING", rows)
 
     def all_scripts(self):
         return self.db.execute("SELECT script, desc_id, idx FROM scripts")
@@ -208,8 +221,8 @@ class Store:
         return self.db.execute("SELECT address, label, purpose FROM addrbook").fetchall()
 
     def set_address(self, address, label, purpose):
-        self.db.execute("INSERT OR REPLACE INTO addrbook(address, label, purpose) VALUES(?,?,?)",
-                        (address, label, purpose))
+        self.db.execute("INSERT INTO addrbook(address, label, purpose) VALUES(?,?,?) ON CONFLICT(address)"
+                        " DO UPDATE SET label=excluded.label, purpose=excluded.purpose", (address, label, purpose))
 
     # -- wallet transactions -----------------------------------------------
 
@@ -260,13 +273,14 @@ class Store:
         return self.db.execute("SELECT txid, key, value FROM tx_values").fetchall()
 
     def set_tx_value(self, txid, key, value):
-        self.db.execute("INSERT OR REPLACE INTO tx_values(txid, key, value) VALUES(?,?,?)", (txid, key, value))
+        self.db.execute("INSERT INTO tx_values(txid, key, value) VALUES(?,?,?) ON CONFLICT(txid, key)"
+                        " DO UPDATE SET value=excluded.value", (txid, key, value))
 
     # -- outputs and spends --------------------------------------------------
 
     def add_txout(self, txid, n, value, script):
         self.touched.add(txid)
-        self.db.execute("INSERT OR IGNORE INTO txouts(txid, n, value, script) VALUES(?,?,?,?)",
+        self.db.execute("INSERT INTO txouts(txid, n, value, script) VALUES(?,?,?,?) ON CONFLICT DO NOTHING",
                         (txid, n, value, script))
 
     def txout(self, txid, n):
@@ -277,7 +291,7 @@ class Store:
 
     def add_spend(self, prev_txid, prev_n, txid):
         self.touched.update((prev_txid, txid))
-        self.db.execute("INSERT OR IGNORE INTO spends(prev_txid, prev_n, txid) VALUES(?,?,?)",
+        self.db.execute("INSERT INTO spends(prev_txid, prev_n, txid) VALUES(?,?,?) ON CONFLICT DO NOTHING",
                         (prev_txid, prev_n, txid))
 
     def spenders(self, prev_txid, prev_n):

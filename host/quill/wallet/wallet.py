@@ -91,6 +91,12 @@ class Wallet:
         self._script_set = None
         self.credit_cache.invalidate()
 
+    def refresh(self):
+        """Another process changed the wallet in the store (docs/postgresql.md): memory becomes
+        what the store holds, coin locks included."""
+        self._resync()
+        self.locked_coins.reload()
+
     @property
     def disable_private_keys(self) -> bool:
         return True
@@ -288,10 +294,12 @@ class Wallet:
 
     def new_destination(self, output_type, internal):
         """Hand out the next script of the active descriptor; None if there is none."""
-        info = self.active_descriptor(output_type, internal)
-        if info is None:
-            return None
         with self.store.batch():
+            # chosen inside the transaction: in a PostgreSQL store another process may have handed
+            # out addresses since, and the transaction's start read them (WalletConnection)
+            info = self.active_descriptor(output_type, internal)
+            if info is None:
+                return None
             index = info.next_index
             if index >= info.range_end:
                 self._derive(info, info.range_end, index + self.keypool)
