@@ -4,6 +4,7 @@ unchanged, sees its transaction on the replica at once, and a clear -9 error at 
 leader can be reached. Real PostgreSQL and real quilld processes."""
 import json
 import signal
+import socket
 import time
 
 import pytest
@@ -14,6 +15,12 @@ from tests.wallet_e2e.e2ekit import FOREIGN, Coin, Keys, build_tx
 from tests.wallet_pg.test_instances import cluster, database, instances, wrpc  # noqa: F401 (fixtures)
 
 from quill.tx.hashes import sha256
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def coinbase(d, height):
@@ -28,7 +35,7 @@ def error_of(d, method, *params):
     return failed.value.code, failed.value.message
 
 
-def test_a_replica_passes_the_leaders_calls_to_the_leader(tmp_path, database):  # noqa: F811
+def test_a_replica_passes_the_leaders_calls_to_the_leader(tmp_path, cluster, database):  # noqa: F811
     keys = Keys(sha256(b"pg-forwarding"))
     leader, replica = instances(tmp_path, database, n=2)
     try:
@@ -70,6 +77,19 @@ def test_a_replica_passes_the_leaders_calls_to_the_leader(tmp_path, database):  
         for version in ("1.0", "2.0"):
             body = json.dumps({"jsonrpc": version, "id": 5, "method": "sendrawtransaction", "params": ["00"]})
             assert replica.post(body)[:2] == leader.post(body)[:2]
+        # no leader where the store says it answers: Core's -9 at once, and nothing mined
+        dbname = database.rsplit("/", 1)[1]
+        port = cluster.sql(f"SELECT port FROM quill_leaders WHERE chain = 'regtest'", db=dbname)[0][0]
+        assert port == leader.port
+        cluster.sql(f"UPDATE quill_leaders SET port = {free_port()}", db=dbname)
+        height = leader.rpc("getblockcount")
+        started = time.monotonic()
+        assert error_of(replica, "generatetoaddress", 1, ANYONE_ADDRESS) == (-9, (
+            "The quilld that leads the regtest chain in the store is not reachable; try again in a moment "
+            "(a replica takes the lead within seconds)"))
+        assert time.monotonic() - started < 5 and leader.rpc("getblockcount") == height
+        cluster.sql(f"UPDATE quill_leaders SET port = {port}", db=dbname)
+        assert len(replica.rpc("generatetoaddress", 1, ANYONE_ADDRESS)) == 1
         # the leader gone: a clear error at once, no hang, until a replica takes the lead
         leader.proc.send_signal(signal.SIGKILL)
         leader.proc.wait()
