@@ -9,12 +9,11 @@ import time
 
 import pytest
 
+from quill.tx.hashes import sha256
 from tests.kit.anyone import ANYONE_ADDRESS, ANYONE_SCRIPT
 from tests.kit.rpc_daemon import RPCFailure
 from tests.wallet_e2e.e2ekit import FOREIGN, Coin, Keys, build_tx
 from tests.wallet_pg.test_instances import cluster, database, instances, wrpc  # noqa: F401 (fixtures)
-
-from quill.tx.hashes import sha256
 
 
 def free_port():
@@ -79,7 +78,7 @@ def test_a_replica_passes_the_leaders_calls_to_the_leader(tmp_path, cluster, dat
             assert replica.post(body)[:2] == leader.post(body)[:2]
         # no leader where the store says it answers: Core's -9 at once, and nothing mined
         dbname = database.rsplit("/", 1)[1]
-        port = cluster.sql(f"SELECT port FROM quill_leaders WHERE chain = 'regtest'", db=dbname)[0][0]
+        port = cluster.sql("SELECT port FROM quill_leaders WHERE chain = 'regtest'", db=dbname)[0][0]
         assert port == leader.port
         cluster.sql(f"UPDATE quill_leaders SET port = {free_port()}", db=dbname)
         height = leader.rpc("getblockcount")
