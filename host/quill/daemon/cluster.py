@@ -164,9 +164,12 @@ class Leaders:
         self.conn = postgres.connect(url)
         self.chain = chain
         self.lock = threading.Lock()
-        with self.lock:
+        try:
             self.conn.execute("CREATE TABLE IF NOT EXISTS quill_leaders (chain TEXT PRIMARY KEY, "
                               "host TEXT NOT NULL, port INTEGER NOT NULL, secret TEXT NOT NULL)")
+        except Exception:   # two quilld starting at once: the other one made it (pg_type's unique key)
+            if self.conn.execute("SELECT to_regclass('quill_leaders')").fetchone()[0] is None:
+                raise
 
     def publish(self, host: str, port: int, secret: str) -> None:
         with self.lock:
