@@ -28,15 +28,16 @@ INSTANCES = 3
 
 
 def first_leader(daemons: list[QuillDaemon], timeout: float = 60.0) -> QuillDaemon:
-    """The replica that took the lead: the first to mine (the others refuse: they are replicas)."""
+    """The replica that took the lead, once the chain mines again (a replica passes mining to the
+    leader, and answers -9 while none is reachable); the new leader is the one whose log says so."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for d in daemons:
             try:
                 d.rpc("generatetoaddress", 1, ANYONE_ADDRESS, timeout=5)
-                return d
             except (RPCFailure, OSError):
-                pass
+                continue
+            return next(d for d in daemons if "This quilld now leads" in d.debug_log())
         time.sleep(0.01)
     raise TimeoutError("no replica took the lead")
 

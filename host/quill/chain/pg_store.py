@@ -113,6 +113,7 @@ class PgChainStore(ChainStore):
         self._attach(postgres.Connection(conn), f"PostgreSQL chain {chain!r}")
         if replica:
             conn.execute("SET default_transaction_read_only = on")
+            self.read_only = True
             self._wait_for_leader()
         else:
             self.migrate()

@@ -60,6 +60,7 @@ class StoreError(Exception):
 class ChainStore:
     MIGRATIONS = MIGRATIONS
     on_local_disk = True      # Core's free-space check applies (not to a PostgreSQL store)
+    read_only = False         # a replica's view of a PostgreSQL store: the leader writes the mempool
 
     def __init__(self, chain_datadir: str):
         os.makedirs(chain_datadir, exist_ok=True)
@@ -211,11 +212,15 @@ class ChainStore:
         return (bytes(row[0]), bytes(row[1])) if row else None
 
     def mempool_add(self, txid, raw, time) -> None:
+        if self.read_only:
+            return
         # a replaced row goes to the end, as SQLite's INSERT OR REPLACE put it
         self.db.execute("DELETE FROM mempool WHERE txid = ?", (txid,))
         self.db.execute("INSERT INTO mempool(txid, raw, time) VALUES (?, ?, ?)", (txid, raw, time))
 
     def mempool_remove(self, txids) -> None:
+        if self.read_only:
+            return
         self.db.executemany("DELETE FROM mempool WHERE txid = ?", [(t,) for t in txids])
 
     def mempool_rows(self):

@@ -89,6 +89,14 @@ class ChainState:
         rows = self.store.mempool_rows()
         if not rows:
             return
+        if self.store.read_only:    # a replica: its memory only, the leader keeps the stored mempool
+            for raw, when in rows:
+                try:
+                    self.accept_to_mempool(Transaction.from_bytes(raw), when)
+                except Invalid:
+                    pass
+            self.events = [event for event in self.events if event[0] == "mempool_entry_added"]
+            return
         try:
             with self.store.transaction():
                 self.store.db.execute("DELETE FROM mempool")

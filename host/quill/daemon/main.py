@@ -100,6 +100,9 @@ class Daemon:
         self.notifier: Any = None   # -store=postgresql: quill.daemon.cluster's messages to the others
         self.listener: Any = None
         self.chain_seen = 0         # a replica: the chain's version (quill_versions) its memory holds
+        self.leaders: Any = None    # -store=postgresql: quill_leaders, where the leader answers RPC
+        self.forward_secret = ""    # -store=postgresql: this run's password for the replicas' calls
+        self.rpc_endpoint: tuple[str, int] | None = None   # where this quilld answers RPC, once listening
         self.lease_stop = threading.Event()
         if self.store != "sqlite":
             try:
@@ -146,6 +149,10 @@ class Daemon:
             log.info("Generated RPC authentication cookie %s", self.cookie_path)
         for value in self.args.get_all("rpcauth"):
             creds.append(auth.Credential.from_rpcauth(value))
+        if self.store != "sqlite":      # the replicas' calls passed to this one when it leads
+            from quill.daemon.cluster import FORWARD_USER, new_secret
+            self.forward_secret = new_secret()
+            creds.append(auth.Credential.from_password(FORWARD_USER, self.forward_secret))
         return creds
 
     def _cookie_path(self) -> str:
@@ -303,8 +310,9 @@ class Daemon:
         if self.store == "sqlite":
             return
         from quill.chain.pg_store import ChainInUse, take_chain
-        from quill.daemon.cluster import Notifier
+        from quill.daemon.cluster import Leaders, Notifier
         self.notifier = Notifier(self.store, self.chain)
+        self.leaders = Leaders(self.store, self.chain)
         try:
             self.chain_conn = take_chain(self.store, self.chain, 0.0)
         except ChainInUse:
@@ -351,8 +359,22 @@ class Daemon:
         for service in old:
             if service is not None:
                 service.close()
+        self.publish_endpoint()
         self.notifier.send("leader")
         log.info("This quilld now leads the %s chain in the store", self.chain)
+
+    def publish_endpoint(self) -> None:
+        """The leader's RPC address and forwarding secret in quill_leaders, for the replicas."""
+        if self.leaders is not None and self.rpc_endpoint is not None and not self.replica:
+            self.leaders.publish(*self.rpc_endpoint, self.forward_secret)
+
+    def forward_call(self, req: Any) -> tuple[bool, Any]:
+        """A replica passes the leader's calls to it (quill.daemon.cluster.forward)."""
+        from quill.daemon.cluster import LEADER_CALLS, forward
+        if not self.replica or req.method not in LEADER_CALLS:
+            return False, None
+        request = {"method": req.method, "params": req.params, "id": req.json_id}
+        return True, forward(self.leaders, request)
 
     def on_store_message(self, kind: str, argument: str) -> None:
         """What another quilld on the store announced (quill.daemon.cluster)."""
@@ -426,6 +448,8 @@ class Daemon:
                 service.close()
         if self.notifier is not None:
             self.notifier.close()
+        if self.leaders is not None:
+            self.leaders.close()
 
     # -- run -------------------------------------------------------------
 
@@ -434,6 +458,7 @@ class Daemon:
         dispatcher = Dispatcher(registry)
         if self.store != "sqlite":
             dispatcher.before_call = lambda ctx: self.sync_with_store(ctx.wallet_name)
+            dispatcher.forward = self.forward_call
         work_queue = max(1, self.args.get_int("rpcworkqueue", 64))
         self.device = self.open_devices(work_queue)
         device_queue = self.device.queue
@@ -488,6 +513,10 @@ class Daemon:
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)
                 return 1
             await server.start()
+            if self.store != "sqlite" and server.ports:
+                from quill.daemon.cluster import reachable_host
+                self.rpc_endpoint = (reachable_host(server.binds), server.ports[0])
+                self.publish_endpoint()
             if self.replica:
                 threading.Thread(target=self.await_leadership, args=(node,), daemon=True,
                                  name="store-leadership").start()

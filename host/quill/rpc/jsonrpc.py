@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from quill.rpc import univalue, univalue_sliced
 from quill.rpc.errors import (
@@ -57,6 +58,11 @@ class Request:
     @property
     def is_notification(self) -> bool:
         return self.version == 2 and self.id is _ABSENT
+
+    @property
+    def json_id(self) -> object:
+        """The id as JSON has it (null when absent)."""
+        return None if self.id is _ABSENT else self.id
 
 
 class Args(list):
@@ -163,6 +169,9 @@ class Dispatcher:
         self._shapes: dict[str, _Shape] = {}   # method name -> its parameters, as check_args reads them
         # called with each call's context before its handler (-store=postgresql: memory made current)
         self.before_call: Callable[[CallContext], None] | None = None
+        # -store=postgresql: (True, the leader's result) for a call a replica passes to the leader
+        # (quill.daemon.cluster.forward), (False, None) for one it answers itself
+        self.forward: Callable[[Request], tuple[bool, Any]] | None = None
 
     # -- arguments -------------------------------------------------------
 
@@ -235,6 +244,10 @@ class Dispatcher:
         method = self.registry.methods.get(req.method)
         if method is None:
             raise RPCError(RPC_METHOD_NOT_FOUND, "Method not found")
+        if self.forward is not None:
+            passed, result = self.forward(req)
+            if passed:
+                return result
         params = req.params
         args = self.check_args(method, params if isinstance(params, list) else self.positional_args(method, params))
         if log.isEnabledFor(_DEBUG):
