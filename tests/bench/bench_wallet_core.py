@@ -104,6 +104,18 @@ def best_of(core_call, quill_call, pids, repeat: int = 3) -> tuple[float, float,
     return best[0], best[1], cpu[0] / repeat, cpu[1] / repeat
 
 
+def watched_wallets(core: BitcoinD, sizes: list[int]) -> dict[int, str]:
+    """The chain of `build` on Core, and one watch-only wallet w<size> per size holding its
+    descriptor; the descriptors by size."""
+    t = time.monotonic()
+    descs = build(core, sizes)
+    print(f"chain built in {time.monotonic() - t:.0f} s ({core.rpc('getblockcount')} blocks)", flush=True)
+    for n, desc in descs.items():
+        core.rpc("createwallet", f"w{n}", True, True)
+        core.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], wallet=f"w{n}",
+                 timeout=3600)
+    return descs
+
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [1_000, 10_000, 100_000]
     tmp = Path(tempfile.mkdtemp(prefix="bench_wallet_core"))
@@ -111,13 +123,7 @@ def main() -> None:
     # made the setup take most of the run; the listings measured read only.
     core = BitcoinD(tmp / "core", "-blockfilterindex=1", "-maxmempool=1000", "-unsafesqlitesync=1").start()
     try:
-        t = time.monotonic()
-        descs = build(core, sizes)
-        print(f"chain built in {time.monotonic() - t:.0f} s ({core.rpc('getblockcount')} blocks)", flush=True)
-        for n, desc in descs.items():
-            core.rpc("createwallet", f"w{n}", True, True)
-            core.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], wallet=f"w{n}",
-                     timeout=3600)
+        descs = watched_wallets(core, sizes)
         q = QuillDaemon(tmp / "quill", f"-chainsource={core.url_for_follower}", "-rpcthreads=4",
                         "-rpcuser=bench", "-rpcpassword=bench").start()
         try:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from quill.chain.upstream import UpstreamRPC
-from tests.bench.bench_wallet_core import build
+from tests.bench.bench_wallet_core import watched_wallets
 from tests.follow.corekit import wait_for
 from tests.kit import postgres
 from tests.kit.bitcoind import BitcoinD
@@ -46,13 +46,7 @@ def main() -> None:
     cluster = postgres.Cluster()
     quills: list[QuillDaemon] = []
     try:
-        t = time.monotonic()
-        descs = build(core, sizes)
-        print(f"chain built in {time.monotonic() - t:.0f} s ({core.rpc('getblockcount')} blocks)", flush=True)
-        for n, desc in descs.items():
-            core.rpc("createwallet", f"w{n}", True, True)
-            core.rpc("importdescriptors", [{"desc": desc, "timestamp": 0, "range": [0, 999]}], wallet=f"w{n}",
-                     timeout=3600)
+        descs = watched_wallets(core, sizes)
         source = f"-chainsource={core.url_for_follower}"
         quills = [QuillDaemon(tmp / "sqlite", source, *AUTH, "-store=sqlite").start(),
                   QuillDaemon(tmp / "pg", source, *AUTH, f"-store={cluster.create_database('bench')}").start()]
