@@ -43,7 +43,7 @@ ENTRY = FIRMWARE_DIR / "main_emulator.py"
 # Beside the quillfw package, so that no board's build contains them.
 EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", FIRMWARE_DIR / "emulator_keys.py",
                     FIRMWARE_DIR / "emulator_debuglink.py", FIRMWARE_DIR / "emulator_display.py",
-                    FIRMWARE_DIR / "emulator_png.py", ENTRY)
+                    FIRMWARE_DIR / "emulator_png.py", FIRMWARE_DIR / "emulator_frames.py", ENTRY)
 APPROVERS = ("auto", "ask", "channel")
 # quill-emu --display (firmware/emulator_display.py's panels); the default is the modelled
 # board's own panel (board.json "display": the Pico's is the Waveshare Pico-LCD-1.3)
@@ -287,6 +287,10 @@ def firmware_command(heapsize: str | int | None = None, idle_ms: int = DEFAULT_I
         module = ["--native", str(native)] if native else []
         if native and not qemu.TARGETS[target].frozen:
             romfs_image(extra=[native])   # built here, before the device's clock starts
+        if "--screen-dir" in options:     # the board has no filesystem: its frames reach serve
+            at = options.index("--screen-dir")
+            module += options[at:at + 2]
+            options = options[:at] + options[at + 2:]
         return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target,
                 *heap_option, *module, "--", *options]
     if firmware not in models.FIRMWARE:

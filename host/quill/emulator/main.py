@@ -143,8 +143,11 @@ def parse_args(argv):
                         help="test only: start initialised with this BIP39 mnemonic, unlocked, "
                              "without a PIN")
     args = parser.parse_args(argv)
-    if args.approve == "channel" and not args.datadir:
+    if args.approve == "channel" and not args.datadir and args.target == "unix":
         parser.error("--approve=channel needs --datadir (the channel's files are there)")
+    if args.approve == "ask" and args.target != "unix":
+        parser.error("--approve=ask needs the unix target (its answers pass through files, and a "
+                     "qemu board has no filesystem)")
     if args.frozen:
         args.firmware = "frozen"
     if args.firmware != "board" and args.target != "unix":
