@@ -86,6 +86,7 @@ class FrameWriter:
 
 def serve_frames(listener: socket.socket, directory: str | Path) -> None:
     """Accept the board's connection on listener and write its screens until it closes."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
     connection, _ = listener.accept()
     listener.close()
     with connection, connection.makefile("rb") as stream:
