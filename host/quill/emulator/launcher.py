@@ -55,9 +55,9 @@ def default_display(board: str) -> str:
     (models.BoardModel.display: the Pico's st7789-240x240, the pyboard's ssd1306-128x64,
     none on the ESP32-S3 DevKitC-1), on a qemu target too (qemu-m0plus stands for the
     Pico, qemu-m4 for the pyboard; its frames reach quill-emu on the board's second
-    UART, firmware/emulator_frames.py). Drawing there costs ~25 M instructions per
-    240x240 page on the Cortex-M0+ (tens of ms under QEMU) and ~11 KB of its heap while
-    a screen is drawn (docs/cortex-m.md)."""
+    UART, firmware/emulator_frames.py). Drawing there costs ~3 M instructions per
+    240x240 page on the Cortex-M0+ (milliseconds under QEMU) and ~11 KB of its heap
+    while a screen is drawn (tests/bench/bench_screens_mcu.py, docs/cortex-m.md)."""
     return models.load(board).display
 
 

@@ -400,7 +400,7 @@ def serve(target: Target | str, heap: int | None, options: list[str], boot_id: s
         romfs = romfs_of({native.name: native.read_bytes()}) if target.frozen else romfs_image(extra=[native])
     frames = writer = None
     if screen_dir is not None:
-        frames, writer = _frame_listener(screen_dir)
+        frames, writer = frame_listener(screen_dir)
         options = [*options, "--frames"]
     board = Board(target, heap, romfs=romfs, frames=frames)
     boot_id = boot_id or os.urandom(8).hex()     # the port's urandom repeats at every boot
@@ -420,7 +420,7 @@ def serve(target: Target | str, heap: int | None, options: list[str], boot_id: s
             shutil.rmtree(frames.parent, ignore_errors=True)
 
 
-def _frame_listener(screen_dir: str) -> tuple[Path, threading.Thread]:
+def frame_listener(screen_dir: str) -> tuple[Path, threading.Thread]:
     """A unix socket for the board's second UART, in a folder of its own, and a thread
     that writes the screens it carries into screen_dir (quill.emulator.frames)."""
     import socket
