@@ -47,17 +47,22 @@ def _remove(path):
 
 
 class EmulatorApprover:
-    """kind "ask" or "channel": the answers come through the files."""
+    """kind "ask" or "channel": the answers come through the files; directory None (a
+    qemu board, which has no filesystem): channel, by the debug link's presses only."""
 
     def __init__(self, kind, directory):
         self.name = kind
-        self.request = directory + "/" + REQUEST
-        self.answer = directory + "/" + ANSWER
+        self.request = self.answer = None
+        if directory is not None:
+            self.request = directory + "/" + REQUEST
+            self.answer = directory + "/" + ANSWER
 
     def begin(self, prompt, now_ms):
         link = _debuglink()
         if link is not None:
             del link.PRESSES[:]     # presses from before the wait do not count
+        if self.request is None:
+            return
         _remove(self.answer)
         tmp = self.request + ".tmp"
         with open(tmp, "w") as f:
@@ -67,7 +72,7 @@ class EmulatorApprover:
     def poll(self, now_ms):
         link = _debuglink()
         press = None if link is None else link.take_press()
-        if press is not None:
+        if press is not None or self.answer is None:
             return press
         try:
             with open(self.answer) as f:
@@ -80,7 +85,8 @@ class EmulatorApprover:
         return text
 
     def end(self):
-        _remove(self.request)
+        if self.request is not None:
+            _remove(self.request)
 
 
 def approver(kind, directory):

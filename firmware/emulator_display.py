@@ -5,9 +5,11 @@ hands every frame to the debug link (emulator_debuglink) and, with a screen
 dir, writes it as DIR/<6-digit sequence>-<screen name>.png (the panel's native
 size; the 1-bit frame with the panel's two colours as a palette) and
 DIR/<same>.txt (the screen's logical text, one item per line): emulator_png,
-imported only with a screen dir.
+imported only with a screen dir. On a qemu target (frames=True: no filesystem) the
+same frames and text go to the host on the board's second UART (emulator_frames),
+and quill-emu writes the files there with emulator_png.
 
-    display(kind, screen_dir)     the spec's builder (quillfw.signing.confirm)
+    display(kind, screen_dir, frames)     the spec's builder (quillfw.signing.confirm)
 """
 import emulator_debuglink
 
@@ -28,18 +30,34 @@ def info(kind):
             "buttons": [{"name": b, "role": b} for b in BUTTONS]}
 
 
+def text(screen):
+    """The screen's logical text, a line at a time: its title, then one line per item
+    (quillfw.ui.screen.Screen.lines, without the list on the heap)."""
+    from quillfw.ui.screen import plain
+    yield screen.title
+    for item in screen.items:
+        yield " ".join(plain(p) for p in item)
+
+
 class EmulatedPanel:
-    def __init__(self, kind, screen_dir):
+    def __init__(self, kind, screen_dir, frames=False):
+        """frames: send each screen to the host (emulator_frames) rather than write it
+        to screen_dir (a qemu target's: its files are written by quill-emu)."""
         self.kind, self.width, self.height = PANELS[kind]
         self.screen_dir = screen_dir
+        self.frames = frames
         self._png = None
 
     def begin(self, screen, page, pages):
         emulator_debuglink.shown(screen, page, pages)
-        if self.screen_dir:
+        if self.frames:
+            from emulator_frames import FrameLink
+            self._png = FrameLink(screen.name, text(screen), self.width, self.height,
+                                  COLOURS[self.kind])
+        elif self.screen_dir:
             from emulator_png import ScreenFiles
-            self._png = ScreenFiles(self.screen_dir, screen, self.width, self.height,
-                                    COLOURS[self.kind])
+            self._png = ScreenFiles(self.screen_dir, screen.name, text(screen), self.width,
+                                    self.height, COLOURS[self.kind])
 
     def strip(self, fb, buffer, top, rows):
         if self._png is not None:
@@ -50,6 +68,7 @@ class EmulatedPanel:
         emulator_debuglink.closed()
         from quillfw.compat import forget
         forget("emulator_png")
+        forget("emulator_frames")
 
     def end(self):
         png, self._png = self._png, None
@@ -57,5 +76,5 @@ class EmulatedPanel:
             png.finish()
 
 
-def display(kind, screen_dir=None):
-    return EmulatedPanel(kind, screen_dir)
+def display(kind, screen_dir=None, frames=False):
+    return EmulatedPanel(kind, screen_dir, frames)

@@ -3,7 +3,9 @@ DIR/<6-digit sequence>-<screen name>.png (the panel's native size; the 1-bit fra
 with the panel's two colours as a palette) and DIR/<same>.txt (the screen's logical
 text, one item per line). EMULATOR ONLY, and loaded only with a screen dir
 (emulator_display imports it while a screen is drawn): a device without one keeps
-its heap for the firmware, as a board's panel driver leaves it.
+its heap for the firmware, as a board's panel driver leaves it. On a qemu target
+the frames reach the host instead (emulator_frames), where quill.emulator.frames
+writes them with this module's ScreenFiles: the same bytes as the unix port's.
 """
 import os
 import struct
@@ -78,13 +80,13 @@ class ScreenFiles:
     """One screen's two files, written as the display draws it (whole files only: renamed
     from .tmp once finished)."""
 
-    def __init__(self, directory, screen, width, height, colours):
-        self.base = "%s/%06d-%s" % (directory, _next_sequence(directory), screen.name)
-        from quillfw.ui.screen import plain
+    def __init__(self, directory, name, lines, width, height, colours):
+        """lines: the screen's logical text, one line at a time (emulator_display.text);
+        quill.emulator.frames writes a qemu target's screens with this class too."""
+        self.base = "%s/%06d-%s" % (directory, _next_sequence(directory), name)
         with open(self.base + ".txt.tmp", "wb") as f:
-            f.write(screen.title.encode() + b"\n")
-            for item in screen.items:       # a line at a time on the heap
-                f.write(" ".join(plain(p) for p in item).encode() + b"\n")
+            for line in lines:              # a line at a time on the heap
+                f.write(line.encode() + b"\n")
         self.png = PngWriter(open(self.base + ".png.tmp", "wb"), width, height, colours)
 
     def rows(self, buffer, n):

@@ -3,7 +3,7 @@ stdin/stdout (a pty or pipes set up by quill-emu). Logs go to stderr.
 
     micropython main_emulator.py [--idle-ms N] [--board NAME] [--approve auto|ask|channel]
                                  [--datadir DIR] [--confirm-timeout-ms N] [--target NAME]
-                                 [--boot-id HEX] [--display KIND] [--screen-dir DIR]
+                                 [--boot-id HEX] [--display KIND] [--screen-dir DIR] [--frames]
 
 --approve: who confirms (firmware/emulator_approval.py; default auto);
 --datadir: where the confirmation policy is kept (confirm_policy.json) and
@@ -16,7 +16,11 @@ confirmation waits (default: quillfw.signing.confirm.DEFAULT_TIMEOUT_MS);
 once before the firmware serves; --display: the emulated panel
 (emulator_display.PANELS, or none, the default here: quill-emu picks its own
 default, quill.emulator.launcher.default_display), --screen-dir: where it
-writes every screen as PNG and text.
+writes every screen as PNG and text; --frames (a qemu target, which has no
+filesystem): every screen goes to the host on the board's second UART instead
+(emulator_frames), and quill-emu writes the files. On a qemu target the
+confirmation policy and the review's outputs are kept in RAM, and --approve
+channel takes the debug link's presses only (its files need a filesystem).
 
 Also registers debug methods that exist only here, never in a device build:
 debug_sleep (a long-running request that polls the link, to exercise ping
@@ -104,13 +108,14 @@ def _log(text):
 def _approver(kind, datadir):
     """The confirmation approver spec (quillfw.signing.confirm): auto decides at
     once; ask and channel are emulator_approval's, imported only while a
-    confirmation waits."""
+    confirmation waits (datadir None: a qemu board's channel, the debug link's
+    presses only)."""
     if kind == "auto":
         return AUTO
     return (kind, "emulator_approval", datadir)
 
 
-def _display(kind, screen_dir):
+def _display(kind, screen_dir, frames=False):
     """The display spec (quillfw.signing.confirm): None for --display none; kind is
     <panel>-<width>x<height> (emulator_display.PANELS, imported only to draw: at boot
     every name a module brings is interned on the heap)."""
@@ -122,7 +127,7 @@ def _display(kind, screen_dir):
         raise SystemExit("quill-fw: --display must be none or <panel>-<width>x<height>")
     buttons = [{"name": b, "role": b} for b in ("next", "prev", "approve", "reject")]
     info = {"panel": panel, "width": int(width), "height": int(height), "buttons": buttons}
-    return (info, "emulator_display", kind, screen_dir)
+    return (info, "emulator_display", kind, screen_dir, frames)
 
 
 def _debug_layout(ctx, params):
@@ -143,11 +148,16 @@ def main(argv):
     timeout_ms = int(_option(argv, "--confirm-timeout-ms", str(DEFAULT_TIMEOUT_MS)))
     target = _option(argv, "--target", "unix")
     boot_id = _option(argv, "--boot-id", None)  # ports whose os.urandom repeats at every boot
-    display = _display(_option(argv, "--display", "none"), _option(argv, "--screen-dir", None))
+    display = _display(_option(argv, "--display", "none"), _option(argv, "--screen-dir", None),
+                       "--frames" in argv)
     if kind not in ("auto", "ask", "channel"):
         raise SystemExit("quill-fw: --approve must be auto, ask or channel")
     if datadir is None and kind != "auto":
         raise SystemExit("quill-fw: --approve %s needs --datadir" % kind)
+    # a qemu board has no filesystem: its policy, review and approval channel live in RAM
+    flash = datadir if target == "unix" else None
+    if flash is None and kind == "ask":
+        raise SystemExit("quill-fw: --approve ask needs a filesystem (the unix target)")
     if "--generate-seed" in argv:
         if datadir is None:
             raise SystemExit("quill-fw: --generate-seed needs --datadir")
@@ -156,12 +166,15 @@ def main(argv):
         return
     if display is not None:
         import emulator_debuglink  # noqa: F401  (it stays, with its state: at the heap's bottom)
-        if display[3]:      # the screen files' names interned at boot too (quillfw.board.runtime)
+        from quillfw.compat import forget
+        if display[4]:      # the frames' names interned at boot too (quillfw.board.runtime)
+            import emulator_frames  # noqa: F401
+            forget("emulator_frames")
+        elif display[3]:    # the screen files' names likewise
             import emulator_png  # noqa: F401
-            from quillfw.compat import forget
             forget("emulator_png")
-    dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, datadir),
-                                  policy_path=datadir and datadir + "/" + POLICY_FILE,
+    dispatcher = build_dispatcher(board, emulator=True, approver=_approver(kind, flash),
+                                  policy_path=flash and flash + "/" + POLICY_FILE,
                                   confirm_timeout_ms=timeout_ms, target=target, boot_id=boot_id,
                                   display=display)
     dispatcher.register(DEBUG_METHODS + [
@@ -170,7 +183,7 @@ def main(argv):
     if "--keys" in argv and datadir is not None:
         from emulator_keys import register_keys
         # a qemu board has no filesystem: its seed and registrations are kept in RAM
-        register_keys(dispatcher, datadir if target == "unix" else None)
+        register_keys(dispatcher, flash)
     if target == "unix":
         _log("serving, idle timeout %d ms, confirmation by %s" % (idle_ms, kind))
     # on a qemu target stderr is the same UART as the link: no log lines there

@@ -11,7 +11,8 @@ from boards import boardspec, build
 
 REAL_BOARDS = [n for n in boardspec.names() if n != "unix"]
 EMULATOR_ONLY = "emulator_approval"
-EMULATOR_MODULES = ("emulator_approval", "emulator_debuglink", "emulator_display", "emulator_png")
+EMULATOR_MODULES = ("emulator_approval", "emulator_debuglink", "emulator_display", "emulator_png",
+                    "emulator_frames")
 DEBUG_LINK_METHODS = ("debug_layout", "debug_press")
 
 

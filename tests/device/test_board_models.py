@@ -57,8 +57,7 @@ def test_the_default_panel_is_the_boards_own():
     assert {b: default_display(b) for b in models.BOARDS} == {
         "rpi_pico": "st7789-240x240", "pyboard": "ssd1306-128x64", "esp32_s3_tft": "st7789-240x135",
         "esp32_s3": "none"}                    # the DevKitC-1 has no display
-    # a qemu target's frames have no way out (its UART is the link, it has no filesystem)
-    assert default_display("rpi_pico", target="qemu-m0plus") == "none"
+    # a qemu target models its board's panel too: tests/ui/test_screens_on_mcu.py
 
 
 @pytest.mark.parametrize("board", models.BOARDS)

@@ -43,21 +43,21 @@ ENTRY = FIRMWARE_DIR / "main_emulator.py"
 # Beside the quillfw package, so that no board's build contains them.
 EMULATOR_MODULES = (FIRMWARE_DIR / "emulator_approval.py", FIRMWARE_DIR / "emulator_keys.py",
                     FIRMWARE_DIR / "emulator_debuglink.py", FIRMWARE_DIR / "emulator_display.py",
-                    FIRMWARE_DIR / "emulator_png.py", ENTRY)
+                    FIRMWARE_DIR / "emulator_png.py", FIRMWARE_DIR / "emulator_frames.py", ENTRY)
 APPROVERS = ("auto", "ask", "channel")
 # quill-emu --display (firmware/emulator_display.py's panels); the default is the modelled
 # board's own panel (board.json "display": the Pico's is the Waveshare Pico-LCD-1.3)
 DISPLAYS = ("st7789-240x240", "st7789-240x135", "ssd1306-128x64", "none")
 
 
-def default_display(board: str, heapsize: str | None = None, firmware: str = "board",
-                    target: str = "unix") -> str:
+def default_display(board: str) -> str:
     """quill-emu's panel when --display is not given: the modelled board's own
     (models.BoardModel.display: the Pico's st7789-240x240, the pyboard's ssd1306-128x64,
-    none on the ESP32-S3 DevKitC-1); none on a qemu target, whose frames have no way out
-    (its UART is the link and it has no filesystem)."""
-    if target != "unix":
-        return "none"
+    none on the ESP32-S3 DevKitC-1), on a qemu target too (qemu-m0plus stands for the
+    Pico, qemu-m4 for the pyboard; its frames reach quill-emu on the board's second
+    UART, firmware/emulator_frames.py). Drawing there costs ~3 M instructions per
+    240x240 page on the Cortex-M0+ (milliseconds under QEMU) and ~11 KB of its heap
+    while a screen is drawn (tests/bench/bench_screens_mcu.py, docs/cortex-m.md)."""
     return models.load(board).display
 
 
@@ -287,6 +287,10 @@ def firmware_command(heapsize: str | int | None = None, idle_ms: int = DEFAULT_I
         module = ["--native", str(native)] if native else []
         if native and not qemu.TARGETS[target].frozen:
             romfs_image(extra=[native])   # built here, before the device's clock starts
+        if "--screen-dir" in options:     # the board has no filesystem: its frames reach serve
+            at = options.index("--screen-dir")
+            module += options[at:at + 2]
+            options = options[:at] + options[at + 2:]
         return [sys.executable, "-m", "quill.emulator.qemu", "serve", "--target", target,
                 *heap_option, *module, "--", *options]
     if firmware not in models.FIRMWARE:

@@ -33,13 +33,17 @@ in <datadir>/confirm_policy.json, the encrypted seed in <datadir>/seed.bin
 
 The screen: --display is the emulated panel (default: the modelled board's own,
 quill.emulator.launcher.default_display: st7789-240x240 on the Pico's Waveshare
-Pico-LCD-1.3, ssd1306-128x64 on the pyboard, none on the ESP32-S3 DevKitC-1 and
-on a qemu target; none: a device without a display, confirming blind).
+Pico-LCD-1.3, ssd1306-128x64 on the pyboard, none on the ESP32-S3 DevKitC-1; a
+qemu target models its board's: qemu-m0plus the Pico's, qemu-m4 the pyboard's;
+none: a device without a display, confirming blind).
 The firmware draws every confirmation on it with the same code as a board;
 --approve=auto then shows every page and approves, channel waits for a
-test's presses (the debug link's debug_press, or the answer file). With
+test's presses (the debug link's debug_press, or the answer file; on a qemu
+target, which has no filesystem, the presses only). With
 --screen-dir every screen drawn is written as DIR/<6-digit sequence>-<screen>.png
-(the panel's native size) and DIR/<same>.txt (its logical text).
+(the panel's native size) and DIR/<same>.txt (its logical text); a qemu target
+sends them to quill-emu on the board's second UART (firmware/emulator_frames.py),
+which writes the same files.
 
 Signing arithmetic: --crypto=native deploys libsecp256k1 as a native module
 (built from ../shared/toolchains into a cache, quill.emulator.natmod, with the
@@ -136,15 +140,18 @@ def parse_args(argv):
                              "it in --datadir (no PIN); later starts keep it")
     parser.add_argument("--display", choices=DISPLAYS,
                         help="the emulated panel (default: the modelled board's own, the Pico's "
-                             "st7789-240x240; none on a qemu target); none: a blind device")
+                             "st7789-240x240, on a qemu target too); none: a blind device")
     parser.add_argument("--screen-dir", help="write every screen drawn as DIR/<sequence>-<screen>"
                                              ".png and .txt")
     parser.add_argument("--test-mnemonic", metavar="WORDS",
                         help="test only: start initialised with this BIP39 mnemonic, unlocked, "
                              "without a PIN")
     args = parser.parse_args(argv)
-    if args.approve == "channel" and not args.datadir:
+    if args.approve == "channel" and not args.datadir and args.target == "unix":
         parser.error("--approve=channel needs --datadir (the channel's files are there)")
+    if args.approve == "ask" and args.target != "unix":
+        parser.error("--approve=ask needs the unix target (its answers pass through files, and a "
+                     "qemu board has no filesystem)")
     if args.frozen:
         args.firmware = "frozen"
     if args.firmware != "board" and args.target != "unix":
@@ -212,9 +219,7 @@ def main(argv=None):
         if args.approve == "ask":
             asker = TerminalAsker(args.datadir).start()
         confirmation = confirmation_options(args.approve, args.datadir, args.confirm_timeout_ms)
-        confirmation += display_options(args.display or default_display(args.board, args.heapsize,
-                                                                        args.firmware, args.target),
-                                        args.screen_dir)
+        confirmation += display_options(args.display or default_display(args.board), args.screen_dir)
         if args.keys:
             confirmation.append("--keys")   # main_emulator.py's option, beside the confirmation's
         if args.stdio:

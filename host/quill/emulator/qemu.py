@@ -136,11 +136,9 @@ def source_dir() -> Path:
 
 
 def _frozen_manifest(path: Path) -> None:
-    path.write_text(
-        f"package('quillfw', base_path={str(FIRMWARE_DIR)!r})\n"
-        f"module('main_emulator.py', base_path={str(FIRMWARE_DIR)!r})\n"
-        f"module('emulator_approval.py', base_path={str(FIRMWARE_DIR)!r})\n"
-        f"module('emulator_keys.py', base_path={str(FIRMWARE_DIR)!r})\n")
+    from quill.emulator.launcher import EMULATOR_MODULES
+    path.write_text(f"package('quillfw', base_path={str(FIRMWARE_DIR)!r})\n" + "".join(
+        f"module({module.name!r}, base_path={str(FIRMWARE_DIR)!r})\n" for module in EMULATOR_MODULES))
 
 
 def _firmware_digest() -> str:
@@ -203,11 +201,15 @@ def build(target: Target | str, heap: int | None = None) -> Path:
 
 
 def qemu_command(target: Target, elf: Path, romfs: Path | None = None, icount: bool = False,
-                 trace: Path | None = None) -> list[str]:
+                 trace: Path | None = None, frames: Path | None = None) -> list[str]:
     """trace: a file for QEMU's execution trace (each translated block's disassembly once,
-    then every executed block: tests/bench/m0plus_cycles.py reads it)."""
+    then every executed block: tests/bench/m0plus_cycles.py reads it); frames: a unix
+    socket, listening, for the board's second UART (the panel's frames,
+    firmware/emulator_frames.py)."""
     cmd = ["qemu-system-arm", "-machine", target.machine, "-nographic", "-monitor", "none",
            "-serial", "stdio", "-semihosting", "-kernel", str(elf)]
+    if frames is not None:
+        cmd += ["-serial", f"unix:{frames}"]
     if romfs is not None:
         cmd += ["-device", f"loader,file={romfs},addr={ROMFS_ADDRESS},force-raw=on"]
     if icount:
@@ -229,15 +231,16 @@ class Board:
     """One running qemu with the firmware reachable; talks to MicroPython's raw REPL."""
 
     def __init__(self, target: Target | str, heap: int | None = None, icount: bool = False,
-                 romfs: Path | None = None, trace: Path | None = None):
+                 romfs: Path | None = None, trace: Path | None = None, frames: Path | None = None):
         """romfs: an image for the board's ROMFS (default: the firmware's, unless frozen);
-        trace: a file for QEMU's execution trace (qemu_command)."""
+        trace: a file for QEMU's execution trace, frames: a socket for its second UART
+        (qemu_command)."""
         self.target = TARGETS[target] if isinstance(target, str) else target
         elf = build(self.target, heap)
         if romfs is None and not self.target.frozen:
             from quill.emulator.launcher import romfs_image
             romfs = romfs_image()
-        self.proc = subprocess.Popen(qemu_command(self.target, elf, romfs, icount, trace),
+        self.proc = subprocess.Popen(qemu_command(self.target, elf, romfs, icount, trace, frames),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -384,16 +387,22 @@ def native_module(target: str, crypto: str = "auto") -> Path | None:
 
 
 def serve(target: Target | str, heap: int | None, options: list[str], boot_id: str | None = None,
-          native: Path | None = None) -> int:
+          native: Path | None = None, screen_dir: str | None = None) -> int:
     """The firmware (main_emulator) serving this process's stdin/stdout through the
     board's UART; returns when either side closes. native: the crypto module, put
-    in the ROMFS beside the firmware (alone on a frozen target)."""
+    in the ROMFS beside the firmware (alone on a frozen target); screen_dir: where
+    the panel's screens are written (the firmware sends them on the board's second
+    UART, quill.emulator.frames writes them)."""
     target = TARGETS[target] if isinstance(target, str) else target
     romfs = None
     if native is not None:
         from quill.emulator.launcher import romfs_image
         romfs = romfs_of({native.name: native.read_bytes()}) if target.frozen else romfs_image(extra=[native])
-    board = Board(target, heap, romfs=romfs)
+    frames = writer = None
+    if screen_dir is not None:
+        frames, writer = frame_listener(screen_dir)
+        options = [*options, "--frames"]
+    board = Board(target, heap, romfs=romfs, frames=frames)
     boot_id = boot_id or os.urandom(8).hex()     # the port's urandom repeats at every boot
     argv = ["main_emulator", "--target", board.target.name, "--boot-id", boot_id, *options]
     try:
@@ -406,6 +415,27 @@ def serve(target: Target | str, heap: int | None, options: list[str], boot_id: s
         return _relay(board._in.fileno(), board._out.fileno())
     finally:
         board.close()
+        if frames is not None and writer is not None:
+            writer.join(timeout=5)      # the last screen's files, once the board is gone
+            shutil.rmtree(frames.parent, ignore_errors=True)
+
+
+def frame_listener(screen_dir: str) -> tuple[Path, threading.Thread]:
+    """A unix socket for the board's second UART, in a folder of its own, and a thread
+    that writes the screens it carries into screen_dir (quill.emulator.frames)."""
+    import socket
+    import tempfile
+
+    from quill.emulator.frames import serve_frames
+
+    path = Path(tempfile.mkdtemp(prefix="quill-frames-")) / "uart1"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    writer = threading.Thread(target=serve_frames, args=(listener, screen_dir), name="quill-frames",
+                              daemon=True)
+    writer.start()
+    return path, writer
 
 
 # The nice value given to QEMU's I/O thread while it serves (favour_io_thread).
@@ -460,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("serve", help="the firmware serving stdin/stdout (quill-emu --target)")
     s.add_argument("--boot-id")
     s.add_argument("--native", type=Path, help="the native crypto module to deploy beside the firmware")
+    s.add_argument("--screen-dir", help="write the panel's screens there (quill.emulator.frames)")
     for p in (b, r, s):
         p.add_argument("--target", choices=sorted(TARGETS), required=True)
         p.add_argument("--heapsize", type=int, help="MicroPython heap (default: the target's board's)")
@@ -476,7 +507,8 @@ def main(argv: list[str] | None = None) -> int:
             if result.instructions is not None:
                 print(f"{ICOUNT_TAG} {result.instructions}", file=sys.stderr)
             return 1 if result.error else 0
-        return serve(args.target, args.heapsize, [a for a in rest if a != "--"], args.boot_id, args.native)
+        return serve(args.target, args.heapsize, [a for a in rest if a != "--"], args.boot_id, args.native,
+                     args.screen_dir)
     except Unavailable as e:
         print(f"quill-emu: {e}", file=sys.stderr)
         return 2
