@@ -1,7 +1,14 @@
 // libsecp256k1 (its src/secp256k1.c, compiled from ../shared as on every other core) for
-// ARMv6-M, with the k*G comb's constant-time table lookup in Thumb-1
-// (quill_comb_armv6m.S) instead of the library's C one.
+// ARMv6-M, with two of its static functions swapped for ones the Cortex-M0+ runs
+// faster, each keeping the library's constant-time property and its exact result:
+//   * the k*G comb's table lookup, in Thumb-1 (quill_comb_armv6m.S);
+//   * the constant-time modular inverse (safegcd, secp256k1_modinv32: the field
+//     inverse that makes each nonce's R affine, and the scalar inverse of the nonce).
 //
+// How: a function's header is included first, so its definition keeps its name; then
+// the name becomes a macro for the rest of the library.
+//
+// The comb:
 // The library picks the comb entry for a block by a conditional move over every
 // entry of the block's row (ecmult_gen_impl.h: secp256k1_ge_storage_cmov(&adds,
 // &table[block][index], index == abs) for each index), which the M0+ runs at ~12
@@ -10,19 +17,139 @@
 // an all-ones or all-zero mask into registers: the same entry, the same memory
 // accesses whatever the secret index is, at ~4.3 cycles per word.
 //
-// How: group_impl.h (the function's only definition) is included first, so its
-// definition keeps its name; then the name becomes a macro for the rest of the
-// library, whose one call is that lookup loop. At the loop's first index the macro
+// group_impl.h (the function's only definition) first, then the name as a macro for
+// the library's one call, that lookup loop. At the loop's first index the macro
 // scans the row (its address is &table[block][0] there) for the loop's `abs`; the
 // remaining iterations do nothing. The macro names the loop's variables (index,
 // abs): a library whose loop is written differently fails to compile here rather
 // than sign wrongly, and tests/mcu/test_native_on_mcu.py checks the signatures
 // against libsecp256k1's on the host.
+//
+// The inverse: the library computes its 20 rounds of 30 divsteps' matrix
+// products (update_de and update_fg in its doc/safegcd_implementation.md) in signed
+// 64-bit arithmetic, each product a call of the run-time ABI's 64x64-bit multiply
+// (quill_lmul here) on sign-extended operands. quill_modinv32 runs the same rounds
+// with the library's own divsteps_30 and normalize_30, and does the matrix products
+// with quill_smul: a 32x32 -> 64-bit signed product inline (four MULS of 16-bit
+// halves and a sign correction, no call, no 64-bit operands). Straight-line code
+// with fixed trip counts, as the library's: constant time. The inverse is unique,
+// so the result is the library's.
 #define SECP256K1_BUILD
 #include "secp256k1.h"
 #include "secp256k1_preallocated.h"
 #include "assumptions.h"
 #include "util.h"
+#include "modinv32_impl.h"
+
+// a * b, signed 32x32 -> 64 bits, on a core whose MULS gives the low 32 bits: the
+// unsigned product from four 16x16-bit MULS, then 2^32 * (b if a < 0, + a if b < 0)
+// subtracted (a's two's-complement value is a_u - 2^32 [a < 0]). No branch.
+static inline __attribute__((always_inline)) int64_t quill_smul(int32_t a, int32_t b) {
+    uint32_t x = (uint32_t)a, y = (uint32_t)b, lo, hi, t, fix;
+    __asm__(
+        ".syntax unified\n\t"        // GCC wraps Thumb-1 inline assembly in divided syntax
+        "asrs %[fix], %[x], #31\n\t"
+        "ands %[fix], %[y]\n\t"
+        "asrs %[t], %[y], #31\n\t"
+        "ands %[t], %[x]\n\t"
+        "adds %[fix], %[t]\n\t"      // the sign correction of the high word
+        "lsrs %[hi], %[x], #16\n\t"  // ah
+        "uxth %[x], %[x]\n\t"        // al
+        "lsrs %[t], %[y], #16\n\t"   // bh
+        "uxth %[y], %[y]\n\t"        // bl
+        "movs %[lo], %[x]\n\t"
+        "muls %[lo], %[y]\n\t"       // al * bl
+        "muls %[x], %[t]\n\t"        // al * bh
+        "muls %[y], %[hi]\n\t"       // bl * ah
+        "muls %[hi], %[t]\n\t"       // ah * bh
+        "adds %[x], %[y]\n\t"        // the middle sum, its carry at 2^48
+        "movs %[t], #0\n\t"          // (MOVS leaves C alone)
+        "adcs %[t], %[t]\n\t"
+        "lsls %[t], %[t], #16\n\t"
+        "adds %[hi], %[t]\n\t"
+        "lsls %[t], %[x], #16\n\t"
+        "lsrs %[x], %[x], #16\n\t"
+        "adds %[lo], %[t]\n\t"
+        "adcs %[hi], %[x]\n\t"
+        "subs %[hi], %[fix]\n\t"
+        ".syntax divided\n\t"
+        : [x] "+l"(x), [y] "+l"(y), [lo] "=&l"(lo), [hi] "=&l"(hi), [t] "=&l"(t), [fix] "=&l"(fix)
+        :
+        : "cc");
+    return (int64_t)(((uint64_t)hi << 32) | lo);
+}
+
+// [f, g] = t [f, g] / 2^30 (t's 30 divsteps make the low 30 bits of both zero)
+static void quill_update_fg(secp256k1_modinv32_signed30 *f, secp256k1_modinv32_signed30 *g,
+                            const secp256k1_modinv32_trans2x2 *t) {
+    const int32_t low30 = (int32_t)(UINT32_MAX >> 2);
+    int64_t cf = quill_smul(t->u, f->v[0]) + quill_smul(t->v, g->v[0]);
+    int64_t cg = quill_smul(t->q, f->v[0]) + quill_smul(t->r, g->v[0]);
+    int i;
+    cf >>= 30;
+    cg >>= 30;
+    for (i = 1; i < 9; i++) {
+        int32_t fi = f->v[i], gi = g->v[i];
+        cf += quill_smul(t->u, fi) + quill_smul(t->v, gi);
+        cg += quill_smul(t->q, fi) + quill_smul(t->r, gi);
+        f->v[i - 1] = (int32_t)cf & low30;
+        g->v[i - 1] = (int32_t)cg & low30;
+        cf >>= 30;
+        cg >>= 30;
+    }
+    f->v[8] = (int32_t)cf;
+    g->v[8] = (int32_t)cg;
+}
+
+// [d, e] = (t [d, e] + modulus [md, me]) / 2^30, with md, me chosen (from the signs
+// of d and e and the low bits, through modulus^-1 mod 2^30) so that the sum's low 30
+// bits are zero and d, e stay in (-2 modulus, modulus)
+static void quill_update_de(secp256k1_modinv32_signed30 *d, secp256k1_modinv32_signed30 *e,
+                            const secp256k1_modinv32_trans2x2 *t, const secp256k1_modinv32_modinfo *modinfo) {
+    const int32_t low30 = (int32_t)(UINT32_MAX >> 2);
+    const int32_t u = t->u, v = t->v, q = t->q, r = t->r;
+    const int32_t sd = d->v[8] >> 31, se = e->v[8] >> 31;
+    int32_t md = (u & sd) + (v & se), me = (q & sd) + (r & se);
+    int64_t cd = quill_smul(u, d->v[0]) + quill_smul(v, e->v[0]);
+    int64_t ce = quill_smul(q, d->v[0]) + quill_smul(r, e->v[0]);
+    int i;
+    md -= (modinfo->modulus_inv30 * (uint32_t)cd + md) & low30;
+    me -= (modinfo->modulus_inv30 * (uint32_t)ce + me) & low30;
+    cd += quill_smul(modinfo->modulus.v[0], md);
+    ce += quill_smul(modinfo->modulus.v[0], me);
+    cd >>= 30;
+    ce >>= 30;
+    for (i = 1; i < 9; i++) {
+        int32_t di = d->v[i], ei = e->v[i], mi = modinfo->modulus.v[i];
+        cd += quill_smul(u, di) + quill_smul(v, ei) + quill_smul(mi, md);
+        ce += quill_smul(q, di) + quill_smul(r, ei) + quill_smul(mi, me);
+        d->v[i - 1] = (int32_t)cd & low30;
+        e->v[i - 1] = (int32_t)ce & low30;
+        cd >>= 30;
+        ce >>= 30;
+    }
+    d->v[8] = (int32_t)cd;
+    e->v[8] = (int32_t)ce;
+}
+
+// x = x^-1 mod the modulus (0 for 0), in constant time: 20 rounds of 30 divsteps
+// (600 >= the 590 a 256-bit input needs), d the inverse up to sign at the end
+static void quill_modinv32(secp256k1_modinv32_signed30 *x, const secp256k1_modinv32_modinfo *modinfo) {
+    secp256k1_modinv32_signed30 d = {{0}}, e = {{1}}, f = modinfo->modulus, g = *x;
+    int32_t zeta = -1;
+    int i;
+    for (i = 0; i < 20; i++) {
+        secp256k1_modinv32_trans2x2 t;
+        zeta = secp256k1_modinv32_divsteps_30(zeta, f.v[0], g.v[0], &t);
+        quill_update_de(&d, &e, &t, modinfo);
+        quill_update_fg(&f, &g, &t);
+    }
+    secp256k1_modinv32_normalize_30(&d, f.v[8], modinfo);
+    *x = d;
+}
+
+#define secp256k1_modinv32(x, modinfo) quill_modinv32((x), (modinfo))
+
 #include "field_impl.h"
 #include "group_impl.h"
 
