@@ -40,6 +40,7 @@
 #include "assumptions.h"
 #include "util.h"
 #include "modinv32_impl.h"
+#include <stddef.h>
 
 // a * b, signed 32x32 -> 64 bits, on a core whose MULS gives the low 32 bits: the
 // unsigned product from four 16x16-bit MULS, then 2^32 * (b if a < 0, + a if b < 0)
@@ -79,26 +80,42 @@ static inline __attribute__((always_inline)) int64_t quill_smul(int32_t a, int32
     return (int64_t)(((uint64_t)hi << 32) | lo);
 }
 
+// quill_modinv_rows' work (quill_modinv_armv6m.S, which reads these offsets): limbs
+// 1 to 8 of the products below, for both accumulators
+typedef struct {
+    int64_t ca, cb;            // the accumulators: in, the carries out of limb 0
+    int32_t u, v, q, r;        // the transition matrix
+    int32_t md, me;            // update_de's multiples of the modulus
+    const int32_t *mod;        // the modulus' limbs (update_de), or NULL (update_fg)
+    int32_t *a, *b;            // the two numbers' limbs, rewritten one limb down
+    int32_t ai, bi, mi, count; // the assembly's own
+} quill_rows;
+typedef char quill_rows_layout[(offsetof(quill_rows, u) == 16 && offsetof(quill_rows, mod) == 40
+                                && offsetof(quill_rows, count) == 64) ? 1 : -1];
+void quill_modinv_rows(quill_rows *p);
+
+static void quill_rows_start(quill_rows *p, const secp256k1_modinv32_trans2x2 *t, int32_t *a, int32_t *b) {
+    p->u = t->u;
+    p->v = t->v;
+    p->q = t->q;
+    p->r = t->r;
+    p->a = a;
+    p->b = b;
+    p->ca = quill_smul(t->u, a[0]) + quill_smul(t->v, b[0]);
+    p->cb = quill_smul(t->q, a[0]) + quill_smul(t->r, b[0]);
+}
+
 // [f, g] = t [f, g] / 2^30 (t's 30 divsteps make the low 30 bits of both zero)
 static void quill_update_fg(secp256k1_modinv32_signed30 *f, secp256k1_modinv32_signed30 *g,
                             const secp256k1_modinv32_trans2x2 *t) {
-    const int32_t low30 = (int32_t)(UINT32_MAX >> 2);
-    int64_t cf = quill_smul(t->u, f->v[0]) + quill_smul(t->v, g->v[0]);
-    int64_t cg = quill_smul(t->q, f->v[0]) + quill_smul(t->r, g->v[0]);
-    int i;
-    cf >>= 30;
-    cg >>= 30;
-    for (i = 1; i < 9; i++) {
-        int32_t fi = f->v[i], gi = g->v[i];
-        cf += quill_smul(t->u, fi) + quill_smul(t->v, gi);
-        cg += quill_smul(t->q, fi) + quill_smul(t->r, gi);
-        f->v[i - 1] = (int32_t)cf & low30;
-        g->v[i - 1] = (int32_t)cg & low30;
-        cf >>= 30;
-        cg >>= 30;
-    }
-    f->v[8] = (int32_t)cf;
-    g->v[8] = (int32_t)cg;
+    quill_rows p;
+    quill_rows_start(&p, t, f->v, g->v);
+    p.ca >>= 30;
+    p.cb >>= 30;
+    p.mod = NULL;
+    quill_modinv_rows(&p);
+    f->v[8] = (int32_t)p.ca;
+    g->v[8] = (int32_t)p.cb;
 }
 
 // [d, e] = (t [d, e] + modulus [md, me]) / 2^30, with md, me chosen (from the signs
@@ -107,29 +124,22 @@ static void quill_update_fg(secp256k1_modinv32_signed30 *f, secp256k1_modinv32_s
 static void quill_update_de(secp256k1_modinv32_signed30 *d, secp256k1_modinv32_signed30 *e,
                             const secp256k1_modinv32_trans2x2 *t, const secp256k1_modinv32_modinfo *modinfo) {
     const int32_t low30 = (int32_t)(UINT32_MAX >> 2);
-    const int32_t u = t->u, v = t->v, q = t->q, r = t->r;
     const int32_t sd = d->v[8] >> 31, se = e->v[8] >> 31;
-    int32_t md = (u & sd) + (v & se), me = (q & sd) + (r & se);
-    int64_t cd = quill_smul(u, d->v[0]) + quill_smul(v, e->v[0]);
-    int64_t ce = quill_smul(q, d->v[0]) + quill_smul(r, e->v[0]);
-    int i;
-    md -= (modinfo->modulus_inv30 * (uint32_t)cd + md) & low30;
-    me -= (modinfo->modulus_inv30 * (uint32_t)ce + me) & low30;
-    cd += quill_smul(modinfo->modulus.v[0], md);
-    ce += quill_smul(modinfo->modulus.v[0], me);
-    cd >>= 30;
-    ce >>= 30;
-    for (i = 1; i < 9; i++) {
-        int32_t di = d->v[i], ei = e->v[i], mi = modinfo->modulus.v[i];
-        cd += quill_smul(u, di) + quill_smul(v, ei) + quill_smul(mi, md);
-        ce += quill_smul(q, di) + quill_smul(r, ei) + quill_smul(mi, me);
-        d->v[i - 1] = (int32_t)cd & low30;
-        e->v[i - 1] = (int32_t)ce & low30;
-        cd >>= 30;
-        ce >>= 30;
-    }
-    d->v[8] = (int32_t)cd;
-    e->v[8] = (int32_t)ce;
+    quill_rows p;
+    int32_t md = (t->u & sd) + (t->v & se), me = (t->q & sd) + (t->r & se);
+    quill_rows_start(&p, t, d->v, e->v);
+    md -= (modinfo->modulus_inv30 * (uint32_t)p.ca + md) & low30;
+    me -= (modinfo->modulus_inv30 * (uint32_t)p.cb + me) & low30;
+    p.ca += quill_smul(modinfo->modulus.v[0], md);
+    p.cb += quill_smul(modinfo->modulus.v[0], me);
+    p.ca >>= 30;
+    p.cb >>= 30;
+    p.md = md;
+    p.me = me;
+    p.mod = modinfo->modulus.v;
+    quill_modinv_rows(&p);
+    d->v[8] = (int32_t)p.ca;
+    e->v[8] = (int32_t)p.cb;
 }
 
 // x = x^-1 mod the modulus (0 for 0), in constant time: 20 rounds of 30 divsteps
