@@ -174,3 +174,23 @@ void quill_comb_scan(secp256k1_ge_storage *r, const secp256k1_ge_storage *row, u
     } while (0)
 
 #include "secp256k1.c"
+
+#ifdef QUILL_PROFILE
+// The profiling build's hooks for tests/mcu/test_natmod_field_on_mcu.py (called from
+// quill_secp256k1.c): the constant-time inverses on 32-byte big-endian numbers, taken
+// mod p and mod n first; the inverse of 0 is 0, as the library's.
+void quill_test_fe_inv(unsigned char out[32], const unsigned char in[32]) {
+    secp256k1_fe x;
+    secp256k1_fe_set_b32_mod(&x, in);
+    secp256k1_fe_inv(&x, &x);
+    secp256k1_fe_normalize(&x);
+    secp256k1_fe_get_b32(out, &x);
+}
+
+void quill_test_scalar_inv(unsigned char out[32], const unsigned char in[32]) {
+    secp256k1_scalar x;
+    secp256k1_scalar_set_b32(&x, in, NULL);
+    secp256k1_scalar_inverse(&x, &x);
+    secp256k1_scalar_get_b32(out, &x);
+}
+#endif
