@@ -8,11 +8,12 @@ blocks executed between two marks, and weighs each instruction with the table be
 conditional branch counts as taken when the next block does not start right after
 it.
 
-    histogram(log, start_pc, firmware_end) -> Histogram
+    histogram(log, start_pc, firmware_end[, region_of]) -> Histogram
         the classes between the first and the last run of the block at start_pc
         (time.ticks_us(): the window the benchmark's two reads bracket), split into
-        the native module's code and the firmware's
-    native_signature(pairs) -> Histogram
+        the native module's code and the firmware's (or by region_of(address): the
+        module's functions, ModuleMap.region_of)
+    native_signature(pairs[, functions=ModuleMap]) -> Histogram
         one ECDSA signature per pair with the Pico's native module on qemu-m0plus
         (traced without -icount: the same instructions, and QEMU's blocks are not cut
         by the instruction budget)
