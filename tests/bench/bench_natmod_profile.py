@@ -7,9 +7,11 @@ Pico's tables, with call counters in the ARMv6-M field multiplication, squaring 
 64-bit product) on qemu-m0plus under QEMU -icount. It measures what one call of each
 costs (a loop of them, less the empty loop), counts the calls one operation makes,
 and splits each operation's instructions into field multiplications, squarings,
-64-bit products (the safegcd inverses and the scalar arithmetic) and the rest (the
-comb's constant-time table scans, SHA-256 for RFC6979 and BIP340, normalization,
-additions, the MicroPython call). The counters themselves add a few instructions per
+64-bit products (the scalar arithmetic's, and verification's variable-time inverses;
+the constant-time ones multiply inline, quill_modinv_armv6m.S) and the rest (the
+comb's table lookups, the inverses, SHA-256 for RFC6979 and BIP340, normalization,
+additions, the MicroPython call). tests/bench/bench_natmod_functions.py gives every
+function's cycles instead. The counters themselves add a few instructions per
 call, so the totals are ~1 % above the production build's.
 """
 import re

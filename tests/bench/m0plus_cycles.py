@@ -8,11 +8,12 @@ blocks executed between two marks, and weighs each instruction with the table be
 conditional branch counts as taken when the next block does not start right after
 it.
 
-    histogram(log, start_pc, firmware_end) -> Histogram
+    histogram(log, start_pc, firmware_end[, region_of]) -> Histogram
         the classes between the first and the last run of the block at start_pc
         (time.ticks_us(): the window the benchmark's two reads bracket), split into
-        the native module's code and the firmware's
-    native_signature(pairs) -> Histogram
+        the native module's code and the firmware's (or by region_of(address): the
+        module's functions, ModuleMap.region_of)
+    native_signature(pairs[, functions=ModuleMap]) -> Histogram
         one ECDSA signature per pair with the Pico's native module on qemu-m0plus
         (traced without -icount: the same instructions, and QEMU's blocks are not cut
         by the instruction budget)
@@ -49,6 +50,7 @@ import re
 import subprocess
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,12 +143,18 @@ class Histogram:
         return {c: (v[0], v[1]) for c, v in sorted(out.items(), key=lambda kv: -kv[1][1])}
 
 
-def histogram(log: Path, start_pc: int, firmware_end: int) -> Histogram:
+def histogram(log: Path, start_pc: int, firmware_end: int,
+              region_of: Callable[[int], str] | None = None) -> Histogram:
     """The classes of the instructions executed between the first and the last
     execution of the block at start_pc (exclusive of the marks' own blocks); code at or
     above firmware_end (the firmware image's _etext: the heap) is the native module's.
     The last, not the second: QEMU logs a block again when an interrupt came between
-    its log line and its first instruction, so one call can leave two marks."""
+    its log line and its first instruction, so one call can leave two marks.
+    region_of: the region of an instruction's address instead (tests/bench/
+    bench_natmod_functions.py: the module's function it belongs to)."""
+    if region_of is None:
+        def region_of(addr: int) -> str:
+            return "module" if addr >= firmware_end else "firmware"
     blocks: dict[int, list[Insn]] = {}
     hist = Histogram()
     segment = Histogram()               # since the latest mark: counted if another follows
@@ -174,7 +182,7 @@ def histogram(log: Path, start_pc: int, firmware_end: int) -> Histogram:
             pc = int(t.group(1), 16)
             if pc == start_pc:
                 if pending is not None:
-                    _count_last(segment, pending, pc, firmware_end)
+                    _count_last(segment, pending, pc, region_of)
                 if marks:
                     hist.instructions.update(segment.instructions)
                     hist.cycles.update(segment.cycles)
@@ -184,26 +192,26 @@ def histogram(log: Path, start_pc: int, firmware_end: int) -> Histogram:
             if not marks:
                 continue
             if pending is not None:
-                _count_last(segment, pending, pc, firmware_end)
+                _count_last(segment, pending, pc, region_of)
             block = blocks[pc]
             for insn in block[:-1]:
-                _count(segment, insn, False, firmware_end)
+                _count(segment, insn, False, region_of)
             pending = block
     if marks < 2:
         raise ValueError(f"the block at {start_pc:#x} ran {marks} times in {log}")
     return hist
 
 
-def _count(hist: Histogram, insn: Insn, taken: bool, firmware_end: int) -> None:
-    region = "module" if insn.addr >= firmware_end else "firmware"
+def _count(hist: Histogram, insn: Insn, taken: bool, region_of: Callable[[int], str]) -> None:
+    region = region_of(insn.addr)
     name, cycles = insn_class(insn, taken)
     hist.instructions[(region, name)] += 1
     hist.cycles[(region, name)] += cycles
 
 
-def _count_last(hist: Histogram, block: list[Insn], next_pc: int, firmware_end: int) -> None:
+def _count_last(hist: Histogram, block: list[Insn], next_pc: int, region_of: Callable[[int], str]) -> None:
     last = block[-1]
-    _count(hist, last, next_pc != last.addr + last.size, firmware_end)
+    _count(hist, last, next_pc != last.addr + last.size, region_of)
 
 
 _SIGN = """t = time.ticks_us()
@@ -223,10 +231,11 @@ def _symbol(elf: Path, name: str) -> int:
 
 
 def native_signature(pairs: list[tuple[bytes, bytes]], target: str = "qemu-m0plus",
-                     module: Path | None = None) -> Histogram:
+                     module: Path | None = None, functions: ModuleMap | None = None) -> Histogram:
     """The instruction classes of ecdsa.sign over pairs (the firmware with the native
     module, the board's by default; one warm-up signature first), between the two
-    time.ticks_us() reads."""
+    time.ticks_us() reads. functions: the module's symbols (bench_natmod_functions.py);
+    the regions are then the module's functions (and "firmware")."""
     from quill.emulator import qemu
     from quill.emulator.launcher import romfs_image
 
@@ -239,12 +248,38 @@ def native_signature(pairs: list[tuple[bytes, bytes]], target: str = "qemu-m0plu
         try:
             board.enter_raw_repl()
             out, err = board.exec("import sys, time\nsys.path.insert(0, '/rom')\n"
-                                  "from quillfw.crypto import ecdsa\npairs = %r\necdsa.sign(*pairs[0])\n" % (pairs,))
+                                  "from quillfw.crypto import ecdsa\npairs = %r\necdsa.sign(*pairs[0])\n"
+                                  "import quill_secp256k1\nprint('ANCHOR', id(quill_secp256k1.ecdsa_sign))\n"
+                                  % (pairs,))
+            anchor = re.search(r"ANCHOR (\d+)", out)
             if not err:
                 out, err = board.exec(_SIGN, timeout=900)
         finally:
             board.close()
-        if err:
+        if err or not anchor:
             raise RuntimeError(f"{target}: {out[-500:]} {err[-1500:]}")
+        etext = _symbol(elf, "_etext")
+        region_of = functions.region_of(int(anchor.group(1)), etext) if functions else None
         # the block QEMU translates for time.ticks_us() starts at the function (Thumb bit clear)
-        return histogram(log, _symbol(elf, "time_ticks_us") & ~1, _symbol(elf, "_etext"))
+        return histogram(log, _symbol(elf, "time_ticks_us") & ~1, etext, region_of)
+
+
+@dataclass
+class ModuleMap:
+    """Where a native module's functions are in its text: (offset, name) sorted, and
+    the offset of the function object whose id() the board prints (the load base)."""
+    functions: list[tuple[int, str]]
+    anchor_offset: int
+
+    def region_of(self, anchor_address: int, firmware_end: int) -> Callable[[int], str]:
+        import bisect
+
+        base = anchor_address - self.anchor_offset
+        starts = [o for o, _ in self.functions]
+
+        def region(addr: int) -> str:
+            if addr < firmware_end:
+                return "firmware"
+            i = bisect.bisect_right(starts, addr - base) - 1
+            return self.functions[i][1] if i >= 0 else "module ?"
+        return region

@@ -105,3 +105,16 @@ def test_a_traced_signature_counts_what_icount_counts():
     cpi = hist.total("cycles") / hist.total()
     assert 1.1 < cpi < 1.8, cpi
     assert hist.classes()["muls"][0] > 100_000       # the field code's products ran
+
+
+def test_trace_is_split_by_function(tmp_path: Path):
+    """A module map (bench_natmod_functions.py's): each instruction goes to the function
+    whose start is the nearest at or below its offset from the load base."""
+    log = tmp_path / "trace.log"
+    log.write_text(LOG)
+    functions = mc.ModuleMap([(0x0, "first"), (0xC, "second")], anchor_offset=0x20)
+    hist = mc.histogram(log, 0x100, 0x1000, functions.region_of(0x1020, 0x1000))
+    assert hist.total(region="first") == 2 * 6            # block 0x1000, twice
+    assert hist.total(region="second") == 1 + 2           # the bl, the pop twice
+    assert hist.total(region="firmware") == 1
+    assert hist.classes("second")["pop pc"] == (2, 2 * 5)

@@ -2,8 +2,9 @@
 the same bytes as the pure arithmetic, from the code the Pico runs.
 
 qemu-m0plus loads the module built for ARMv6-M as boards/rpi_pico gets it ("natmod" in
-its board.json: the 22 KB comb, and the project's own field multiplication and 64-bit
-products in place of libgcc's, firmware/natmod/quill_secp256k1/*_armv6m.c), beside the
+its board.json: the 22 KB comb, and the project's own field multiplication, 64-bit
+products, comb lookup and constant-time inverses in Thumb-1,
+firmware/natmod/quill_secp256k1/*_armv6m.*), beside the
 firmware, which picks it up as it does on a board. Checked there:
   * the firmware's ECDSA and BIP340 vector tests (Core's transaction signatures with
     five grinding rounds, BIP143, Wycheproof, BIP340, BIP341 key paths) and the boot

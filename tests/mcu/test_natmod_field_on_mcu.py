@@ -7,7 +7,11 @@ plus fe_mul/fe_sqr on raw 10x26 limbs) runs on qemu-m0plus. Inputs: limbs at eve
 magnitude libsecp256k1 may pass (1 to 8: limb i <= 2*m*(2^26 - 1), limb 9 <=
 2*m*(2^22 - 1)), drawn at random, at their maxima, at zero, and the normalized values
 around p and 2^256. Each result must be congruent to the product mod p and have
-magnitude 1 (what the library assumes of it). ~30 s.
+magnitude 1 (what the library assumes of it). The same build's hooks also check the
+other ARMv6-M code the module swaps into libsecp256k1 (quill_libsecp256k1_armv6m.c):
+the constant-time inverses mod p and mod n (the safegcd matrix products of
+quill_modinv_armv6m.S) against pow(x, -1, m) on edge and random values, and the comb's
+table lookup (quill_comb_armv6m.S) picking each entry of a random row. ~40 s.
 """
 import random
 
@@ -18,6 +22,8 @@ from tests.kit.qemu import MCU_TARGET, qemu_target
 from tests.kit.toolchains import unavailable
 
 P = 2**256 - 2**32 - 977
+N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+RANDOM_INVERSES = 300
 M26, M22 = 0x3FFFFFF, 0x3FFFFF
 RANDOM_PAIRS = 1500
 BATCH = 50
@@ -124,3 +130,53 @@ def test_the_check_sees_a_wrong_result():
     prod = limbs_of((value(a) * value(b) + 1) % P)
     assert value(prod) % P != value(a) * value(b) % P
     assert not magnitude_one(at_max(2))
+
+
+def inverse_inputs():
+    """Edge values (0, 1, the moduli and their neighbours, limbs of zeros and ones in the
+    signed 30-bit form, 2^256 - 1) and random ones."""
+    rng = random.Random(20261128)
+    values = [0, 1, 2, 3, P - 1, P, P + 1, P - 2, N - 1, N, N + 1, N - 2, 2**256 - 1, 2**255,
+              2**30, 2**30 - 1, 2**240 + 1, (1 << 256) // 3]
+    values += [int("3fffffff" * 8, 16) & (2**256 - 1), 2**32 + 977]
+    values += [rng.randrange(2**256) for _ in range(RANDOM_INVERSES)]
+    return values
+
+
+def expected_inverse(x, m):
+    return pow(x % m, -1, m) if x % m else 0
+
+
+def test_inverses_match_big_integers(board):
+    values = inverse_inputs()
+    wrong = []
+    for start in range(0, len(values), BATCH):
+        batch = values[start:start + BATCH]
+        script = ("for x in %r:\n"
+                  "    print('I', q.fe_inv(x).hex(), q.scalar_inv(x).hex())\n"
+                  % ([x.to_bytes(32, "big") for x in batch],))
+        out, err = board.exec(script, timeout=300)
+        assert not err, err
+        rows = [line.split() for line in out.replace("\r", "").splitlines() if line.startswith("I ")]
+        assert len(rows) == len(batch)
+        for x, (_, fe, sc) in zip(batch, rows, strict=True):
+            if int(fe, 16) != expected_inverse(x, P):
+                wrong.append(("mod p", hex(x), fe))
+            if int(sc, 16) != expected_inverse(x, N):
+                wrong.append(("mod n", hex(x), sc))
+    assert not wrong, f"{len(wrong)} wrong of {2 * len(values)}: {wrong[:3]}"
+    assert expected_inverse(P + 2, P) * 2 % P == 1     # the reference itself
+
+
+def test_comb_lookup_picks_each_entry(board):
+    """Every index of a random row (the profiling build's 2 KB comb: 16 entries of 64
+    bytes) gives exactly that entry; an index out of the row is refused."""
+    rng = random.Random(7)
+    row = bytes(rng.randrange(256) for _ in range(16 * 64))
+    out, err = board.exec("row = %r\nfor i in range(16):\n    print('C', q.comb_scan(row, i).hex())\n"
+                          "try:\n    q.comb_scan(row, 16)\nexcept ValueError:\n    print('refused')\n"
+                          % (row,))
+    assert not err, err
+    got = [line.split()[1] for line in out.replace("\r", "").splitlines() if line.startswith("C ")]
+    assert got == [row[64 * i:64 * i + 64].hex() for i in range(16)]
+    assert "refused" in out

@@ -141,10 +141,17 @@ static MP_DEFINE_CONST_FUN_OBJ_3(schnorr_verify_obj, schnorr_verify);
 //   fe_mul(a40, b40) -> 40 bytes, fe_sqr(a40) -> 40 bytes: the field multiplication
 //       and squaring on raw 10x26 limbs (ten little-endian uint32), unchecked, for
 //       tests/mcu/test_natmod_field_on_mcu.py
+//   fe_inv(a32) -> 32 bytes, scalar_inv(a32) -> 32 bytes: the constant-time inverses
+//       mod p and mod n (quill_libsecp256k1_armv6m.c), big-endian
+//   comb_scan(row, abs) -> 64 bytes: the comb's table lookup (quill_comb_armv6m.S) on
+//       a row of COMB_POINTS 64-byte entries
 extern uint32_t quill_count_mul, quill_count_sqr, quill_count_lmul;
 void secp256k1_fe_mul_inner(uint32_t *r, const uint32_t *a, const uint32_t *b);
 void secp256k1_fe_sqr_inner(uint32_t *r, const uint32_t *a);
 uint64_t quill_lmul(uint64_t a, uint64_t b);
+void quill_test_fe_inv(unsigned char out[32], const unsigned char in[32]);
+void quill_test_scalar_inv(unsigned char out[32], const unsigned char in[32]);
+void quill_comb_scan(void *r, const void *row, uint32_t abs);
 // not static: mpy_ld cannot relocate static variables in .bss
 uint32_t quill_profile_fe[10];
 volatile uint64_t quill_profile_sink;
@@ -209,6 +216,33 @@ static mp_obj_t fe_sqr(mp_obj_t a_in) {
     return bytes_of_limbs(r);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(fe_sqr_obj, fe_sqr);
+
+static mp_obj_t fe_inv(mp_obj_t a_in) {
+    unsigned char out[32];
+    quill_test_fe_inv(out, buffer_n(a_in, 32));
+    return mp_obj_new_bytes(out, 32);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(fe_inv_obj, fe_inv);
+
+static mp_obj_t scalar_inv(mp_obj_t a_in) {
+    unsigned char out[32];
+    quill_test_scalar_inv(out, buffer_n(a_in, 32));
+    return mp_obj_new_bytes(out, 32);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(scalar_inv_obj, scalar_inv);
+
+static mp_obj_t comb_scan(mp_obj_t row_in, mp_obj_t abs_in) {
+    const size_t points = (size_t)1 << (COMB_TEETH - 1);
+    const unsigned char *row = buffer_n(row_in, 64 * points);
+    mp_int_t abs = mp_obj_get_int(abs_in);
+    uint32_t out[16];
+    if (abs < 0 || (size_t)abs >= points) {
+        mp_raise_ValueError(MP_ERROR_TEXT("index out of range"));
+    }
+    quill_comb_scan(out, row, (uint32_t)abs);
+    return mp_obj_new_bytes((const unsigned char *)out, 64);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(comb_scan_obj, comb_scan);
 #endif
 
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args) {
@@ -230,6 +264,9 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
     mp_store_global(MP_QSTR_profile_run, MP_OBJ_FROM_PTR(&profile_run_obj));
     mp_store_global(MP_QSTR_fe_mul, MP_OBJ_FROM_PTR(&fe_mul_obj));
     mp_store_global(MP_QSTR_fe_sqr, MP_OBJ_FROM_PTR(&fe_sqr_obj));
+    mp_store_global(MP_QSTR_fe_inv, MP_OBJ_FROM_PTR(&fe_inv_obj));
+    mp_store_global(MP_QSTR_scalar_inv, MP_OBJ_FROM_PTR(&scalar_inv_obj));
+    mp_store_global(MP_QSTR_comb_scan, MP_OBJ_FROM_PTR(&comb_scan_obj));
 #endif
     MP_DYNRUNTIME_INIT_EXIT
 }
