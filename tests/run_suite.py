@@ -46,7 +46,7 @@ POSTGRESQL_PASS = [
     "tests/keys/test_signer_bridge.py::test_one_board_signs_for_quilld_its_wallet_and_core_at_once",
     "tests/signing/test_device_pool.py::test_an_external_signer_wallet_signs_only_on_the_device_with_its_fingerprint",
     "tests/clients/test_specter.py", "tests/clients/test_specter_keyfiles.py",
-    "tests/hostile/test_wallet_names.py",
+    "tests/hostile/test_wallet_names.py", "tests/durability/test_abort_node.py",
 ]
 
 

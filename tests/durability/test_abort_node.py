@@ -4,16 +4,10 @@ with failure, and the next start resumes the wallet from its last recorded block
 import subprocess
 import sys
 
-import pytest
-
 from quill.atomic_store import DISK_SPACE_TOO_LOW
 from quill.tx.hashes import sha256
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.wallet_e2e.e2ekit import Keys, multiset
-
-pytestmark = pytest.mark.sqlite_store(
-    "the fault is a refused commit of a wallet.sqlite file (tests/durability/faulty_quilld.py); kill -9 "
-    "at each commit in PostgreSQL is tests/durability/test_postgresql_kill.py")
 
 AUTH = ("-rpcuser=abort", "-rpcpassword=node")
 REPO_ROOT = __file__.rsplit("/tests/", 1)[0]
