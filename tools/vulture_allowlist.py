@@ -76,3 +76,6 @@ wallet_info  # tests/clients/specter_driver.py: likewise
 attach  # tests/clients/specter_driver.py: likewise
 binary_location  # tests/clients/test_specter_browser.py: Selenium's Options reads it (the Chromium binary)
 writeto  # tests/ui/test_panel_drivers.py: the recorded I2C bus that quillfw.ui.ssd1306 writes to
+# pytest's names, which pytest reads: a hook in tests/conftest.py, a module's marks
+pytest_runtest_setup
+pytestmark

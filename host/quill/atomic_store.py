@@ -80,6 +80,12 @@ fault_injection: Callable[[str], None] | None = None
 _abort_handlers: list[Callable[[str], None]] = []
 
 
+def before_commit(path: str) -> None:
+    """Where a store is about to commit (fault_injection's hook; nothing outside the tests)."""
+    if fault_injection is not None:
+        fault_injection(path)
+
+
 def on_abort(handler: Callable[[str], None]) -> None:
     """The daemon's clean shutdown, for abort_node."""
     _abort_handlers.append(handler)
@@ -122,8 +128,7 @@ def write_file_atomically(path: str, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        if fault_injection is not None:
-            fault_injection(path)
+        before_commit(path)
         os.replace(tmp, path)
     except OSError as e:
         with contextlib.suppress(OSError):
@@ -192,8 +197,7 @@ class Transactions:
             self.depth = 1
             try:
                 yield
-                if fault_injection is not None:
-                    fault_injection(self.path)
+                before_commit(self.path)
                 self.db.execute("COMMIT")
             except BaseException as e:
                 self.depth = 0

@@ -3,9 +3,9 @@ import signal
 import threading
 import time
 
-from quill.chain.service import ChainService
 from tests.kit.anyone import ANYONE_ADDRESS
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.stores import open_chain
 
 # Fixed credentials: a killed daemon leaves its stale .cookie behind.
 AUTH = ("-rpcuser=crash", "-rpcpassword=test")
@@ -48,7 +48,7 @@ def test_kill_9_during_block_connection_then_restart(tmp_path):
     finally:
         again.stop()
     # The index, the active chain and the UTXO set agree.
-    service = ChainService("regtest", str(again.chain_dir)).start()
+    service = open_chain(tmp_path)
     try:
         assert service.tip()[0] == height + 1
         assert service.check_consistency() == []

@@ -11,6 +11,7 @@ from quill.chain import spender_index
 from quill.chain.service import ChainService
 from tests.chain.chain_testkit import OTHER_SCRIPT, spend
 from tests.kit.anyone import ANYONE_SCRIPT
+from tests.kit.stores import open_chain
 
 
 def mine(chain: ChainService, blocks: int = 1) -> list[bytes]:
@@ -125,8 +126,7 @@ def test_kill_9_while_the_index_catches_up_then_restart(tmp_path: Path) -> None:
 
     from tests.kit.rpc_daemon import QuillDaemon
     auth = ("-rpcuser=crash", "-rpcpassword=test", "-txospenderindex")
-    chain_dir = tmp_path / "regtest"
-    chain = ChainService("regtest", str(chain_dir)).start()
+    chain = open_chain(tmp_path)
     mine(chain, 101)
     spends = 2 * spender_index.BATCH + 50 - 101
     with_spends(chain, spends)
@@ -148,7 +148,7 @@ def test_kill_9_while_the_index_catches_up_then_restart(tmp_path: Path) -> None:
         assert f"Syncing txospenderindex with block chain from height {first_batch_end}\n" in again.debug_log()
     finally:
         again.stop()
-    chain = ChainService("regtest", str(chain_dir)).start()
+    chain = open_chain(tmp_path)
     try:
         assert index_rows(chain) == expected_rows(chain) and len(index_rows(chain)) == 2 * spends
     finally:

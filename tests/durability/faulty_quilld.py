@@ -1,5 +1,7 @@
 """quilld with one injected fault (tests only): while the file `<datadir>/fail-next-wallet-commit`
-exists, the next commit of a wallet file fails as on a full disk, and the file is removed.
+exists, the next commit of a wallet fails as on a full disk, and the file is removed: SQLite's
+SQLITE_FULL for a wallet.sqlite file, PostgreSQL's disk_full (SQLSTATE 53100) for a wallet in
+-store=postgresql.
 
     python -m tests.durability.faulty_quilld <quilld options>
 """
@@ -17,8 +19,12 @@ def arm(datadir: str) -> None:
     flag = os.path.join(datadir, "fail-next-wallet-commit")
 
     def fail_next_wallet_commit(path: str) -> None:
-        if path.endswith("wallet.sqlite") and os.path.exists(flag):
+        in_postgresql = path.startswith("PostgreSQL wallet '")     # quill.wallet.pg_store's name of a wallet
+        if (path.endswith("wallet.sqlite") or in_postgresql) and os.path.exists(flag):
             os.remove(flag)
+            if in_postgresql:
+                import psycopg.errors
+                raise psycopg.errors.DiskFull("could not extend file: No space left on device (injected)")
             error = sqlite3.OperationalError("database or disk is full")
             error.sqlite_errorcode = SQLITE_FULL
             raise error

@@ -14,6 +14,7 @@ and the mempool) and settings.json (load_on_startup).
 import argparse
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import sys
@@ -25,11 +26,13 @@ from quill.handlers import wallet_coins
 from quill.handlers.errors import guarded_methods
 from quill.rpc.errors import RPC_DATABASE_ERROR, RPCError
 from quill.tx.hashes import hash_to_hex, sha256
+from quill.tx.transaction import OutPoint
 from tests.wallet.chainkit import FOREIGN, Kit
 from tests.wallet_e2e.e2ekit import Keys
 
 SQLITE_FULL, SQLITE_IOERR_WRITE = 13, 778
 FAULTS = ("full", "io", "kill")
+COINS_FILE = "coins.json"       # a template's mature coins (make_template)
 
 
 def keys_of(name: str) -> Keys:
@@ -92,6 +95,7 @@ class Scenario:
         self.journal = journal
         self.coins = coins
         self.aborted: list[str] = []
+        self.current = ""       # the step running (what a commit belongs to)
 
     def steps(self) -> list[tuple[str, Callable[[], None]]]:
         return [
@@ -115,6 +119,7 @@ class Scenario:
         """Each step once; one the fault refused is asked again, and must then work."""
         atomic_store.on_abort(self.aborted.append)
         for name, step in self.steps():
+            self.current = name
             if self.aborted:        # the daemon would be shutting down: nothing more is asked of it
                 return
             try:
@@ -187,22 +192,43 @@ class Scenario:
 
 
 class WalletKit(Kit):
-    """chainkit's Kit, with the coin calls (lockunspent, listlockunspent, listunspent) too."""
+    """chainkit's Kit, with the coin calls (lockunspent, listlockunspent, listunspent) too;
+    `store`: a postgresql:// URL holding its chain and wallets (the SQLite files by default)."""
 
-    def __init__(self, datadir: str) -> None:
-        super().__init__(datadir)
+    def __init__(self, datadir: str, store: str | None = None) -> None:
+        super().__init__(datadir, store=store)
         self.dispatcher.registry.add(guarded_methods(wallet_coins.METHODS))
 
 
-def prepare(datadir: str) -> tuple[Kit, list]:
-    """The chain before the scenario: 110 blocks, coins of 10 of them mature (no fault yet)."""
-    kit = WalletKit(datadir)
-    return kit, kit.coinbase_coins(10)
+def prepare(datadir: str, template: str | None = None, store: str | None = None) -> tuple[Kit, list]:
+    """The chain before the scenario: 110 blocks, coins of 10 of them mature (no fault yet).
+    `template`: a data directory holding that chain already (make_template), copied rather than
+    mined again, so that each of the hundreds of fault runs starts from the same chain at once
+    (with `store`, the template's database was copied to it: tests.kit.postgres.copy_database)."""
+    if template is None:
+        os.makedirs(datadir, exist_ok=True)     # quilld's data directory exists before its stores
+        kit = WalletKit(datadir, store)
+        return kit, kit.coinbase_coins(10)
+    shutil.copytree(template, datadir)
+    with open(os.path.join(datadir, COINS_FILE)) as f:
+        coins = [(OutPoint(bytes.fromhex(txid), n), value) for txid, n, value in json.load(f)]
+    return WalletKit(datadir, store), coins
 
 
-def reopen(datadir: str) -> Kit:
-    """The data directory opened again, as quilld's next start opens it (settings.json's wallets)."""
-    kit = WalletKit(datadir)
+def make_template(datadir: str, store: str | None = None) -> str:
+    """prepare's chain in `datadir` (and `store`), closed, with its coins in COINS_FILE: a
+    template for prepare."""
+    kit, coins = prepare(datadir, store=store)
+    kit.close()
+    with open(os.path.join(datadir, COINS_FILE), "w") as f:
+        json.dump([(outpoint.hash.hex(), outpoint.n, value) for outpoint, value in coins], f)
+    return datadir
+
+
+def reopen(datadir: str, store: str | None = None) -> Kit:
+    """The data directory (and store) opened again, as quilld's next start opens it (the
+    settings' wallets)."""
+    kit = WalletKit(datadir, store)
     kit.manager.load_startup_wallets()
     return kit
 
@@ -213,8 +239,10 @@ def main() -> int:
     parser.add_argument("--fault", choices=FAULTS, required=True)
     parser.add_argument("--at", type=int, required=True, help="the commit the fault hits, 1-based")
     parser.add_argument("--journal", required=True)
+    parser.add_argument("--template", help="a data directory of make_template to start from")
+    parser.add_argument("--store", help="a postgresql:// URL holding the chain and the wallets")
     args = parser.parse_args()
-    kit, coins = prepare(args.datadir)
+    kit, coins = prepare(args.datadir, args.template, args.store)
     atomic_store.fault_injection = Fault(args.fault, args.at)
     Scenario(kit, Journal(args.journal), coins).run()
     atomic_store.fault_injection = None

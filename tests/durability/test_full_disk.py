@@ -20,6 +20,10 @@ from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 from tests.kit.toolchains import unavailable
 from tests.wallet_e2e.e2ekit import COIN, FEE, FOREIGN_ADDRESS, Coin, Keys, build_tx, multiset
 
+pytestmark = pytest.mark.sqlite_store(
+    "the data directory's own disk filled; with -store=postgresql the stores are on the server's disk "
+    "(its refusal, SQLSTATE 53100, is mapped in quill.atomic_store.write_failure_cause)")
+
 AUTH = ("-rpcuser=disk", "-rpcpassword=full")
 RPC_DATABASE_ERROR = -20
 DISK_MB = 80

@@ -9,14 +9,20 @@ import pytest
 
 from quill import atomic_store
 from tests.durability import checks
-from tests.durability.scenario import Fault, Journal, Scenario, prepare, reopen
+from tests.durability.scenario import Fault, Journal, Scenario, make_template, prepare, reopen
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def commits_in_scenario(tmp_path) -> int:
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> str:
+    """The chain every run starts from, mined once (each run copies it)."""
+    return make_template(str(tmp_path_factory.mktemp("template") / "datadir"))
+
+
+def commits_in_scenario(tmp_path, template) -> int:
     counter = Fault("full", at=0)           # never fires: counts
-    kit, coins = prepare(str(tmp_path / "count"))
+    kit, coins = prepare(str(tmp_path / "count"), template)
     atomic_store.fault_injection = counter
     try:
         Scenario(kit, Journal(), coins).run()
@@ -27,14 +33,14 @@ def commits_in_scenario(tmp_path) -> int:
 
 
 @pytest.fixture(scope="module")
-def commit_points(tmp_path_factory):
-    total = commits_in_scenario(tmp_path_factory.mktemp("count"))
+def commit_points(tmp_path_factory, template):
+    total = commits_in_scenario(tmp_path_factory.mktemp("count"), template)
     assert total > 40, total            # the scenario writes, or the test proves nothing
     return total
 
 
-def run_with_fault(datadir: str, kind: str, at: int):
-    kit, coins = prepare(datadir)
+def run_with_fault(datadir: str, template: str, kind: str, at: int):
+    kit, coins = prepare(datadir, template)
     journal = Journal()
     fault = Fault(kind, at)
     scenario = Scenario(kit, journal, coins)
@@ -47,15 +53,25 @@ def run_with_fault(datadir: str, kind: str, at: int):
     return kit, journal, fault, scenario
 
 
+def run_killed(datadir: str, template: str, at: int, journal_path: str, store: str | None = None) -> Journal:
+    """The scenario in a child process that kill -9 stops at its `at`-th commit; what it
+    acknowledged before."""
+    argv = [sys.executable, "-m", "tests.durability.scenario", datadir, "--fault", "kill", "--at", str(at),
+            "--journal", journal_path, "--template", template, *(["--store", store] if store else [])]
+    child = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert child.returncode == -9, (at, child.returncode, child.stderr[-2000:])
+    return Journal.read(journal_path)
+
+
 # Every commit point with a full disk; every fourth with an I/O error (the same paths, another
 # cause), every eighth with kill -9 (a process each).
 @pytest.mark.parametrize("kind, stride", [("full", 1), ("io", 4)])
-def test_a_refused_commit_loses_nothing_acknowledged(tmp_path, commit_points, kind, stride):
+def test_a_refused_commit_loses_nothing_acknowledged(tmp_path, template, commit_points, kind, stride):
     cause = atomic_store.DISK_SPACE_TOO_LOW if kind == "full" else atomic_store.DISK_IO_ERROR
     refused = aborted = 0
     for at in range(1, commit_points + 1, stride):
         datadir = str(tmp_path / f"{kind}{at}")
-        kit, journal, fault, scenario = run_with_fault(datadir, kind, at)
+        kit, journal, fault, scenario = run_with_fault(datadir, template, kind, at)
         assert fault.fired, at
         # The fault either failed the step that wrote (its answer names the cause) or, hitting a
         # wallet while it recorded a chain event, stopped the node; never both, never neither.
@@ -83,15 +99,11 @@ def test_a_refused_commit_loses_nothing_acknowledged(tmp_path, commit_points, ki
     assert refused and aborted, (refused, aborted)      # both paths were taken
 
 
-def test_kill_9_at_each_commit_loses_nothing_acknowledged(tmp_path, commit_points):
+def test_kill_9_at_each_commit_loses_nothing_acknowledged(tmp_path, template, commit_points):
     for at in range(1, commit_points + 1, 8):
         datadir = str(tmp_path / f"kill{at}")
         journal_path = str(tmp_path / f"kill{at}.jsonl")
-        child = subprocess.run([sys.executable, "-m", "tests.durability.scenario", datadir, "--fault", "kill",
-                                "--at", str(at), "--journal", journal_path], cwd=REPO, capture_output=True,
-                               text=True, timeout=300)
-        assert child.returncode == -9, (at, child.returncode, child.stderr[-2000:])
-        journal = Journal.read(journal_path)
+        journal = run_killed(datadir, template, at, journal_path)
         again = reopen(datadir)
         try:
             checks.check_acknowledged(again, journal)

@@ -10,7 +10,6 @@ The 20,000-block run of the same assertions is tests/bench/bench_follow.py.
 from __future__ import annotations
 
 import signal
-import sqlite3
 import threading
 import time
 
@@ -19,6 +18,7 @@ import pytest
 from tests.follow.corekit import CoreChain, Reference, SourceGate, answers_of, strip, wait_for
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
+from tests.kit.stores import chain_rows, wallet_meta
 
 HEIGHT = 250
 BIRTH = 180
@@ -88,9 +88,8 @@ def test_follows_core_and_scans_a_birthday_with_filters(net):
         log = q.debug_log()
         assert "block filters available" in log
         # headers and no raw block were stored: the follower's file holds only headers
-        db = sqlite3.connect(q.chain_dir / "chain.sqlite")
-        assert db.execute("SELECT COUNT(*), SUM(LENGTH(raw)) FROM blocks").fetchone() == (HEIGHT + 1, 0)
-        assert db.execute("SELECT COUNT(*) FROM utxo").fetchone() == (0,)
+        assert chain_rows(q, "SELECT COUNT(*), SUM(LENGTH(raw)) FROM blocks") == [(HEIGHT + 1, 0)]
+        assert chain_rows(q, "SELECT COUNT(*) FROM utxo") == [(0,)]
         # fewer blocks than the birthday range were fetched: the log line of the rescan says how many
         assert "Rescan of w" in log
     finally:
@@ -132,10 +131,8 @@ def test_scans_without_filters_and_a_kill_during_the_rescan_resumes(net):
         importer = threading.Thread(target=lambda: _import_expecting_a_kill(q, descriptors, failed))
         importer.start()
         wait_for(gate.holding, what="the rescan to reach the gate")
-        wallet_db = sqlite3.connect(q.chain_dir / "wallets" / "w" / "wallet.sqlite")
-        next_height = wallet_db.execute("SELECT value FROM meta WHERE key='rescan_next'").fetchone()[0]
+        next_height = wallet_meta(q, "w", "rescan_next")
         assert BIRTH - 20 < next_height < HEIGHT
-        wallet_db.close()
         q.proc.send_signal(signal.SIGKILL)
         q.proc.wait()
         gate.release()
@@ -201,9 +198,7 @@ def test_kill_during_sync_resumes_and_the_mempool_is_polled(net):
         gate.hold_after(5)
         chain.extend(30)
         wait_for(gate.holding, what="the follower to fetch new blocks")
-        wallet_db = sqlite3.connect(q.chain_dir / "wallets" / "w" / "wallet.sqlite")
-        reached = wallet_db.execute("SELECT value FROM meta WHERE key='tip_height'").fetchone()[0]
-        wallet_db.close()
+        reached = wallet_meta(q, "w", "tip_height")
         assert HEIGHT < reached < chain.height          # killed in the middle of the new blocks
         info = q.rpc("getblockchaininfo")                 # progress while the blocks are on their way
         assert HEIGHT <= info["blocks"] < info["headers"] <= chain.height

@@ -4,12 +4,12 @@ answers exactly as Core's watch-only wallet with the same descriptors."""
 from __future__ import annotations
 
 import signal
-import sqlite3
 
 from quill.tx.hashes import sha256
 from tests.follow.corekit import Reference, SourceGate, SubmittedChain, answers_of, wait_for
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
+from tests.kit.stores import chain_rows
 from tests.wallet_e2e.e2ekit import Keys
 
 HEIGHT = 4100
@@ -27,9 +27,7 @@ def test_kill_during_the_header_sync_resumes(tmp_path):
         gate.hold_after(2000, method="getblockheader")      # the second batch of headers waits
         q = QuillDaemon(tmp_path / "quill", f"-chainsource={gate.url}", "-chainpollinterval=100").start()
         wait_for(gate.holding, what="the second batch of headers")
-        db = sqlite3.connect(q.chain_dir / "chain.sqlite")
-        stored = db.execute("SELECT COUNT(*) FROM blocks").fetchone()[0]
-        db.close()
+        stored = chain_rows(q, "SELECT COUNT(*) FROM blocks")[0][0]
         assert stored == 2000                                  # heights 0-1999: the first batch whole, no more
         q.proc.send_signal(signal.SIGKILL)
         q.proc.wait()

@@ -97,6 +97,8 @@ def test_allowip_is_checked_before_anything_else(tmp_path: Path) -> None:
     assert os.path.exists(tmp_path)
 
 
+@pytest.mark.sqlite_store("a wallet file outside the data directory, locked by the daemon that opened it; in "
+                          "PostgreSQL every quilld on the database shares the wallets (tests/wallet_pg)")
 def test_a_wallet_directory_is_used_by_one_daemon(tmp_path: Path) -> None:
     """Wallets may live outside the data directory (an absolute name): each is locked too."""
     shared = str(tmp_path / "shared-wallet")

@@ -9,8 +9,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
+
+pytestmark = pytest.mark.sqlite_store(
+    "the modes of files in the data directory, and three of its roles (the wallet file, chain.sqlite, "
+    "settings.json) are files the PostgreSQL store keeps in its database instead")
 
 # What each quilld path is for, and Core's file or directory of the same role
 ROLES = [

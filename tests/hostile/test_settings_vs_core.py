@@ -12,6 +12,10 @@ import pytest
 from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
 
+pytestmark = pytest.mark.sqlite_store(
+    "settings.json as Core reads it; with -store=postgresql the settings are the quill_settings "
+    "table (docs/postgresql.md), and no file is read")
+
 REFUSED = [
     "not json",
     "",

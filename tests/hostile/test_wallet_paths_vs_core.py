@@ -15,6 +15,10 @@ import pytest
 from tests.kit.bitcoind import BitcoinD, CoreRPCError
 from tests.kit.rpc_daemon import QuillDaemon, RPCFailure
 
+pytestmark = pytest.mark.sqlite_store(
+    "wallet names the file system refuses; in PostgreSQL a wallet is a catalog row and a schema, "
+    "with no path to refuse")
+
 DEEP = "/".join(["a"] * 2000)   # 3,999 bytes: more levels than std::filesystem makes at once
 LEVELS = "/".join(["f"] * 1000)  # made, but a path longer than SQLite opens
 LONG = "/".join(["b1000"] * 1000)  # 5,999 bytes: a path the system cannot name

@@ -151,11 +151,23 @@ def stop_shared() -> None:
         _cluster = None
 
 
+def database_name(datadir: Path) -> str:
+    """The name of `datadir`'s own database (from its path)."""
+    return "q_" + hashlib.sha1(str(Path(datadir).resolve()).encode()).hexdigest()[:20]
+
+
 def store_url_for(datadir: Path) -> str:
     """The -store URL of `datadir`'s own database on this process's cluster (one per data
     directory, named from its path)."""
-    name = "q_" + hashlib.sha1(str(Path(datadir).resolve()).encode()).hexdigest()[:20]
-    return shared_cluster().create_database(name)
+    return shared_cluster().create_database(database_name(datadir))
+
+
+def copy_database(source: Path, datadir: Path) -> str:
+    """`datadir`'s own database made a copy of `source`'s (CREATE DATABASE ... TEMPLATE: no one
+    may be connected to it); its -store URL."""
+    cluster = shared_cluster()
+    cluster.sql(f'CREATE DATABASE "{database_name(datadir)}" TEMPLATE "{database_name(source)}"')
+    return cluster.url(database_name(datadir))
 
 
 

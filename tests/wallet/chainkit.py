@@ -21,10 +21,20 @@ FOREIGN = b"\x00\x14" + b"\x11" * 20                   # nobody's P2WPKH
 
 
 class Kit:
-    def __init__(self, tmp_path, keypool=50):
-        self.chain = ChainService("regtest", str(tmp_path)).start()
-        self.manager = WalletManager(self.chain, "regtest", str(tmp_path), keypool=keypool,
-                                     catalog=wallet_catalog(tmp_path, "regtest"))
+    def __init__(self, tmp_path, keypool=50, store=None):
+        """store: a -store=postgresql:// URL that holds the chain and the wallets, as quilld's
+        -store does; by default the chain is in tmp_path and the wallets where
+        QUILL_TEST_STORE says (tests.kit.postgres.wallet_catalog)."""
+        store_factory = catalog = None
+        if store is not None:
+            from quill.chain.pg_store import PgChainStore
+            from quill.wallet.pg_store import PgCatalog
+            store_factory = lambda: PgChainStore(store, "regtest")  # noqa: E731
+            catalog = PgCatalog(store, "regtest")
+        else:
+            catalog = wallet_catalog(tmp_path, "regtest")
+        self.chain = ChainService("regtest", str(tmp_path), store_factory=store_factory).start()
+        self.manager = WalletManager(self.chain, "regtest", str(tmp_path), keypool=keypool, catalog=catalog)
         node = types.SimpleNamespace(chain_name="regtest", wallets=self.manager, chain=self.chain,
                                      deprecated_rpc=frozenset(), fallback_fee=FallbackFee())
         registry = Registry()

@@ -110,3 +110,29 @@ def test_a_replica_passes_the_leaders_calls_to_the_leader(tmp_path, cluster, dat
     finally:
         for d in (leader, replica):
             d.stop() if d.proc.poll() is None else None
+
+
+def test_a_leader_that_stops_cleanly_takes_its_row_out_of_quill_leaders(tmp_path, cluster, database):  # noqa: F811
+    dbname = database.rsplit("/", 1)[1]
+
+    def rows():
+        return cluster.sql("SELECT port FROM quill_leaders WHERE chain = 'regtest'", db=dbname)
+
+    leader, replica = instances(tmp_path, database, n=2)
+    try:
+        assert rows() == [(leader.port,)]
+        leader.stop()
+        assert leader.proc.returncode == 0
+        # the row went with the clean stop (a replica never sees a leader on a closed port), and the
+        # replica that took the lead then wrote its own
+        deadline = time.monotonic() + 30
+        while "This quilld now leads" not in replica.debug_log():
+            assert time.monotonic() < deadline
+            assert rows() in ([], [(replica.port,)])
+            time.sleep(0.02)
+        assert rows() == [(replica.port,)]
+        replica.stop()
+        assert replica.proc.returncode == 0 and rows() == []
+    finally:
+        for d in (leader, replica):
+            d.stop() if d.proc.poll() is None else None

@@ -177,6 +177,13 @@ class Leaders:
                               "ON CONFLICT (chain) DO UPDATE SET host = excluded.host, port = excluded.port, "
                               "secret = excluded.secret", (self.chain, host, port, secret))
 
+    def withdraw(self, secret: str) -> None:
+        """A clean stop of the leader: its row goes, so a replica answers not_reachable at once
+        rather than trying a closed port. Only this run's row (its secret): a replica that has
+        already taken the lead wrote its own, which stays."""
+        with self.lock:
+            self.conn.execute("DELETE FROM quill_leaders WHERE chain = %s AND secret = %s", (self.chain, secret))
+
     def endpoint(self) -> tuple[str, int, str] | None:
         with self.lock:
             row = self.conn.execute("SELECT host, port, secret FROM quill_leaders WHERE chain = %s",

@@ -368,6 +368,16 @@ class Daemon:
         if self.leaders is not None and self.rpc_endpoint is not None and not self.replica:
             self.leaders.publish(*self.rpc_endpoint, self.forward_secret)
 
+    def withdraw_endpoint(self) -> None:
+        """A leader stopping cleanly takes its row out of quill_leaders (a killed one leaves it:
+        a replica then finds the port closed, and the next leader overwrites it)."""
+        if self.leaders is None or self.replica:
+            return
+        try:
+            self.leaders.withdraw(self.forward_secret)
+        except Exception as e:      # the store is gone: nothing to clean, the row names a dead port
+            log.warning("Could not remove this quilld from quill_leaders (%s)", type(e).__name__)
+
     def forward_call(self, req: Any) -> tuple[bool, Any]:
         """A replica passes the leader's calls to it (quill.daemon.cluster.forward)."""
         from quill.daemon.cluster import LEADER_CALLS, forward
@@ -441,6 +451,7 @@ class Daemon:
     def close_services(self):
         """In the reverse order of opening; each one only if it was opened."""
         self.lease_stop.set()
+        self.withdraw_endpoint()
         if self.listener is not None:
             self.listener.stop()
         for service in (self.wallets, self.chain_service, self.device):

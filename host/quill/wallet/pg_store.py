@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from quill import postgres
-from quill.atomic_store import writing
+from quill.atomic_store import before_commit, writing
 from quill.wallet import store as st
 from quill.wallet.errors import WalletError, WalletNotFound
 from quill.wallet.paths import VERIFY_FAILED
@@ -247,6 +247,7 @@ class PgCatalog:
                         "INSERT INTO quill_wallets(chain, name) VALUES(%s, %s) RETURNING id",
                         (self.chain, name)).fetchone()[0])
                     self.admin.execute(f"CREATE SCHEMA wallet_{wallet_id}")
+                    before_commit(f"PostgreSQL wallet catalog {self.chain!r}")
             except psycopg.errors.UniqueViolation:
                 raise WalletError(f"{VERIFY_FAILED}Failed to create database path '{name}'. "
                                   "Database already exists.") from None
@@ -297,6 +298,7 @@ class PgCatalog:
 
     def write_settings(self, settings: dict[str, Any]) -> None:
         with self.lock:
+            before_commit(f"PostgreSQL settings {self.chain!r}")
             self.admin.execute("INSERT INTO quill_settings(chain, settings) VALUES(%s, %s) ON CONFLICT(chain)"
                                " DO UPDATE SET settings=excluded.settings", (self.chain, json.dumps(settings)))
 
