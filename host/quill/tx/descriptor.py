@@ -78,7 +78,7 @@ def descriptor_checksum(desc: str):
             cls = cls * 3 + (p >> 5)
         values[body + rest] = cls
     n = len(values)
-    if n + 8 < len(_polymod.tables()):
+    if n + 8 <= _polymod.positions:
         residue, tables = _plan(n)
         c = reduce(xor, map(getitem, tables, values), residue) ^ 1
     else:
