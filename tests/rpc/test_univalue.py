@@ -1,5 +1,7 @@
 """Core's JSON rules (core-rpc.md §1.1-1.2) in quill.rpc.univalue."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quill.amount import Amount
 from quill.rpc import univalue
@@ -57,3 +59,39 @@ def test_type_names():
     assert [univalue.type_name(v) for v in univalue.loads('[null, true, {}, [], "s", 1, 1.5]')] == \
         ["null", "bool", "object", "array", "string", "number", "number"]
 
+
+
+# -- encode (orjson) writes what dumps writes ---------------------------------------------------
+
+_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12) | st.sampled_from(
+    ["\x00\x01\x08\t\n\x0c\r\x1f\x7f", "/é\u2603\"\\", "\ud800", "a\udcff", "\x00" + "0" * 16 + ":1.5"])
+_LEAVES = (st.none() | st.booleans() | st.integers(-(1 << 70), 1 << 70) | _TEXT
+           | st.integers(-(1 << 62), 1 << 62).map(Amount)
+           | st.sampled_from(["1.0", "1e2", "-0", "-0.5E-3", "12345678901234567890123"]).map(univalue.Number)
+           | st.binary(max_size=8) | st.decimals(allow_nan=False, allow_infinity=False, places=3))
+_VALUES = st.recursive(_LEAVES, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                       | st.dictionaries(_TEXT, inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES)
+def test_encode_writes_the_bytes_dumps_writes(value):
+    assert univalue.encode(value) == univalue.encode_reply(univalue.dumps(value))
+
+
+def test_encode_keeps_repeated_keys_raw_json_and_deep_nesting():
+    repeated = univalue.loads('{"a":1,"b":[1.50,"\\u007f"],"a":2}')
+    raw = univalue.RawJSON('{"x":[1.0,"y"]}')
+    deep: list = []
+    for _ in range(300):
+        deep = [deep]
+    for value in ({"r": repeated, "j": raw, "n": [univalue.Number("-0")]}, deep, {1: "int key"}, [1 << 64]):
+        assert univalue.encode(value) == univalue.encode_reply(univalue.dumps(value))
+    assert univalue.encode({"r": repeated}) == b'{"r":{"a":1,"b":[1.50,"\\u007f"],"a":2}}'
+
+
+def test_decoding_methods_reply_through_orjson():
+    # the float-free methods (registry.Method.float_free) are the decoders, whose answers hold no float
+    from quill.daemon.main import build_registry
+    assert {m.name for m in build_registry().methods.values() if m.float_free} == {
+        "decoderawtransaction", "decodescript", "decodepsbt", "analyzepsbt"}

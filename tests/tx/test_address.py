@@ -1,4 +1,6 @@
 """Address and key encodings: Core's key_io and base58 vectors, BIP173/BIP350, BIP380 checksums."""
+import random
+
 import pytest
 
 from quill.tx import address as A
@@ -153,3 +155,12 @@ def test_descriptor_checksums_bip380():
                 checked += 1
     assert descriptor_checksum("raw(deadbeef)") == "89f8spxm"
     assert descriptor_checksum("raw(\u00dc)") is None
+
+
+def test_five_bit_groups_of_every_length_are_convert_bits():
+    # one spreading plan per byte length (address.py): each length checked, not only a sample
+    rnd = random.Random(173)
+    for n in range(0, 100):
+        data = bytes(rnd.randrange(256) for _ in range(n))
+        assert A.bytes_to_5bit(data) == A.convert_bits(data, 8, 5, True), n
+        assert A.bytes_to_5bit(b"\xff" * n) == A.convert_bits(b"\xff" * n, 8, 5, True), n

@@ -328,7 +328,8 @@ _CREATE_PARAMS = [
 ]
 
 METHODS = [
-    Method("decodepsbt", "rawtransactions", decodepsbt, [Param("psbt", STR, required=True)], stateless=True),
+    Method("decodepsbt", "rawtransactions", decodepsbt, [Param("psbt", STR, required=True)], stateless=True,
+           float_free=True),
     Method("combinepsbt", "rawtransactions", combinepsbt, [Param("txs", ARR, required=True)], stateless=True),
     Method("joinpsbts", "rawtransactions", joinpsbts, [Param("txs", ARR, required=True)], stateless=True),
     Method("createpsbt", "rawtransactions", createpsbt, [*_CREATE_PARAMS, Param("psbt_version", NUM)],
@@ -340,6 +341,7 @@ METHODS = [
            [Param("psbt", STR, required=True), Param("extract", BOOL)], stateless=True),
     Method("utxoupdatepsbt", "rawtransactions", utxoupdatepsbt, [Param("psbt", STR, required=True),
                                                                  Param("descriptors", ARR)]),
-    Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)], stateless=True),
+    Method("analyzepsbt", "rawtransactions", analyzepsbt, [Param("psbt", STR, required=True)], stateless=True,
+           float_free=True),
     Method("createrawtransaction", "rawtransactions", createrawtransaction, _CREATE_PARAMS, stateless=True),
 ]

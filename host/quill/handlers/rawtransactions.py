@@ -44,11 +44,13 @@ METHODS = [
         ],
         lane=INLINE,
         stateless=True,
+        float_free=True,
     ),
     Method(
         "decodescript", "rawtransactions", decodescript,
         params=[Param("hexstring", STR_HEX, required=True)],
         lane=INLINE,
         stateless=True,
+        float_free=True,
     ),
 ]

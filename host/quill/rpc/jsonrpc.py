@@ -414,6 +414,10 @@ class Dispatcher:
             return HTTP_OK, univalue.encode_reply(univalue.dumps(reply_object(req, result)) + "\n")
         if req.id is _ABSENT:
             return HTTP_OK, univalue.encode_reply(univalue.dumps({"result": result, "error": None}) + "\n")
+        method = self.registry.methods.get(req.method)
+        if method is not None and method.float_free:
+            return HTTP_OK, b"".join((b'{"result":', univalue.encode(result), b',"error":null,"id":',
+                                      univalue.encode_reply(univalue.dumps(req.id)), b"}\n"))
         # reply_object's {"result": ..., "error": null, "id": ...}, written around the two values
         return HTTP_OK, univalue.encode_reply(
             f'{{"result":{univalue.dumps(result)},"error":null,"id":{univalue.dumps(req.id)}}}\n')

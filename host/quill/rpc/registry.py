@@ -71,6 +71,9 @@ class Method:
     # Needs nothing of the node but its chain name and -deprecatedrpc, changes nothing, and its answer
     # depends on its arguments alone: it may be answered by a stateless worker process (rpc/stateless).
     stateless: bool = False
+    # Its answer never holds a Python float (amounts are Amount, other numbers int or Number): the
+    # reply is written by orjson (univalue.encode), which writes floats in its own form, not Core's.
+    float_free: bool = False
 
     def usage(self) -> str:
         if self.core_help:

@@ -20,6 +20,8 @@ from decimal import Decimal
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Callable
 
+import orjson
+
 from quill.amount import Amount
 
 MAX_DEPTH = 512
@@ -358,6 +360,32 @@ def dumps(value, indent=None) -> str:
     # UniValue prints an empty container as its opening bracket, a newline,
     # and the closing bracket at the indentation of the line that opened it.
     return _EMPTY_CONTAINER_RE.sub(r"\1\2\3\n\1\4\5", text)
+
+
+def _orjson_default(obj):
+    kind = type(obj)
+    if kind is Amount or kind is Number or kind is RawJSON:
+        return orjson.Fragment(obj.text)
+    if kind is bytes or kind is bytearray:
+        return obj.hex()
+    # anything else (Decimal, a subclass of dict, list, str or int such as JSONObject): as dumps writes it
+    return orjson.Fragment(dumps(obj))
+
+
+# Subclasses (JSONObject's repeated keys) go to _orjson_default, not orjson's own dict writer.
+_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def encode(value) -> bytes:
+    """dumps(value) as reply bytes (encode_reply), written by orjson: the same bytes, several
+    times faster, for a value without a Python float (orjson writes `1e-05` as `0.00001`; callers
+    whose values may hold one use dumps). What orjson refuses (a lone surrogate, an integer beyond
+    64 bits, a non-string key, deep nesting) is written by dumps."""
+    try:
+        out = orjson.dumps(value, default=_orjson_default, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        return encode_reply(dumps(value))
+    return out.replace(b"\x7f", b"\\u007f") if b"\x7f" in out else out
 
 
 _EMPTY_CONTAINER_RE = re.compile(r"^( *)(.*)([\[{])([\]}])(,?)$", re.M)

@@ -215,18 +215,47 @@ def convert_bits(data, frombits: int, tobits: int, pad: bool):
     return out
 
 
-# Each 10-bit value as its two 5-bit groups
-_PAIRS = [bytes((i >> 5, i & 31)) for i in range(1024)]
+# Byte length -> how to spread its bits into 5-bit groups, one per byte, with a few big-integer
+# steps (see _spread_plan); a plan per length an address program or a key has: bounded.
+_SPREADS: dict[int, tuple[int, int, list[tuple[int, int, int]]]] = {}
+
+
+def _spread_plan(nbytes: int) -> tuple[int, int, list[tuple[int, int, int]]]:
+    """(padding bits, leading zero groups, steps) for `nbytes` bytes. The padded bits are one lane
+    of `lanes` groups (a power of two, the leading ones zero); each step halves every lane's groups,
+    moving the high half up to where its bytes will end, until each group has its own byte."""
+    bits = nbytes * 8
+    groups = (bits + 4) // 5
+    lanes = 1
+    while lanes < groups:
+        lanes *= 2
+    steps = []
+    width = lanes  # groups per lane
+    while width > 1:
+        half = width // 2
+        half_mask = (1 << (half * 5)) - 1
+        low = high = 0
+        for base in range(0, lanes * 8, width * 8):  # each lane's place in the result
+            low |= half_mask << base
+            high |= half_mask << (base + half * 5)
+        steps.append((low, high, half * 3))  # the high half moves from half * 5 to half * 8
+        width = half
+    return groups * 5 - bits, lanes - groups, steps
 
 
 def _five_bit_groups(data: bytes) -> bytes:
-    """convert_bits(data, 8, 5, pad=True) as bytes, ten bits at a time from one big integer (the hot
-    path of address encoding)."""
-    bits = len(data) * 8
-    groups = (bits + 4) // 5
-    pairs = (groups + 1) >> 1
-    n = int.from_bytes(data, "big") << (pairs * 10 - bits)
-    return b"".join([_PAIRS[(n >> shift) & 1023] for shift in range(pairs * 10 - 10, -1, -10)])[:groups]
+    """convert_bits(data, 8, 5, pad=True) as bytes, by whole-integer masks and shifts (the hot path
+    of address encoding)."""
+    plan = _SPREADS.get(len(data))
+    if plan is None:
+        plan = _spread_plan(len(data))
+        if len(_SPREADS) < _PLANS_MAX:
+            _SPREADS[len(data)] = plan
+    pad, skip, steps = plan
+    n = int.from_bytes(data, "big") << pad
+    for low, high, shift in steps:
+        n = (n & low) | ((n & high) << shift)
+    return n.to_bytes((len(data) * 8 + 4) // 5 + skip, "big")[skip:]
 
 
 def bytes_to_5bit(data: bytes):

@@ -90,6 +90,17 @@ def _deprecated_addresses(kind, solutions, address, chain):
     return [address], 1
 
 
+# ScriptToAsmStr of the templates the solver recognises byte for byte, around their one push (a
+# hash or a witness program, longer than 4 bytes: printed in hex).
+_ASM_TEMPLATES = {
+    S.WITNESS_V0_KEYHASH: "0 %s",
+    S.WITNESS_V0_SCRIPTHASH: "0 %s",
+    S.WITNESS_V1_TAPROOT: "1 %s",
+    S.PUBKEYHASH: "OP_DUP OP_HASH160 %s OP_EQUALVERIFY OP_CHECKSIG",
+    S.SCRIPTHASH: "OP_HASH160 %s OP_EQUAL",
+}
+
+
 def script_to_univ(script: bytes, chain, include_hex: bool = True, include_address: bool = True,
                    deprecated_addresses: bool = False, known_scripts=None) -> dict:
     """Core's ScriptToUniv: asm, desc, hex, address, type (each as the flags allow)."""
@@ -97,7 +108,8 @@ def script_to_univ(script: bytes, chain, include_hex: bool = True, include_addre
     kind, solutions = solved
     # ExtractDestination; the RPC never prints an address for P2PK.
     address = encode_destination(script, chain, solved) if kind != S.PUBKEY else None
-    out = {"asm": S.script_to_asm(script)}
+    template = _ASM_TEMPLATES.get(kind)
+    out = {"asm": template % solutions[0].hex() if template is not None else S.script_to_asm(script)}
     if include_address:
         out["desc"] = infer_descriptor(script, chain, known_scripts, solved, address)
     if include_hex:

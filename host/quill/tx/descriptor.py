@@ -6,6 +6,9 @@ P2WSH wrapper see its witness script, as Core's FlatSigningProvider does.
 Miniscript inference inside wsh() is not implemented: such scripts fall back
 to addr(), whereas Core prints wsh(<miniscript>) for sane miniscripts.
 """
+from functools import reduce
+from operator import getitem, xor
+
 from . import script as S
 from .address import encode_destination
 from .hashes import sha256
@@ -28,6 +31,20 @@ _SYMBOL = bytes(p & 31 for p in range(256))
 _CLASS_9, _CLASS_3, _CLASS_1 = (bytes((p >> 5) * w if p < 96 else 0 for p in range(256)) for w in (9, 3, 1))
 # Descriptors of up to 290 characters use the tables (4 symbols per 3 characters, and 8 more).
 _polymod = Polymod(_GEN, 40, 400)
+# Each pair of checksum characters, by its 10 bits: the 8 characters are 4 lookups.
+_CHECKSUM_PAIRS = [CHECKSUM_CHARSET[i >> 5] + CHECKSUM_CHARSET[i & 31] for i in range(1024)]
+# Number of symbols -> the residue of the initial 1 after them and the 8 zeros, and each symbol's
+# table, first symbol first (see polymod.Polymod; the zeros add nothing). One plan per length a
+# descriptor has, made at its first use: at most _polymod.positions of them, bounded.
+_PLANS: dict[int, tuple[int, list[tuple[int, ...]]]] = {}
+
+
+def _plan(n: int) -> tuple[int, list[tuple[int, ...]]]:
+    plan = _PLANS.get(n)
+    if plan is None:
+        by_position = _polymod.tables()
+        plan = _PLANS[n] = (by_position[n + 8][1], by_position[n + 7:7:-1])
+    return plan
 
 
 def descriptor_checksum(desc: str):
@@ -44,7 +61,7 @@ def descriptor_checksum(desc: str):
     groups, rest = divmod(len(positions), 3)
     full = 3 * groups
     symbols = positions.translate(_SYMBOL)
-    values = bytearray(4 * groups + (rest + 1 if rest else 0) + 8)
+    values = bytearray(4 * groups + (rest + 1 if rest else 0))
     body = 4 * groups
     values[0:body:4] = symbols[0:full:3]
     values[1:body:4] = symbols[1:full:3]
@@ -60,8 +77,14 @@ def descriptor_checksum(desc: str):
             values[body + i] = p & 31
             cls = cls * 3 + (p >> 5)
         values[body + rest] = cls
-    c = _polymod(values) ^ 1
-    return "".join([CHECKSUM_CHARSET[(c >> shift) & 31] for shift in (35, 30, 25, 20, 15, 10, 5, 0)])
+    n = len(values)
+    if n + 8 <= _polymod.positions:
+        residue, tables = _plan(n)
+        c = reduce(xor, map(getitem, tables, values), residue) ^ 1
+    else:
+        c = _polymod(values + bytes(8)) ^ 1
+    pairs = _CHECKSUM_PAIRS
+    return pairs[c >> 30] + pairs[(c >> 20) & 1023] + pairs[(c >> 10) & 1023] + pairs[c & 1023]
 
 
 def add_checksum(desc: str) -> str:
