@@ -131,7 +131,10 @@ def read_versions(conn: Any, keys: list[str]) -> dict[str, int]:
 
 class WalletConnection(postgres.Connection):
     """A wallet's connection: its transactions take the wallet's lock first, and a commit that
-    changed rows calls `on_change` (after the commit: the others read what it wrote)."""
+    changed rows calls `on_change` (after the commit: the others read what it wrote). Its
+    transactions are pipelined (quill.postgres.Connection): a rescan's writes do not wait one by one."""
+
+    pipelined = True
 
     def __init__(self, conn: Any, wallet_id: int, version_key: str, on_change: Callable[[], None]) -> None:
         super().__init__(conn)
