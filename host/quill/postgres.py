@@ -13,7 +13,6 @@ error, and -store is a sensitive option (never logged).
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
 import threading
@@ -92,87 +91,26 @@ def translate(sql: str) -> str:
 class Connection:
     """The part of sqlite3.Connection the stores use (execute, executemany, total_changes,
     in_transaction, close), over one psycopg connection. One thread at a time: the store's
-    lock serialises its users, as it does for SQLite.
-
-    `pipelined` (a wallet's connection): each transaction, from BEGIN to COMMIT or ROLLBACK, runs
-    in psycopg's pipeline mode. A write is sent without waiting for its answer; the client waits
-    only where it reads (a SELECT's rows, RETURNING, total_changes) and at COMMIT. A rescan writes
-    a wallet transaction in a few statements, so this takes most of the round trips out of it. A
-    failed statement raises at the next of those waits, inside the same transaction, which then
-    rolls back whole as before."""
-
-    pipelined = False
+    lock serialises its users, as it does for SQLite."""
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
-        self._changes = 0
+        self.total_changes = 0
         self.lock = threading.RLock()
-        self._pipeline: Any = None          # the pipeline context of the running transaction
-        self._pipe: Any = None              # and its psycopg.Pipeline
-        self._pending: list[Any] = []       # its writes' cursors, whose row counts are not read yet
-
-    @property
-    def total_changes(self) -> int:
-        """Rows changed by the writes so far (sqlite3's total_changes); waits for pending writes."""
-        with self.lock:
-            if self._pending:
-                self._pipe.sync()
-                self._count_pending()
-            return self._changes
-
-    def _count_pending(self) -> None:
-        self._changes += sum(max(cur.rowcount, 0) for cur in self._pending)
-        self._pending.clear()
-
-    def _enter_pipeline(self) -> None:
-        if self.pipelined and self._pipeline is None:
-            self._pipeline = self.conn.pipeline()
-            self._pipe = self._pipeline.__enter__()
-
-    def _leave_pipeline(self, failed: bool) -> None:
-        """End pipeline mode: every pending statement is answered (and raises here if it failed,
-        unless the transaction is being rolled back anyway)."""
-        pipeline, self._pipeline, self._pipe = self._pipeline, None, None
-        if pipeline is None:
-            return
-        if failed:
-            import psycopg
-            with contextlib.suppress(psycopg.Error):
-                pipeline.__exit__(None, None, None)
-            self._pending.clear()
-            return
-        pipeline.__exit__(None, None, None)
-        self._count_pending()
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
         with self.lock:
-            if sql == "ROLLBACK":
-                self._leave_pipeline(failed=True)
-            try:
-                cur = self.conn.execute(translate(sql), tuple(params) or None)
-            except BaseException:
-                if sql == "COMMIT":
-                    self._leave_pipeline(failed=True)
-                raise
-            if sql == "BEGIN IMMEDIATE":
-                self._enter_pipeline()
-            elif sql == "COMMIT":
-                self._leave_pipeline(failed=False)
-            elif not sql.startswith("SELECT"):     # a SELECT's rowcount is its rows
-                self._count(cur)
+            cur = self.conn.execute(translate(sql), tuple(params) or None)
+            if cur.rowcount > 0 and not sql.startswith("SELECT"):   # a SELECT's rowcount is its rows
+                self.total_changes += cur.rowcount
             return cur
-
-    def _count(self, cur: Any) -> None:
-        if self._pipeline is not None:
-            self._pending.append(cur)
-        elif cur.rowcount > 0:
-            self._changes += cur.rowcount
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
         with self.lock:
             cur = self.conn.cursor()
             cur.executemany(translate(sql), [tuple(r) for r in rows])
-            self._count(cur)
+            if cur.rowcount > 0:
+                self.total_changes += cur.rowcount
             return cur
 
     @property
