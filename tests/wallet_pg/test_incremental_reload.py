@@ -32,7 +32,7 @@ def snapshot(d):
     }
 
 
-def test_interleaved_writes_leave_every_instance_equal_to_a_fresh_load(tmp_path, database):
+def test_interleaved_writes_leave_every_instance_equal_to_a_fresh_load(tmp_path, database):  # noqa: F811
     keys, other = Keys(sha256(b"pg-incremental")), Keys(sha256(b"pg-incremental-2"))
     pg = [QuillDaemon(tmp_path / f"i{k}", *AUTH, f"-store={database}", "-debug=wallet").start() for k in range(3)]
     fresh = None
@@ -95,7 +95,7 @@ def test_interleaved_writes_leave_every_instance_equal_to_a_fresh_load(tmp_path,
                 d.stop()
 
 
-def test_the_change_log_names_the_tables_written_and_none_once_it_is_trimmed(cluster, database):
+def test_the_change_log_names_the_tables_written_and_none_once_it_is_trimmed(cluster, database):  # noqa: F811
     """Two processes' connections to one wallet (two catalogs): the other's commits are named by the
     tables they wrote; once the log no longer holds each commit since a connection's version (it
     keeps the last CHANGES_KEPT), it answers None: read everything again."""
