@@ -81,6 +81,24 @@ def cached_core(sizes: list[int], core_sizes: list[int], workdir: Path) -> tuple
     return core, descs
 
 
+HEADS = ("wallet txs", "call", "Core s", "Quill SQLite s", "Quill PostgreSQL s", "PostgreSQL/SQLite")
+
+
+def table(rows: list) -> str:
+    """The rows (size, call, Core's, SQLite's and PostgreSQL's seconds; a note when the times are
+    None) as the table docs/postgresql.md shows."""
+    width = max(len(r[1]) for r in rows)
+    lines = [f"{HEADS[0]:>10} | {HEADS[1]:<{width}} | " + " | ".join(f"{h:>14}" for h in HEADS[2:])]
+    for n, label, core_s, sqlite_s, pg_s in rows:
+        if sqlite_s is None:
+            lines.append(f"{n:>10} | {label}")
+            continue
+        core_text = "-" if core_s != core_s else f"{core_s:.4f}"
+        lines.append(f"{n:>10} | {label:<{width}} | {core_text:>14} | {sqlite_s:>14.4f} | {pg_s:>14.4f} | "
+                     f"{pg_s / sqlite_s:>14.2f}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("sizes", type=int, nargs="*", default=[100_000, 1_000_000])
@@ -103,7 +121,6 @@ def main() -> None:
         for q in quills:
             wait_for(lambda q=q: q.rpc("getbestblockhash") == best, timeout=3600)
         print(f"both quilld followed the chain in {time.monotonic() - t:.0f} s", flush=True)
-        heads = ("wallet txs", "call", "Core s", "Quill SQLite s", "Quill PostgreSQL s", "PostgreSQL/SQLite")
         rows = []
         for n, desc in descs.items():
             clients = [UpstreamRPC(f"{core.url_for_follower}/wallet/w{n}", timeout=7200)] if n in core_sizes else []
@@ -132,16 +149,8 @@ def main() -> None:
                     times.insert(0, float("nan"))
                 rows.append((n, label, *times))
             rows.append((n, f"load average (1 min) {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores", None, None, None))
-            print(f"w{n} measured", flush=True)
-        width = max(len(r[1]) for r in rows)
-        print(f"{heads[0]:>10} | {heads[1]:<{width}} | " + " | ".join(f"{h:>14}" for h in heads[2:]))
-        for n, label, core_s, sqlite_s, pg_s in rows:
-            if sqlite_s is None:
-                print(f"{n:>10} | {label}")
-                continue
-            core_text = "-" if core_s != core_s else f"{core_s:.4f}"
-            print(f"{n:>10} | {label:<{width}} | {core_text:>14} | {sqlite_s:>14.4f} | {pg_s:>14.4f} | "
-                  f"{pg_s / sqlite_s:>14.2f}")
+            print(table([r for r in rows if r[0] == n]), flush=True)     # each size's rows as they come
+        print("\n" + table(rows))
     finally:
         for q in quills:
             q.stop()
