@@ -209,6 +209,7 @@ def main() -> None:
         if core is not None:
             core.stop()
         cluster.stop()
+        shutil.rmtree(tmp, ignore_errors=True)      # a million's chain and wallets: about 1 GB
 
 
 if __name__ == "__main__":
