@@ -2,7 +2,7 @@
 -device=emulator given N times, CLIENTS concurrent clients each sending signrawtransactionwithkey
 calls (P2WPKH, INPUTS inputs each) until CALLS calls are answered. Prints calls/s, signatures/s,
 the speed-up over one device, and how the calls were shared between the devices (from
--debug=device's log).
+-debug=device's log), then the load average (the machine may be shared).
 
 Two boards: the Pico, whose native module signs in well under a millisecond (quilld's own
 per-call work, one Python process, is then the limit and more devices only add processes to the
@@ -87,6 +87,7 @@ def main() -> None:
             share = " ".join(str(shares.get(i, 0)) for i in range(1, devices + 1))
             print(f"{devices:>8} {seconds:>8.2f} {rate:>8.2f} {rate * inputs:>8.1f} {rate / base:>8.2f}x  {share}",
                   flush=True)
+        print(f"load average (1 min) after the table: {os.getloadavg()[0]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ leader can be reached. Real PostgreSQL and real quilld processes."""
 import json
 import signal
 import socket
+import threading
 import time
 
 import pytest
@@ -87,6 +88,24 @@ def test_a_replica_passes_the_leaders_calls_to_the_leader(tmp_path, cluster, dat
             "The quilld that leads the regtest chain in the store is not reachable; try again in a moment "
             "(a replica takes the lead within seconds)"))
         assert time.monotonic() - started < 5 and leader.rpc("getblockcount") == height
+        # a leader that takes the call and does not answer yet: while the replica waits for it, the
+        # call is among the replica's running commands (getrpcinfo), as Core lists a running call
+        with socket.socket() as silent:
+            silent.bind(("127.0.0.1", 0))
+            silent.listen()
+            cluster.sql(f"UPDATE quill_leaders SET port = {silent.getsockname()[1]}", db=dbname)
+            waiting = threading.Thread(target=lambda: pytest.raises(RPCFailure, replica.rpc, "generatetoaddress",
+                                                                    1, ANYONE_ADDRESS))
+            waiting.start()
+            taken, _ = silent.accept()
+            deadline = time.monotonic() + 10
+            while "generatetoaddress" not in [c["method"] for c in replica.rpc("getrpcinfo")["active_commands"]]:
+                assert time.monotonic() < deadline, replica.rpc("getrpcinfo")
+                time.sleep(0.05)
+            taken.close()
+            waiting.join(timeout=30)
+            assert not waiting.is_alive()
+        assert [c["method"] for c in replica.rpc("getrpcinfo")["active_commands"]] == ["getrpcinfo"]
         cluster.sql(f"UPDATE quill_leaders SET port = {port}", db=dbname)
         assert len(replica.rpc("generatetoaddress", 1, ANYONE_ADDRESS)) == 1
         # the leader gone: a clear error at once, no hang, until a replica takes the lead

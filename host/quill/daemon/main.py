@@ -433,8 +433,7 @@ class Daemon:
             newest = found.get(wallet_key, 0)
             conn = wallet.store.db
             if newest > conn.known_version:
-                wallets.refresh(name)
-                conn.known_version = max(conn.known_version, newest)
+                wallets.refresh(name, newest)
 
     def _announce_loaded(self, name: str) -> None:
         if self.notifier is not None:

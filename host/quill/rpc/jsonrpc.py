@@ -25,7 +25,7 @@ from quill.rpc.errors import (
     RPC_TYPE_ERROR,
     RPCError,
 )
-from quill.rpc.registry import DEVICE, INLINE, POOL, Registry
+from quill.rpc.registry import DEVICE, INLINE, POOL, Method, Registry
 
 log = logging.getLogger("quill.rpc")
 
@@ -244,18 +244,26 @@ class Dispatcher:
         method = self.registry.methods.get(req.method)
         if method is None:
             raise RPCError(RPC_METHOD_NOT_FOUND, "Method not found")
-        if self.forward is not None:
-            passed, result = self.forward(req)
-            if passed:
-                return result
+        active = self.active
+        key = next(active.ids)
+        running = active.running
+        # listed by getrpcinfo while it runs, as Core lists each call it executes: a call a replica
+        # passes to the leader too, for as long as it waits for the leader's answer
+        running[key] = (req.method, _monotonic())
+        try:
+            if self.forward is not None:
+                passed, result = self.forward(req)
+                if passed:
+                    return result
+            return self._run(method, req, ctx)
+        finally:
+            running.pop(key, None)
+
+    def _run(self, method: Method, req: Request, ctx: CallContext) -> Any:
         params = req.params
         args = self.check_args(method, params if isinstance(params, list) else self.positional_args(method, params))
         if log.isEnabledFor(_DEBUG):
             log.debug("ThreadRPCServer method=%s user=%s", _printable(req.method), _printable(ctx.user))
-        active = self.active
-        key = next(active.ids)
-        running = active.running
-        running[key] = (req.method, _monotonic())
         try:
             if self.before_call is not None:
                 self.before_call(ctx)
@@ -266,8 +274,6 @@ class Dispatcher:
             raise RPCError(RPC_OUT_OF_MEMORY, "Out of memory") from None
         except Exception as e:
             raise internal_bug(req.method, e) from None
-        finally:
-            running.pop(key, None)
 
     def exec_one(self, obj, ctx: CallContext, req: Request | None = None):
         """One request object -> (request, reply object, parse failed?). `req` carries

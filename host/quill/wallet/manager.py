@@ -222,21 +222,33 @@ class WalletManager:
         except WalletError as e:
             log.warning("Could not follow wallet %s loaded by another quilld: %s", name, e.message)
 
-    def refresh(self, name):
-        """Another quilld committed a change to wallet `name`: its memory is read again from the
-        store (descriptors, scripts, labels, transactions, cached credit, persistent coin locks)."""
+    def refresh(self, name, newest):
+        """Another quilld committed changes to wallet `name` up to version `newest` (quill_versions):
+        the memory of the tables they wrote is read again from the store (descriptors, scripts,
+        labels, transactions, cached credit, persistent coin locks; all of it when the store's
+        change log does not go back to this process's version)."""
         with self.chain_lock(), self.lock:
             wallet = self.wallets.get(name)
             if wallet is None:
                 return
             with wallet.lock:
-                wallet.refresh()
+                db = wallet.store.db
+                if newest <= db.known_version:
+                    return
+                self._reread(wallet, db.tables_changed(newest))
+                db.known_version = newest
+
+    @staticmethod
+    def _reread(wallet, tables):
+        log.debug("Wallet %s changed by another quilld: %s read again", wallet.name,
+                  "everything" if tables is None else ", ".join(sorted(tables)) or "nothing")
+        wallet.refresh(tables)
 
     def _open(self, name, store):
         kwargs = {} if self.keypool is None else {"keypool": self.keypool}
         wallet = Wallet(name, store, self.chain_name, **kwargs)
         if hasattr(store.db, "on_stale"):      # a PostgreSQL store: other processes write it too
-            store.db.on_stale = wallet.refresh
+            store.db.on_stale = lambda tables: self._reread(wallet, tables)
         if self.chain is not None and self.follows_chain:
             self.catch_up(wallet)
         self.wallets[name] = wallet

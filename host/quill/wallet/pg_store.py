@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -38,8 +39,16 @@ CATALOG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS quill_wallets(id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     chain TEXT NOT NULL, name TEXT NOT NULL, UNIQUE(chain, name));
 CREATE TABLE IF NOT EXISTS quill_settings(chain TEXT PRIMARY KEY, settings TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS quill_versions(key TEXT PRIMARY KEY, v BIGINT NOT NULL)
+CREATE TABLE IF NOT EXISTS quill_versions(key TEXT PRIMARY KEY, v BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS quill_changes(key TEXT NOT NULL, v BIGINT NOT NULL, tables TEXT NOT NULL,
+    PRIMARY KEY(key, v))
 """
+
+# quill_changes: each committed change of a wallet (its version in quill_versions) and the tables it
+# wrote, so that another process whose memory is at an older version reads again only those tables'
+# memory; the last CHANGES_KEPT versions of each wallet are kept (one further behind reads it all)
+CHANGES_KEPT = 1000
+_WRITTEN_TABLE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(\w+)', re.IGNORECASE)
 
 _PG_SCHEMA_V1 = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, int_value BIGINT, text_value TEXT, blob_value BYTEA);
@@ -131,7 +140,8 @@ def read_versions(conn: Any, keys: list[str]) -> dict[str, int]:
 
 class WalletConnection(postgres.Connection):
     """A wallet's connection: its transactions take the wallet's lock first, and a commit that
-    changed rows calls `on_change` (after the commit: the others read what it wrote)."""
+    changed rows calls `on_change` (after the commit: the others read what it wrote). Each commit
+    that changed rows records the tables it wrote in quill_changes."""
 
     def __init__(self, conn: Any, wallet_id: int, version_key: str, on_change: Callable[[], None]) -> None:
         super().__init__(conn)
@@ -139,22 +149,35 @@ class WalletConnection(postgres.Connection):
         self.version_key = version_key
         self.on_change = on_change
         self._changes_at_begin = 0
-        self.on_stale: Callable[[], None] = lambda: None    # set by the wallet: read itself again
+        self._written: set[str] = set()     # the tables the running transaction wrote
+        # set by the wallet: read again the memory of the tables given (None: all of it)
+        self.on_stale: Callable[[frozenset[str] | None], None] = lambda tables: None
         # the wallet's version (quill_versions) this process's memory reflects: each committed change
         # adds one, so a process finds out with one read whether its memory is behind (read your writes)
         self.known_version = read_version(conn, version_key)
+
+    def tables_changed(self, newest: int) -> frozenset[str] | None:
+        """The tables the commits after known_version up to `newest` wrote; None when the change
+        log no longer holds each of them (memory is then read again whole)."""
+        with self.lock:
+            rows = self.conn.execute("SELECT tables FROM public.quill_changes WHERE key=%s AND v > %s AND v <= %s",
+                                     (self.version_key, self.known_version, newest)).fetchall()
+        if len(rows) != newest - self.known_version:
+            return None
+        return frozenset(t for (tables,) in rows for t in tables.split(",") if t)
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
         if sql == "BEGIN IMMEDIATE":
             with self.lock:
                 cur = super().execute(sql)
                 self._changes_at_begin = self.total_changes
+                self._written.clear()
                 self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (WALLET_LOCK_CLASS, self.wallet_id))
                 # another process committed since this one last read the wallet: memory is read
                 # again first, inside the transaction, so what it writes follows on from theirs
                 newest = read_version(self.conn, self.version_key)
                 if newest > self.known_version:
-                    self.on_stale()
+                    self.on_stale(self.tables_changed(newest))
                     self.known_version = newest
                 return cur
         if sql == "COMMIT":
@@ -162,11 +185,28 @@ class WalletConnection(postgres.Connection):
                 changed = self.total_changes != self._changes_at_begin
                 if changed:
                     self.known_version = bump_version(self.conn, self.version_key)
+                    self._log_change(self.known_version)
                 cur = super().execute(sql)
             if changed:
                 self.on_change()
             return cur
+        self._note_write(sql)
         return super().execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
+        self._note_write(sql)
+        return super().executemany(sql, rows)
+
+    def _note_write(self, sql: str) -> None:
+        written = _WRITTEN_TABLE.match(sql)
+        if written:
+            self._written.add(written.group(1).lower())
+
+    def _log_change(self, version: int) -> None:
+        self.conn.execute("INSERT INTO public.quill_changes(key, v, tables) VALUES(%s, %s, %s)",
+                          (self.version_key, version, ",".join(sorted(self._written))))
+        self.conn.execute("DELETE FROM public.quill_changes WHERE key=%s AND v <= %s",
+                          (self.version_key, version - CHANGES_KEPT))
 
 
 class PgCatalog:

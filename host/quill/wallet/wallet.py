@@ -66,24 +66,38 @@ class Wallet:
 
     # -- indexes rebuilt from the file --------------------------------------
 
-    def _load_indexes(self):
-        self.descs = {row[0]: DescriptorInfo(row, self.chain_name) for row in self.store.descriptors()}
-        self.scripts = {}
-        for script, desc_id, idx in self.store.all_scripts():
-            self.scripts.setdefault(bytes(script), []).append((desc_id, idx))
-        self.labels = {addr: (label, purpose) for addr, label, purpose in self.store.addrbook()}
-        # Our outputs, (txid, n) -> value: debits and IsMine of inputs without one SQL query per input.
-        self.txouts = {(bytes(txid), n): value for txid, n, value, _ in self.store.all_txouts()}
-        self.spends = {}
-        for prev_txid, prev_n, txid in self.store.all_spends():
-            self.spends.setdefault((bytes(prev_txid), prev_n), set()).add(bytes(txid))
-        # The same outpoints (ours, or spent by a wallet tx) as they appear in a serialized input:
-        # what quill.chain.scan looks for in a raw block.
-        self.outpoints = {outpoint_key(t, n) for t, n in self.txouts} | {outpoint_key(t, n) for t, n in self.spends}
-        # Core's mapValue (replaced_by_txid, replaces_txid): few, read for every listed transaction.
-        self.tx_values = {}
-        for txid, key, value in self.store.all_tx_values():
-            self.tx_values.setdefault(bytes(txid), {})[key] = value
+    # the memory each of the wallet's tables is read into (refresh: only the changed ones again)
+    INDEXED_TABLES = frozenset({"descriptors", "scripts", "addrbook", "txouts", "spends", "tx_values"})
+    # the tables whose rows the cached credit is computed from
+    CREDIT_TABLES = frozenset({"descriptors", "scripts", "txs", "txouts", "spends"})
+
+    def _load_indexes(self, tables=INDEXED_TABLES):
+        """Memory read from the store's `tables` (every indexed one by default)."""
+        if "descriptors" in tables:
+            self.descs = {row[0]: DescriptorInfo(row, self.chain_name) for row in self.store.descriptors()}
+        if "scripts" in tables:
+            self.scripts = {}
+            for script, desc_id, idx in self.store.all_scripts():
+                self.scripts.setdefault(bytes(script), []).append((desc_id, idx))
+        if "addrbook" in tables:
+            self.labels = {addr: (label, purpose) for addr, label, purpose in self.store.addrbook()}
+        if "txouts" in tables:
+            # Our outputs, (txid, n) -> value: debits and IsMine of inputs without one SQL query per input.
+            self.txouts = {(bytes(txid), n): value for txid, n, value, _ in self.store.all_txouts()}
+        if "spends" in tables:
+            self.spends = {}
+            for prev_txid, prev_n, txid in self.store.all_spends():
+                self.spends.setdefault((bytes(prev_txid), prev_n), set()).add(bytes(txid))
+        if "txouts" in tables or "spends" in tables:
+            # The same outpoints (ours, or spent by a wallet tx) as they appear in a serialized input:
+            # what quill.chain.scan looks for in a raw block.
+            self.outpoints = ({outpoint_key(t, n) for t, n in self.txouts}
+                              | {outpoint_key(t, n) for t, n in self.spends})
+        if "tx_values" in tables:
+            # Core's mapValue (replaced_by_txid, replaces_txid): few, read for every listed transaction.
+            self.tx_values = {}
+            for txid, key, value in self.store.all_tx_values():
+                self.tx_values.setdefault(bytes(txid), {})[key] = value
 
     def _resync(self):
         """A batch did not commit (quill.atomic_store): the indexes become what the file holds."""
@@ -91,11 +105,20 @@ class Wallet:
         self._script_set = None
         self.credit_cache.invalidate()
 
-    def refresh(self):
+    def refresh(self, tables=None):
         """Another process changed the wallet in the store (docs/postgresql.md): memory becomes
-        what the store holds, coin locks included."""
-        self._resync()
-        self.locked_coins.reload()
+        what the store holds, coin locks included. `tables`: the only tables it changed (the store's
+        change log, quill.wallet.pg_store), whose memory alone is read again; None: all of them."""
+        if tables is None:
+            self._resync()
+        else:
+            self._load_indexes(self.INDEXED_TABLES & tables)
+            if "scripts" in tables:
+                self._script_set = None
+            if self.CREDIT_TABLES & tables:
+                self.credit_cache.invalidate()
+        if tables is None or "meta" in tables:
+            self.locked_coins.reload()
 
     @property
     def disable_private_keys(self) -> bool:
