@@ -391,6 +391,11 @@ class Server:
             self.proc.wait()
 
 
+def failures(log: str) -> list[str]:
+    """The lines of Specter's log that say why a list came back short (an RPC it could not make)."""
+    return [line for line in log.splitlines() if "ERROR" in line or "Failed" in line][-20:]
+
+
 def test_specter_server_starts_on_quilld_and_exports_history_and_utxos(scene: Scene) -> None:
     server = Server(specter_python(), scene.specter.data_folder)
     try:
@@ -413,7 +418,8 @@ def test_specter_server_starts_on_quilld_and_exports_history_and_utxos(scene: Sc
                         for i, (sats, mined) in enumerate(receives)}
             for export in ("transactions.csv", "utxo.csv"):
                 rows = server.csv(f"/wallets/wallet/{wallet['alias']}/{export}")
-                assert {r["TxID"] for r in rows} == set(scene.txids[name]), (name, export)
+                assert {r["TxID"] for r in rows} == set(scene.txids[name]), (
+                    name, export, failures(server.log.read_text()))
                 assert {r["Category"] for r in rows} == {"receive"}
                 assert {(r["Address"], Decimal(r["Amount (BTC)"]), r["Block Height"] != "Unconfirmed")
                         for r in rows} == expected, (name, export)
