@@ -25,7 +25,7 @@
 // each half of b_j stays in a register for the three it falls in: two loads per
 // three MULS (the three finished sums of the first two kinds wait in r8-r12 and lr).
 // At a column's end one 26-bit limb is kept and the rest carried; the twenty limbs
-// are then folded to ten (FOLD). ~2,290 cycles per multiplication and ~1,620 per
+// are then folded to ten (FOLD). ~2,285 cycles per multiplication and ~1,630 per
 // squaring on the Cortex-M0+ (two columns at a time, 2,490 and 1,690; the C it
 // replaced, four MULS per limb product, 2,495 and 1,645 instructions).
 //
