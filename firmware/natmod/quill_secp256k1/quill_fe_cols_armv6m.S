@@ -20,15 +20,18 @@
 // limb is split into 13-bit halves, kept on the stack with the halves' sum. A limb
 // product is then three MULS below 2^28 (low halves, high halves, sums: Karatsuba
 // at 13 bits), and a column of at most ten limb products sums without any carry in
-// three 32-bit accumulators. Two columns are summed together, so each half of a_i
-// is loaded once for b_{k-i} and b_{k+1-i}: 21 instructions per two limb products.
+// three 32-bit accumulators. Columns are summed three at a time, one kind of
+// product at a time, so that each half of a_i is loaded once for three columns and
+// each half of b_j stays in a register for the three it falls in: two loads per
+// three MULS (the three finished sums of the first two kinds wait in r8-r12 and lr).
 // At a column's end one 26-bit limb is kept and the rest carried; the twenty limbs
-// are then folded to ten (FOLD). ~1,870 instructions per multiplication and ~1,320
-// per squaring (the C it replaces, four MULS per limb product, took 2,495 and 1,645).
+// are then folded to ten (FOLD). ~2,285 cycles per multiplication and ~1,630 per
+// squaring on the Cortex-M0+ (two columns at a time, 2,490 and 1,690; the C it
+// replaced, four MULS per limb product, 2,495 and 1,645 instructions).
 //
 // Constant time: no branch and no memory index depends on the data (the loops are
 // unrolled by the assembler's macros; every address is a constant offset from sp or
-// from r, a or b). r12 holds the carry between columns.
+// from r, a or b). The carry between column groups waits at sp + CARRY.
 
 #ifdef QUILL_PROFILE
 #define FE_MUL quill_fe_mul_cols
@@ -52,6 +55,7 @@
     .equ BS, 200        // their sums
     .equ T, 240         // the product's twenty 26-bit limbs
     .equ OUTP, 320      // r
+    .equ CARRY, 324     // the carry between the multiplication's column groups
     .equ FRAME, 328
 
 // Carry the ten limbs at [p] below 2^26 (the part of limb 9 at or above bit 22 is
@@ -108,114 +112,9 @@
 // x_i * y_j = xl*yl + (xs*ys - xl*yl - xh*yh) * 2^13 + xh*yh * 2^26, so a column
 // sums three kinds of products, each below 2^28: LL (xl*yl), HH (xh*yh) and SS
 // (xs*ys), ten at most per column: LL, HH < 2^29.4 and SS < 2^31.4, no carries.
-// Two columns k, k + 1 are summed together, so that x_i is loaded once for
-// y_{k-i} and y_{k+1-i}: r2, r3, r4 = LL, HH, SS of column k; r5, r6, r7 those of
-// column k + 1; r0, r1 scratch. f0 / f1: the column's next product is its first
-// (MOVS instead of ADDS).
-
-.macro ACC reg, src, col
-    .if \col == 0
-        .if f0
-            movs \reg, \src
-        .else
-            adds \reg, \src
-        .endif
-    .else
-        .if f1
-            movs \reg, \src
-        .else
-            adds \reg, \src
-        .endif
-    .endif
-.endm
-
-// one kind (offsets xo, yo) of x_i * y_j (column k) and x_i * y_{j+1} (column k + 1)
-.macro PAIR1 i, j, xo, yo, r0k, r1k
-    ldr r0, [sp, #(\xo + 4 * \i)]
-    ldr r1, [sp, #(\yo + 4 * \j)]
-    muls r1, r0
-    ACC \r0k, r1, 0
-    ldr r1, [sp, #(\yo + 4 * \j + 4)]
-    muls r1, r0
-    ACC \r1k, r1, 1
-.endm
-
-.macro PAIR i, j, xl, xh, xs, yl, yh, ys
-    PAIR1 \i, \j, \xl, \yl, r2, r5
-    PAIR1 \i, \j, \xh, \yh, r3, r6
-    PAIR1 \i, \j, \xs, \ys, r4, r7
-    .set f0, 0
-    .set f1, 0
-.endm
-
-// x_i * y_j into column col (0: k, 1: k + 1)
-.macro SINGLE1 i, j, xo, yo, reg, col
-    ldr r0, [sp, #(\xo + 4 * \i)]
-    ldr r1, [sp, #(\yo + 4 * \j)]
-    muls r1, r0
-    ACC \reg, r1, \col
-.endm
-
-.macro SINGLE i, j, xl, xh, xs, yl, yh, ys, col
-    .if \col == 0
-        SINGLE1 \i, \j, \xl, \yl, r2, 0
-        SINGLE1 \i, \j, \xh, \yh, r3, 0
-        SINGLE1 \i, \j, \xs, \ys, r4, 0
-        .set f0, 0
-    .else
-        SINGLE1 \i, \j, \xl, \yl, r5, 1
-        SINGLE1 \i, \j, \xh, \yh, r6, 1
-        SINGLE1 \i, \j, \xs, \ys, r7, 1
-        .set f1, 0
-    .endif
-.endm
-
-// x_i^2 into column col
-.macro SQUARE1 i, xo, reg, col
-    ldr r0, [sp, #(\xo + 4 * \i)]
-    muls r0, r0
-    ACC \reg, r0, \col
-.endm
-
-.macro SQUARE i, col
-    .if \col == 0
-        SQUARE1 \i, AL, r2, 0
-        SQUARE1 \i, AH, r3, 0
-        SQUARE1 \i, AS, r4, 0
-        .set f0, 0
-    .else
-        SQUARE1 \i, AL, r5, 1
-        SQUARE1 \i, AH, r6, 1
-        SQUARE1 \i, AS, r7, 1
-        .set f1, 0
-    .endif
-.endm
-
-// Column k is complete in L, H, S (+ the carry in r12): MM = S - L - H (< 2^31) is
-// the middle kind; the column is L + MM * 2^13 + H * 2^26. Store its low 26 bits as
-// t[k] and carry the rest (< 2^30) to column k + 1. Uses r0.
-.macro COLEND k, l, h, s
-    subs \s, \s, \l
-    subs \s, \s, \h
-    .if \k > 0
-        mov r0, r12
-        adds \l, r0
-    .endif
-    lsls r0, \s, #19
-    lsrs r0, r0, #6             // (MM mod 2^13) << 13
-    adds \l, r0                 // < 2^31
-    lsrs \s, \s, #13
-    adds \h, \s
-    lsrs r0, \l, #26
-    adds \h, r0                 // the carry
-    mov r12, \h
-    lsls \l, \l, #6
-    lsrs \l, \l, #6
-    str \l, [sp, #(T + 4 * \k)]
-    .if \k == 18
-        str \h, [sp, #(T + 76)] // t[19]
-    .endif
-.endm
+// A complete column k (L, H, S, plus the carry in): MM = S - L - H (< 2^31) is the
+// middle kind, the column is L + MM * 2^13 + H * 2^26; its low 26 bits are kept as
+// t[k] and the rest (< 2^30) carried to column k + 1.
 
 // Fold the twenty limbs t[k] at sp + T into r (at [sp, #OUTP]), magnitude 1:
 // 2^260 == 2^4 * (2^32 + 977) = 0x400 * 2^26 + 0x3D10 (mod p), so t[k + 10] adds
@@ -322,100 +221,240 @@
         FOLD_LIMB %(\k + 1)
     .endif
 .endm
-// columns k and k + 1 of a * b (k even): column k has a_i * b_{k-i} for
-// max(0, k-9) <= i <= min(k, 9), column k + 1 the same with k + 1
-.macro MULPAIR k
-    .set f0, 1
-    .set f1, 1
+// Columns k, k + 1, k + 2 of x * y, one kind at a time: for the kind (x offset xo,
+// y offset yo), x_i is loaded once for y_{k-i}, y_{k+1-i}, y_{k+2-i}, and each y_j
+// once for the three columns it falls in (it stays in register r2 + (j mod 3) while
+// i runs past it): two loads per three MULS. r0 = x_i, r1 scratch, r5, r6, r7 =
+// columns k, k + 1, k + 2; n = the group's columns (3, or 1 for column 18). The
+// squaring (ksqr = 1, y = x) takes only the cross products x_i * x_j, i < j, doubles
+// them and adds x_{(k+c)/2}^2 (KSQUARE). fa0-fa2: the column's next product is its
+// first (MOVS instead of ADDS). The kinds' column sums wait in r8-r10 (LL) and r11,
+// r12, lr (HH) for KEND.
+.macro LDY reg, off
+    ldr r\reg, [sp, #\off]
+.endm
+
+.macro KLOAD k, n, i, yo, c
+    .set jj, \k + \c - \i
+    .if \c < \n
+        .if jj >= (ksqr * (\i + 1))
+            .if jj <= 9
+                LDY %(2 + jj - 3 * (jj / 3)), %(\yo + 4 * jj)
+            .endif
+        .endif
+    .endif
+.endm
+
+// the product x_i * y_j into r(5 + c): first, the last of the step (r0 may go), or neither
+.macro KMUL a, y, mode
+    .if \mode == 0
+        movs r\a, r\y
+        muls r\a, r0
+    .elseif \mode == 1
+        muls r0, r\y
+        adds r\a, r0
+    .else
+        movs r1, r\y
+        muls r1, r0
+        adds r\a, r1
+    .endif
+.endm
+
+.macro KPROD k, n, i, c
+    .set jj, \k + \c - \i
+    .if \c < \n
+        .if jj >= (ksqr * (\i + 1))
+            .if jj <= 9
+                .if \c == 0
+                    .set fst, fa0
+                    .set fa0, 0
+                .elseif \c == 1
+                    .set fst, fa1
+                    .set fa1, 0
+                .else
+                    .set fst, fa2
+                    .set fa2, 0
+                .endif
+                .if fst
+                    .set md, 0
+                .elseif \c == lastc
+                    .set md, 1
+                .else
+                    .set md, 2
+                .endif
+                KMUL %(5 + \c), %(2 + jj - 3 * (jj / 3)), %md
+            .endif
+        .endif
+    .endif
+.endm
+
+.macro KLAST k, n, i, c
+    .set jj, \k + \c - \i
+    .if \c < \n
+        .if jj >= (ksqr * (\i + 1))
+            .if jj <= 9
+                .set lastc, \c
+            .endif
+        .endif
+    .endif
+.endm
+
+.macro KSTEP k, n, i, ihi, first, xo, yo
+    ldr r0, [sp, #(\xo + 4 * \i)]
+    KLOAD \k, \n, \i, \yo, 0
+    .if \first
+        KLOAD \k, \n, \i, \yo, 1
+        KLOAD \k, \n, \i, \yo, 2
+    .endif
+    .set lastc, -1
+    KLAST \k, \n, \i, 0
+    KLAST \k, \n, \i, 1
+    KLAST \k, \n, \i, 2
+    KPROD \k, \n, \i, 0
+    KPROD \k, \n, \i, 1
+    KPROD \k, \n, \i, 2
+    .if \i < \ihi
+        KSTEP \k, \n, %(\i + 1), \ihi, 0, \xo, \yo
+    .endif
+.endm
+
+.macro KIND k, n, xo, yo
+    .set fa0, 1
+    .set fa1, 1
+    .set fa2, 1
     .if \k >= 9
-        SINGLE %(\k - 9), 9, AL, AH, AS, BL, BH, BS, 0
-    .endif
-    .if \k >= 8
-        .set lo_i, \k - 8
+        .set ilo, \k - 9
     .else
-        .set lo_i, 0
+        .set ilo, 0
     .endif
-    .if \k <= 9
-        .set hi_i, \k
+    .if \k + \n - 1 <= 9
+        .set ihi, \k + \n - 1
     .else
-        .set hi_i, 9
+        .set ihi, 9
     .endif
-    MULPAIRS \k, %lo_i, %hi_i
-    .if \k + 1 <= 9
-        SINGLE %(\k + 1), 0, AL, AH, AS, BL, BH, BS, 1
+    .if ksqr
+        .if (\k + \n - 2) / 2 < ihi
+            .set ihi, (\k + \n - 2) / 2
+        .endif
     .endif
-    COLEND \k, r2, r3, r4
-    COLEND %(\k + 1), r5, r6, r7
-.endm
-
-.macro MULPAIRS k, i, last
-    PAIR \i, %(\k - \i), AL, AH, AS, BL, BH, BS
-    .if \i < \last
-        MULPAIRS \k, %(\i + 1), \last
+    .if ilo <= ihi
+        KSTEP \k, \n, %ilo, %ihi, 1, \xo, \yo
     .endif
 .endm
 
-.macro MULCOLUMNS k
+// squaring: column k + c's cross products twice, then a_{(k+c)/2}'s square of the kind
+.macro KSQUARE k, c, xo
+    .if \c == 0
+        .set fst, fa0
+    .elseif \c == 1
+        .set fst, fa1
+    .else
+        .set fst, fa2
+    .endif
+    .if ((\k + \c) / 2) * 2 == \k + \c
+        .set sqo, \xo + 2 * (\k + \c)
+    .else
+        .set sqo, -1
+    .endif
+    KSQ2 %(5 + \c), %fst, %sqo
+.endm
+
+.macro KSQ2 acc, first, off
+    .if \first == 0
+        lsls r\acc, r\acc, #1
+    .endif
+    .if \off >= 0
+        ldr r0, [sp, #\off]
+        muls r0, r0
+        .if \first
+            movs r\acc, r0
+        .else
+            adds r\acc, r0
+        .endif
+    .endif
+.endm
+
+// column k + c ends: L in r0, H in r1, S in r(5 + c), the carry in r2 (none at
+// column 0); as COLEND, the carry out left in r2. Uses r3.
+.macro KEND k, c, s
+    .if \c == 0
+        mov r0, r8
+        mov r1, r11
+    .elseif \c == 1
+        mov r0, r9
+        mov r1, r12
+    .else
+        mov r0, r10
+        mov r1, lr
+    .endif
+    subs r\s, r\s, r0
+    subs r\s, r\s, r1
+    .if \k + \c > 0
+        adds r0, r2
+    .endif
+    lsls r3, r\s, #19
+    lsrs r3, r3, #6             // (MM mod 2^13) << 13
+    adds r0, r3                 // < 2^31
+    lsrs r\s, r\s, #13
+    adds r1, r\s
+    lsrs r3, r0, #26
+    adds r2, r1, r3             // the carry
+    lsls r0, r0, #6
+    lsrs r0, r0, #6
+    str r0, [sp, #(T + 4 * (\k + \c))]
+    .if \k + \c == 18
+        str r2, [sp, #(T + 76)] // t[19]
+    .endif
+.endm
+
+// one kind of the group's columns, of a * b or of a^2 (sq), into r5-r7
+.macro GKIND k, n, xo, yo, sq
+    .set ksqr, \sq
+    .if \sq
+        KIND \k, \n, \xo, \xo
+    .else
+        KIND \k, \n, \xo, \yo
+    .endif
+    .if \sq
+        KSQUARE \k, 0, \xo
+        .if \n > 1
+            KSQUARE \k, 1, \xo
+            KSQUARE \k, 2, \xo
+        .endif
+    .endif
+.endm
+
+.macro MULGROUP k, n, sq
+    GKIND \k, \n, AL, BL, \sq
+    mov r8, r5
+    .if \n > 1
+        mov r9, r6
+        mov r10, r7
+    .endif
+    GKIND \k, \n, AH, BH, \sq
+    mov r11, r5
+    .if \n > 1
+        mov r12, r6
+        mov lr, r7
+    .endif
+    GKIND \k, \n, AS, BS, \sq
+    .if \k > 0
+        ldr r2, [sp, #CARRY]
+    .endif
+    KEND \k, 0, 5
+    .if \n > 1
+        KEND \k, 1, 6
+        KEND \k, 2, 7
+        str r2, [sp, #CARRY]
+    .endif
+.endm
+
+.macro MULGROUPS k, sq
     .if \k < 18
-        MULPAIR \k
-        MULCOLUMNS %(\k + 2)
+        MULGROUP \k, 3, \sq
+        MULGROUPS %(\k + 3), \sq
     .else
-        .set f0, 1
-        SINGLE 9, 9, AL, AH, AS, BL, BH, BS, 0
-        COLEND 18, r2, r3, r4
-    .endif
-.endm
-
-// columns k and k + 1 of a^2 (k even): the cross products a_i * a_j, i < j, twice,
-// and the square a_{k/2}^2 in column k
-.macro SQRPAIR k
-    .set f0, 1
-    .set f1, 1
-    .set x0, 0                  // column k has cross products
-    .if \k >= 9
-        SINGLE %(\k - 9), 9, AL, AH, AS, AL, AH, AS, 0
-        .set x0, 1
-    .endif
-    .if \k >= 8
-        .set lo_i, \k - 8
-    .else
-        .set lo_i, 0
-    .endif
-    .set hi_i, (\k / 2) - 1     // i < k - i for both columns: i <= k/2 - 1
-    .if lo_i <= hi_i
-        SQRPAIRS \k, %lo_i, %hi_i
-        .set x0, 1
-    .endif
-    // i = k/2 with a_{k/2+1}: column k + 1 only
-    SINGLE %(\k / 2), %(\k / 2 + 1), AL, AH, AS, AL, AH, AS, 1
-    .if x0
-        lsls r2, r2, #1
-        lsls r3, r3, #1
-        lsls r4, r4, #1
-    .endif
-    lsls r5, r5, #1
-    lsls r6, r6, #1
-    lsls r7, r7, #1
-    SQUARE %(\k / 2), 0
-    COLEND \k, r2, r3, r4
-    COLEND %(\k + 1), r5, r6, r7
-.endm
-
-.macro SQRPAIRS k, i, last
-    PAIR \i, %(\k - \i), AL, AH, AS, AL, AH, AS
-    .if \i < \last
-        SQRPAIRS \k, %(\i + 1), \last
-    .endif
-.endm
-
-.macro SQRCOLUMNS k
-    .if \k < 18
-        SQRPAIR \k
-        SQRCOLUMNS %(\k + 2)
-    .else
-        .set f0, 1
-        SQUARE 9, 0
-        COLEND 18, r2, r3, r4
+        MULGROUP 18, 1, \sq
     .endif
 .endm
 
@@ -424,15 +463,25 @@
     .thumb_func
 FE_MUL:
     push {r4, r5, r6, r7, lr}
+    mov r4, r8
+    mov r5, r9
+    mov r6, r10
+    mov r7, r11
+    push {r4, r5, r6, r7}       // r8-r11 park the column sums
     sub sp, #FRAME
     str r0, [sp, #OUTP]
     movs r6, r1
     movs r7, r2
     SPLIT r6, AL, AH, AS
     SPLIT r7, BL, BH, BS
-    MULCOLUMNS 0
+    MULGROUPS 0, 0
     FOLD
     add sp, #FRAME
+    pop {r4, r5, r6, r7}
+    mov r8, r4
+    mov r9, r5
+    mov r10, r6
+    mov r11, r7
     pop {r4, r5, r6, r7, pc}
     .size FE_MUL, . - FE_MUL
 
@@ -441,12 +490,22 @@ FE_MUL:
     .thumb_func
 FE_SQR:
     push {r4, r5, r6, r7, lr}
+    mov r4, r8
+    mov r5, r9
+    mov r6, r10
+    mov r7, r11
+    push {r4, r5, r6, r7}       // r8-r11 park the column sums
     sub sp, #FRAME
     str r0, [sp, #OUTP]
     movs r6, r1
     SPLIT r6, AL, AH, AS
-    SQRCOLUMNS 0
+    MULGROUPS 0, 1
     FOLD
     add sp, #FRAME
+    pop {r4, r5, r6, r7}
+    mov r8, r4
+    mov r9, r5
+    mov r10, r6
+    mov r11, r7
     pop {r4, r5, r6, r7, pc}
     .size FE_SQR, . - FE_SQR

@@ -18,7 +18,7 @@ with these cycles-per-instruction assumptions for MicroPython's bytecode loop
 For the Pico's native module these are an overestimate: its code runs from SRAM
 (MicroPython copies a native .mpy into the heap) and the RP2040's MULS takes one
 cycle, so tests/bench/m0plus_cycles.py weighs a traced signature's instructions
-with the Cortex-M0+'s cycles per class instead (1.335 per instruction for ECDSA;
+with the Cortex-M0+'s cycles per class instead (1.277 per instruction for ECDSA;
 tests/bench/bench_mcu_icount.py prints both).
 
 ECDSA is Core's CKey::Sign with low-R grinding: a signature tries RFC6979 nonces
