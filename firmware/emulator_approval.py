@@ -61,7 +61,11 @@ class EmulatorApprover:
         _remove(self.answer)
         tmp = self.request + ".tmp"
         with open(tmp, "w") as f:
-            f.write(prompt + "\n")
+            if isinstance(prompt, str):
+                f.write(prompt + "\n")
+            else:   # a Screen (a device with a display): its line a part at a time
+                prompt.write_prompt(f.write)
+                f.write("\n")
         os.rename(tmp, self.request)
 
     def poll(self, now_ms):
