@@ -25,7 +25,7 @@ import gc
 import struct
 import time
 
-from quillfw.compat import const
+from quillfw.compat import IS_MICROPYTHON, const
 from quillfw.limits import MAX_MESSAGE_SIZE
 from quillfw.wire import cbor, envelope, framing
 from quillfw.wire.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
@@ -254,8 +254,10 @@ class Server:
         # it is freed the heap is split into pieces that no function of a module loaded
         # later fits (the Pico model's six-input multisig ran out of memory so at its first
         # signature, with kilobytes free). MicroPython collects otherwise only when an
-        # allocation fails.
-        gc.collect()
+        # allocation fails. (CPython's heap is not fixed: nothing to gain, and its full
+        # collection can outlast a partial frame's idle time.)
+        if IS_MICROPYTHON:
+            gc.collect()
 
     def _reply(self, reply):
         try:
