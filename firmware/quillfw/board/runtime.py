@@ -105,10 +105,6 @@ def build_dispatcher(board, emulator=False, approver=None, policy_path=None,
 # the signers load after the review where the code is in RAM (quillfw.signing.session): their
 # names are interned at boot too
 SIGNERS = ("quillfw.sighash.segwit_v0", "quillfw.sighash.taproot", "quillfw.sighash.legacy")
-# a PSBT session's code (psbt_begin, a multisig's registered wallets, the previous transactions):
-# loaded with the session, its names too would need a new qstr pool amid it
-SESSION = ("quillfw.psbt.session", "quillfw.psbt.prevtx", "quillfw.multisig.match",
-           "quillfw.multisig.policy")
 
 
 def _intern(display):
@@ -124,14 +120,12 @@ def _intern(display):
     from quillfw.compat import forget
     from quillfw.ui.flow import MODULES
     loaded = set(sys.modules)
-    # a group at a time: the heap holds one group's code
-    for group in (MODULES + ("quillfw.signing.confirm_flow", display[1]) + SIGNERS, SESSION):
-        for name in group:
-            __import__(name)
-        for module in list(sys.modules):
-            if module not in loaded:
-                forget(module)
-        gc.collect()
+    for name in MODULES + ("quillfw.signing.confirm_flow", display[1]) + SIGNERS:
+        __import__(name)
+    for module in list(sys.modules):
+        if module not in loaded:
+            forget(module)
+    gc.collect()
 
 
 def serve(transport, dispatcher, idle_ms=DEFAULT_IDLE_MS, log=None):

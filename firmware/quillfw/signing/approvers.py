@@ -9,7 +9,7 @@ quillfw.signing.confirm.Confirmation.ask() makes:
 
     begin(prompt, now_ms)   a confirmation starts (prompt: one line of text, or on a
                             device with a display the quillfw.ui.screen.Screen shown,
-                            whose write_prompt gives the same line a part at a time)
+                            whose prompt() is that line: a board's buttons need none)
     poll(now_ms)            APPROVED, REFUSED or None (no answer yet); called
                             every ~20 ms while the device waits
     end()                   the wait is over, whatever its outcome

@@ -14,7 +14,6 @@ too): what quillfw.ui.display draws and what the emulator writes as text.
         private  a secret's screen (a seed's words): on the panel only
 
     lines(screen)            the logical text: the title, then one line per item
-    prompt(), write_prompt(write)    its items on one line (a blind device's approver)
     layout(screen, cols, rows, want) -> (pages, rows of page want: each (text, inverted))
 """
 HOST = "\x02"           # a part supplied by the host (never an address or an amount)
@@ -47,22 +46,6 @@ class Screen:
         if self.private:
             return self.title
         return "; ".join(self.lines()[1:])
-
-    def write_prompt(self, write):
-        """prompt() and a "?" through write(text), a part at a time: an approver that passes
-        the line on (the emulator's) writes it without the whole line on the heap (a
-        review's runs to a kilobyte and more, in one block)."""
-        if self.private:
-            write(self.title)
-        else:
-            for i, item in enumerate(self.items):
-                for j, part in enumerate(item):
-                    if j:
-                        write(" ")
-                    elif i:
-                        write("; ")
-                    write(plain(part))
-        write("?")
 
 
 def layout(screen, cols, rows, want=-1):
