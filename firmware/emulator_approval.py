@@ -66,7 +66,21 @@ class EmulatorApprover:
         _remove(self.answer)
         tmp = self.request + ".tmp"
         with open(tmp, "w") as f:
-            f.write(prompt + "\n")
+            if isinstance(prompt, str):
+                f.write(prompt)
+            elif prompt.private:
+                f.write(prompt.title + "?")
+            else:
+                # a Screen (a device with a display): Screen.prompt()'s line, written a part at
+                # a time (whole, a review's is a kilobyte in one block), with no new names (the
+                # qstrs this module brings are interned amid a signing session)
+                from quillfw.ui.screen import plain
+                for i, item in enumerate(prompt.items):
+                    for j, part in enumerate(item):
+                        f.write(" " if j else "; " if i else "")
+                        f.write(plain(part))
+                f.write("?")
+            f.write("\n")
         os.rename(tmp, self.request)
 
     def poll(self, now_ms):

@@ -1,15 +1,16 @@
 """2-of-3 multisig across three emulated Quill devices, judged by the real Bitcoin Core.
 
-Three quill-emu processes, each started with its own BIP39 mnemonic, give their xpubs at
-m/48h/1h/0h/2h; Core holds the watch-only wallet of three 2-of-3 policies (wsh(sortedmulti),
-sh(wsh(multi)), sh(sortedmulti)) and funds a PSBT from them. Each device registers the three
-wallets (`quill-signer register`, shown on its confirmation channel) and signs the PSBT
-(`quill-signer signtx`); every partial signature is the one Core makes for the same PSBT with
-that cosigner's tprv (`descriptorprocesspsbt`), for each of the six sighash types the PSBT asks
-for, in a BIP174 and a BIP370 PSBT. Core combines, finalizes and broadcasts, and the spend
-confirms. Then the attacks: an unregistered multisig, change outside the registered wallet, and
-a registration without the device's key are refused with clear errors. Nothing of the mnemonics
-or the xprvs reaches any log."""
+Three quill-emu processes (modelling the pyboard, then the Pico, each with its panel), each
+started with its own BIP39 mnemonic, give their xpubs at m/48h/1h/0h/2h; Core holds the
+watch-only wallet of three 2-of-3 policies (wsh(sortedmulti), sh(wsh(multi)), sh(sortedmulti))
+and funds a PSBT from them. Each device registers the three wallets (`quill-signer register`,
+shown on its confirmation channel) and signs the PSBT (`quill-signer signtx`); every partial
+signature is the one Core makes for the same PSBT with that cosigner's tprv
+(`descriptorprocesspsbt`), for each of the six sighash types the PSBT asks for, in a BIP174 and
+a BIP370 PSBT. Core combines, finalizes and broadcasts, and the spend confirms. Then the
+attacks: an unregistered multisig, change outside the registered wallet, and a registration
+without the device's key are refused with clear errors. Nothing of the mnemonics or the xprvs
+reaches any log."""
 from __future__ import annotations
 
 import hashlib
@@ -26,9 +27,9 @@ import pytest
 
 from quill.device.client import DeviceClient
 from quill.tx.psbt import decode_base64_psbt, encode_base64_psbt
-from tests.keys.emulated import TEST_MNEMONIC, VENV_BIN, EmulatedDevice
+from tests.keys.emulated import DEFAULT_BOARD, SMALLEST_BOARD, TEST_MNEMONIC, VENV_BIN, EmulatedDevice
 from tests.keys.test_core_external_signer import master_tprv
-from tests.keys.test_core_send import PSBT_BOARD, ChannelApprover
+from tests.keys.test_core_send import ChannelApprover
 from tests.kit.bitcoind import BitcoinD
 from tests.ui.screenkit import expected_outputs, prompt_items
 
@@ -74,17 +75,16 @@ def signer(cosigner: Cosigner, *args: str) -> tuple[int, Any]:
     return proc.returncode, json.loads(proc.stdout)
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    """The three devices model the smallest board at its own heap (the pyboard's 97K, its firmware
-    frozen) with its own panel: the six-input review fits beside the session (issue 26).
-    Not yet the Pico model (its firmware's bytecode in its heap): since issue 26's memory work it
-    reaches the review with ~30 KB free, but that heap is fragmented enough that about one run in
-    three still fails for memory, in the review's layout or in reading a registration after it."""
+@pytest.fixture(scope="module", params=[SMALLEST_BOARD, DEFAULT_BOARD])
+def setup(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    """The three devices model each board at its own heap with its own panel (issue 26): the
+    smallest (the pyboard's 97K, its firmware frozen) and the Pico (228K, its firmware's
+    bytecode loaded into that heap, the native module's size taken from it): the six-input
+    review fits beside the session on both."""
     work = tmp_path_factory.mktemp("multisig")
     devices = [EmulatedDevice(work / f"emu{i}", f"--test-mnemonic={words}",
                               "--approve=channel" if i == 0 else "--approve=auto",
-                              board=PSBT_BOARD) for i, words in enumerate(MNEMONICS)]
+                              board=request.param) for i, words in enumerate(MNEMONICS)]
     try:
         cosigners = []
         for device, words in zip(devices, MNEMONICS, strict=True):

@@ -7,7 +7,9 @@ waits, and dropped afterwards, so the signing heap does not carry it.
 An approver has a `name` (reported by get_info) and three calls that
 quillfw.signing.confirm.Confirmation.ask() makes:
 
-    begin(prompt, now_ms)   a confirmation starts (prompt: one line of text)
+    begin(prompt, now_ms)   a confirmation starts (prompt: one line of text, or on a
+                            device with a display the quillfw.ui.screen.Screen shown,
+                            whose prompt() is that line: a board's buttons need none)
     poll(now_ms)            APPROVED, REFUSED or None (no answer yet); called
                             every ~20 ms while the device waits
     end()                   the wait is over, whatever its outcome

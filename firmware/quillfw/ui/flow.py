@@ -166,7 +166,7 @@ def confirm(conf, ctx, screen, user):
     display = make_display(conf.display)
     ctx.awaiting_user(True)
     if user is not None:
-        user.begin(screen.prompt() + "?", ticks_ms())
+        user.begin(screen, ticks_ms())     # the Screen: its text is the approver's to write
     try:
         answer = run(display, screen, user, ctx, conf.timeout_ms, auto=user is None)
         if answer != APPROVED:      # the error screen: what happened, on the device

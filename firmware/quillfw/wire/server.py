@@ -13,8 +13,9 @@ reply and the loop goes on.
 Heap: the frame being read has one buffer of the largest frame's size
 (LinkBuffers), allocated once, at boot, before the firmware's other modules
 (quillfw.board.runtime), so that it never needs a large contiguous block later.
-A reply is never held whole: its length is counted (cbor.encoded_size), then it
-is encoded straight into a small buffer of the link's (FrameWriter) that goes
+A request's garbage is collected once it is answered (_handle_request says
+why). A reply is never held whole: its length is counted (cbor.encoded_size),
+then it is encoded straight into a small buffer of the link's (FrameWriter) that goes
 out each time it fills, the CRC running over the pieces. A reply of
 max_message_size therefore needs no block of its size, however fragmented the
 heap is once a session runs.
@@ -24,7 +25,7 @@ import gc
 import struct
 import time
 
-from quillfw.compat import const
+from quillfw.compat import IS_MICROPYTHON, const
 from quillfw.limits import MAX_MESSAGE_SIZE
 from quillfw.wire import cbor, envelope, framing
 from quillfw.wire.dispatcher import AWAITING_USER, BUSY_STATE, IDLE
@@ -244,9 +245,19 @@ class Server:
             self.state = IDLE
         request = None
         self._reply(reply)
+        reply = None
         if self._reset_pending:
             self._reset_pending = False
             self.dispatcher.reset_session()
+        # a request's garbage goes before the next request comes: left, the next one's
+        # long-lived allocations (a session's state, a module's code) land amid it, and once
+        # it is freed the heap is split into pieces that no function of a module loaded
+        # later fits (the Pico model's six-input multisig ran out of memory so at its first
+        # signature, with kilobytes free). MicroPython collects otherwise only when an
+        # allocation fails. (CPython's heap is not fixed: nothing to gain, and its full
+        # collection can outlast a partial frame's idle time.)
+        if IS_MICROPYTHON:
+            gc.collect()
 
     def _reply(self, reply):
         try:
