@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import struct
+import threading
 import time
 import zlib
 from pathlib import Path
+from typing import Any
+
+from quill.device.client import DeviceClient
+from quill.device.errors import DeviceError
 
 NAME_CHARS = 7      # "000001-"
 
@@ -28,6 +33,47 @@ def wait_screens(folder: Path, name: str, count: int = 1, timeout: float = 30.0)
             return found
         time.sleep(0.05)
     raise AssertionError(f"no {name} screen in {folder}: {[p.name for p in screens(folder)]}")
+
+
+def wait_layout(client: DeviceClient, page: int, name: str | None = None,
+                timeout: float = 30.0) -> dict[str, Any]:
+    """The debug link's layout once the device shows `page` (of screen `name`) and waits for
+    its user: the page is drawn before the request says it awaits the user."""
+    deadline = time.monotonic() + timeout
+    layout = None
+    while time.monotonic() < deadline:
+        layout = client.out_of_band("debug_layout")
+        if (layout and layout["lines"] and layout["page"] == page
+                and name in (None, layout["name"]) and client.ping() == "awaiting_user"):
+            return layout
+        time.sleep(0.05)
+    raise AssertionError(f"the device shows no {name or 'screen'} page {page}: {layout}")
+
+
+def press(client: DeviceClient, button: str) -> None:
+    assert client.out_of_band("debug_press", {"button": button}) is None
+
+
+class AwaitingUser:
+    """A call that waits for the device's user, made on a thread while the test presses its
+    buttons through the debug link: .result or .error once joined."""
+
+    def __init__(self, client: DeviceClient, method: str, params: dict[str, Any] | None = None) -> None:
+        self.result: Any = None
+        self.error: DeviceError | None = None
+        self.thread = threading.Thread(target=self._run, args=(client, method, params))
+        self.thread.start()
+
+    def _run(self, client: DeviceClient, method: str, params: dict[str, Any] | None) -> None:
+        try:
+            self.result = client.call(method, params, awaits_user=True)
+        except DeviceError as e:
+            self.error = e
+
+    def join(self, timeout: float = 30.0) -> AwaitingUser:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive()
+        return self
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -5,7 +5,6 @@ is the confirmation's timeout, and every page drawn is a PNG of the panel's size
 screen's text beside it."""
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from quill.device.client import DeviceClient
 from quill.device.errors import DeviceError
 from quillfw.wire.errors import CONFIRM_TIMEOUT, INVALID_PARAMS, USER_CANCELLED
 from tests.keys.emulated import TEST_MNEMONIC, EmulatedDevice
-from tests.ui.screenkit import lines, png_size, screens
+from tests.ui.screenkit import AwaitingUser, lines, png_size, press, screens, wait_layout
 
 TIMEOUT_MS = 4000
 PATH = "m/84h/1h/0h/0/0"
@@ -33,59 +32,29 @@ def device(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield client, base / "screens"
 
 
-class Asking:
-    """display_address in a thread: .result or .error once joined."""
-
-    def __init__(self, client: DeviceClient) -> None:
-        self.result: Any = None
-        self.error: DeviceError | None = None
-        self.thread = threading.Thread(target=self._run, args=(client,))
-        self.thread.start()
-
-    def _run(self, client: DeviceClient) -> None:
-        try:
-            self.result = client.call("display_address", {"path": PATH, "script_type": "p2wpkh",
-                                                          "network": "regtest"}, awaits_user=True)
-        except DeviceError as e:
-            self.error = e
-
-    def join(self) -> Asking:
-        self.thread.join(30)
-        assert not self.thread.is_alive()
-        return self
-
-
-def _layout(client: DeviceClient, page: int) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        layout = client.out_of_band("debug_layout")
-        if layout and layout["lines"] and layout["page"] == page and client.ping() == "awaiting_user":
-            return layout
-        time.sleep(0.05)
-    raise AssertionError(f"the device shows no page {page}: {layout}")
-
-
-def _press(client: DeviceClient, button: str) -> None:
-    assert client.out_of_band("debug_press", {"button": button}) is None
+def Asking(client: DeviceClient) -> AwaitingUser:
+    """display_address, waiting for the user on a thread."""
+    return AwaitingUser(client, "display_address", {"path": PATH, "script_type": "p2wpkh",
+                                                    "network": "regtest"})
 
 
 def test_approve_counts_on_the_last_page_only(device: Any) -> None:
     client, folder = device
     before = len(screens(folder))
     asking = Asking(client)
-    first = _layout(client, 0)
+    first = wait_layout(client, 0)
     assert first["name"] == "address" and first["pages"] == 2
     assert first["lines"] == ["Check address", f"Address: {ADDRESS}", f"Path: {PATH}"]
-    _press(client, "approve")                       # not on the first page: nothing
+    press(client, "approve")                       # not on the first page: nothing
     time.sleep(0.3)
     assert asking.thread.is_alive() and client.out_of_band("debug_layout")["page"] == 0
-    _press(client, "next")
-    _layout(client, 1)
-    _press(client, "prev")
-    _layout(client, 0)
-    _press(client, "next")
-    _layout(client, 1)
-    _press(client, "approve")
+    press(client, "next")
+    wait_layout(client, 1)
+    press(client, "prev")
+    wait_layout(client, 0)
+    press(client, "next")
+    wait_layout(client, 1)
+    press(client, "approve")
     assert asking.join().error is None and asking.result == {"address": ADDRESS}
     drawn = screens(folder)[before:]
     assert [p.stem[7:] for p in drawn] == ["address"] * 4        # pages 1, 2, 1, 2
@@ -97,8 +66,8 @@ def test_approve_counts_on_the_last_page_only(device: Any) -> None:
 def test_reject_works_on_any_page(device: Any) -> None:
     client, _ = device
     asking = Asking(client)
-    _layout(client, 0)
-    _press(client, "reject")
+    wait_layout(client, 0)
+    press(client, "reject")
     error = asking.join().error
     assert error is not None and error.code == USER_CANCELLED
     assert error.message == "Address refused on the device"
@@ -108,7 +77,7 @@ def test_no_press_is_the_confirmation_timeout(device: Any) -> None:
     client, _ = device
     started = time.monotonic()
     asking = Asking(client)
-    _layout(client, 0)
+    wait_layout(client, 0)
     error = asking.join().error
     assert error is not None and error.code == CONFIRM_TIMEOUT
     assert time.monotonic() - started >= TIMEOUT_MS / 1000
@@ -117,8 +86,8 @@ def test_no_press_is_the_confirmation_timeout(device: Any) -> None:
 def test_a_refusal_leaves_the_error_screen(device: Any) -> None:
     client, folder = device
     asking = Asking(client)
-    _layout(client, 0)
-    _press(client, "reject")
+    wait_layout(client, 0)
+    press(client, "reject")
     asking.join()
     assert lines(screens(folder)[-1]) == ["Refused", "Nothing was done."]
 
@@ -126,12 +95,12 @@ def test_a_refusal_leaves_the_error_screen(device: Any) -> None:
 def test_presses_before_the_question_do_not_count(device: Any) -> None:
     client, _ = device
     for button in ("next", "approve"):
-        _press(client, button)
+        press(client, button)
     asking = Asking(client)
-    _layout(client, 0)
+    wait_layout(client, 0)
     time.sleep(0.3)
     assert asking.thread.is_alive()
-    _press(client, "reject")
+    press(client, "reject")
     assert asking.join().error is not None
 
 
@@ -156,25 +125,17 @@ def test_the_screen_dir_is_written_whole(device: Any) -> None:
 
 def test_wipe_is_confirmed_on_the_device(device: Any) -> None:
     client, folder = device
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = client.call("wipe", awaits_user=True)
-        except DeviceError as e:
-            out["error"] = e
     for answer in ("reject", "approve"):
-        out.clear()
-        thread = threading.Thread(target=run)
-        thread.start()
-        layout = _layout(client, 0)
+        wiping = AwaitingUser(client, "wipe")
+        layout = wait_layout(client, 0)
         assert layout["name"] == "wipe" and layout["title"] == "Wipe the seed?"
         for _ in range(layout["pages"] - 1):
-            _press(client, "next")
-        _layout(client, layout["pages"] - 1)
-        _press(client, answer)
-        thread.join(30)
+            press(client, "next")
+        wait_layout(client, layout["pages"] - 1)
+        press(client, answer)
+        wiping.join()
         if answer == "reject":
-            assert out["error"].message == "Wipe refused on the device"
+            assert wiping.error is not None and wiping.error.message == "Wipe refused on the device"
             assert client.get_info()["keys"]["state"] == "unlocked"
-    assert out == {"result": None} and client.get_info()["keys"]["state"] == "uninitialized"
+    assert wiping.error is None and wiping.result is None
+    assert client.get_info()["keys"]["state"] == "uninitialized"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -17,13 +16,12 @@ from typing import Any
 import pytest
 
 from quill.device.client import DeviceClient
-from quill.device.errors import DeviceError
 from quill.emulator.launcher import Emulator, confirmation_options
 from quillfw.wire.errors import USER_CANCELLED
 from tests.kit.qemu import MCU_TARGET, qemu_target
 from tests.kit.rpc_daemon import QuillDaemon
 from tests.signing.signkit import p2wpkh, prevtx, unsigned_tx
-from tests.ui.screenkit import lines, png_size, screens, wait_screens
+from tests.ui.screenkit import AwaitingUser, lines, png_size, press, screens, wait_layout, wait_screens
 from tests.ui.test_review_signraw import KEY, _outputs
 
 PANEL = {"panel": "st7789", "width": 240, "height": 240}
@@ -78,17 +76,6 @@ def test_the_cortex_m0plus_draws_the_unix_ports_screens(unix_port: Any, tmp_path
     assert not list(folder.glob("*.tmp"))
 
 
-def _layout(client: DeviceClient, name: str, page: int) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    layout = None
-    while time.monotonic() < deadline:
-        layout = client.out_of_band("debug_layout")
-        if layout and layout["name"] == name and layout["page"] == page and client.ping() == "awaiting_user":
-            return layout
-        time.sleep(0.1)
-    raise AssertionError(f"the device shows no {name} page {page}: {layout}")
-
-
 def test_the_debug_link_presses_on_the_cortex_m0plus(tmp_path: Path) -> None:
     """--approve=channel on a qemu board (no filesystem: the debug link's presses only):
     loosening the confirmation policy is asked on the panel, refused with reject, then
@@ -100,27 +87,17 @@ def test_the_debug_link_presses_on_the_cortex_m0plus(tmp_path: Path) -> None:
         "--display", "ssd1306-128x64", "--screen-dir", str(folder)]
     with Emulator(target=MCU_TARGET, confirmation=options) as emu, \
             DeviceClient(emu.port, short_timeout=60) as client:
-        out: dict[str, Any] = {}
-
-        def loosen() -> None:
-            try:
-                out["result"] = client.call("set_confirm_policy", {"policy": "never"}, awaits_user=True)
-            except DeviceError as e:
-                out["error"] = e
         for answer in ("reject", "approve"):
-            out.clear()
-            thread = threading.Thread(target=loosen)
-            thread.start()
-            layout = _layout(client, "policy", 0)
+            loosening = AwaitingUser(client, "set_confirm_policy", {"policy": "never"})
+            layout = wait_layout(client, 0, "policy", timeout=60)
             for page in range(1, layout["pages"]):
-                assert client.out_of_band("debug_press", {"button": "next"}) is None
-                _layout(client, "policy", page)
-            assert client.out_of_band("debug_press", {"button": answer}) is None
-            thread.join(60)
-            assert not thread.is_alive()
+                press(client, "next")
+                wait_layout(client, page, "policy", timeout=60)
+            press(client, answer)
+            loosening.join(60)
             if answer == "reject":
-                assert out["error"].code == USER_CANCELLED
-        assert out == {"result": {"policy": "never"}}
+                assert loosening.error is not None and loosening.error.code == USER_CANCELLED
+        assert loosening.error is None and loosening.result == {"policy": "never"}
         assert client.get_info()["confirmation"]["policy"] == "never"
         shown = layout["lines"]
         drawn = wait_screens(folder, "policy", 2 * layout["pages"])
