@@ -14,6 +14,7 @@ import shutil
 import pytest
 
 from quill import atomic_store
+from quill.chain.pg_store import take_chain
 from tests.durability import checks
 from tests.durability.scenario import Journal, Scenario, make_template, prepare, reopen
 from tests.durability.test_injected_faults import run_killed
@@ -55,6 +56,14 @@ def kill_points(sites: list[tuple[str, str]]) -> list[int]:
     return points
 
 
+def released(url: str) -> None:
+    """Waits until PostgreSQL has ended the killed quilld's sessions, and the chain's lock with
+    them (a backend learns its client is gone a moment after the kill). A restarted quilld
+    serves as a replica until the lock is free; reopen's in-process store takes it at once or
+    not at all."""
+    take_chain(url, "regtest", wait=10.0).close()
+
+
 def test_kill_9_at_each_commit_point_on_postgresql_loses_nothing_acknowledged(tmp_path, pg_template):
     sites = commit_sites(tmp_path, pg_template)
     stores = {store for _, store in sites}
@@ -67,6 +76,7 @@ def test_kill_9_at_each_commit_point_on_postgresql_loses_nothing_acknowledged(tm
         datadir = str(tmp_path / f"kill{at}")
         url = fresh_copy(pg_template, datadir)
         journal = run_killed(datadir, pg_template, at, str(tmp_path / f"kill{at}.jsonl"), store=url)
+        released(url)
         again = reopen(datadir, url)
         try:
             checks.check_acknowledged(again, journal)
