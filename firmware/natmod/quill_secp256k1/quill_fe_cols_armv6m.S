@@ -458,10 +458,9 @@
     .endif
 .endm
 
-    .global FE_MUL
-    .type FE_MUL, %function
-    .thumb_func
-FE_MUL:
+// The frame FE_MUL and FE_SQR share: r4-r7 and r8-r11 (which park the column sums) saved,
+// FRAME bytes of stack, the output pointer kept at OUTP.
+.macro ENTER
     push {r4, r5, r6, r7, lr}
     mov r4, r8
     mov r5, r9
@@ -470,42 +469,41 @@ FE_MUL:
     push {r4, r5, r6, r7}       // r8-r11 park the column sums
     sub sp, #FRAME
     str r0, [sp, #OUTP]
+.endm
+
+.macro LEAVE
+    add sp, #FRAME
+    pop {r4, r5, r6, r7}
+    mov r8, r4
+    mov r9, r5
+    mov r10, r6
+    mov r11, r7
+    pop {r4, r5, r6, r7, pc}
+.endm
+
+
+    .global FE_MUL
+    .type FE_MUL, %function
+    .thumb_func
+FE_MUL:
+    ENTER
     movs r6, r1
     movs r7, r2
     SPLIT r6, AL, AH, AS
     SPLIT r7, BL, BH, BS
     MULGROUPS 0, 0
     FOLD
-    add sp, #FRAME
-    pop {r4, r5, r6, r7}
-    mov r8, r4
-    mov r9, r5
-    mov r10, r6
-    mov r11, r7
-    pop {r4, r5, r6, r7, pc}
+    LEAVE
     .size FE_MUL, . - FE_MUL
 
     .global FE_SQR
     .type FE_SQR, %function
     .thumb_func
 FE_SQR:
-    push {r4, r5, r6, r7, lr}
-    mov r4, r8
-    mov r5, r9
-    mov r6, r10
-    mov r7, r11
-    push {r4, r5, r6, r7}       // r8-r11 park the column sums
-    sub sp, #FRAME
-    str r0, [sp, #OUTP]
+    ENTER
     movs r6, r1
     SPLIT r6, AL, AH, AS
     MULGROUPS 0, 1
     FOLD
-    add sp, #FRAME
-    pop {r4, r5, r6, r7}
-    mov r8, r4
-    mov r9, r5
-    mov r10, r6
-    mov r11, r7
-    pop {r4, r5, r6, r7, pc}
+    LEAVE
     .size FE_SQR, . - FE_SQR
