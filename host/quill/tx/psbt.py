@@ -120,7 +120,7 @@ class KeyOrigin:
 
 def format_hd_keypath(path: tuple[int, ...]) -> str:
     """Core's WriteHDKeypath: 'm/84h/1h/0h/0/5'."""
-    return "m" + "".join(f"/{i & 0x7FFFFFFF}" + ("h" if i >> 31 else "") for i in path)
+    return "m" + "".join([f"/{i}" if i <= 0x7FFFFFFF else f"/{i & 0x7FFFFFFF}h" for i in path])
 
 
 @dataclass
