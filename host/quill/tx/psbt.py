@@ -417,10 +417,9 @@ def _hd_keypath(r: _Reader, key: bytes, keypaths: dict[bytes, KeyOrigin]) -> Non
     if len(key) not in (34, 66):
         raise _Failure("Size of key was not the expected size for the type BIP32 keypath")
     pubkey = key[1:]
-    if not is_fully_valid_pubkey(pubkey):
+    if not (is_valid_compressed_pubkey(pubkey) if len(pubkey) == 33 else is_fully_valid_pubkey(pubkey)):
         raise _Failure("Invalid pubkey")
-    origin = _key_origin(r, r.compact_size())
-    keypaths.setdefault(pubkey, origin)
+    keypaths.setdefault(pubkey, _key_origin(r, r.compact_size()))
 
 
 def _tap_bip32(r: _Reader, context: str) -> tuple[frozenset[bytes], KeyOrigin]:
@@ -505,17 +504,19 @@ def _read_input(r: _Reader, txin: PSBTInput) -> None:  # noqa: C901 - one branch
     seen: set[bytes] = set()
     found_txid = found_index = False
     v2 = txin.version >= 2
-    while not r.empty():
+    while r.pos < r.end:
         got = _read_key(r, seen, "input")
         if got is None:
             break
         key, kind = got
-        if kind == IN_NON_WITNESS_UTXO:
-            _expect_key_size("Input Non-witness UTXO", key, 1)
-            txin.non_witness_utxo = _value(r, lambda s: s.transaction(True))
+        if kind == IN_BIP32_DERIVATION:   # the most common keys first
+            _hd_keypath(r, key, txin.hd_keypaths)
         elif kind == IN_WITNESS_UTXO:
             _expect_key_size("Input Witness UTXO", key, 1)
             txin.witness_utxo = _witness_utxo(r)
+        elif kind == IN_NON_WITNESS_UTXO:
+            _expect_key_size("Input Non-witness UTXO", key, 1)
+            txin.non_witness_utxo = _value(r, lambda s: s.transaction(True))
         elif kind == IN_PARTIAL_SIG:
             if len(key) not in (34, 66):
                 raise _Failure("Size of key was not the expected size for the type partial signature pubkey")
@@ -535,8 +536,6 @@ def _read_input(r: _Reader, txin: PSBTInput) -> None:  # noqa: C901 - one branch
         elif kind == IN_WITNESSSCRIPT:
             _expect_key_size("Input witnessScript", key, 1)
             txin.witness_script = r.var_bytes()
-        elif kind == IN_BIP32_DERIVATION:
-            _hd_keypath(r, key, txin.hd_keypaths)
         elif kind == IN_SCRIPTSIG:
             _expect_key_size("Input Final scriptSig", key, 1)
             txin.final_script_sig = r.var_bytes()
