@@ -10,10 +10,12 @@ The UTXO sets are built on the real Core (tests.kit.utxo_chain: 2,000-output tra
 blocks given to submitblock); Core's watch-only wallets and Quill's (quilld following Core with
 -chainsource) hold the same descriptors, and each call's answer is checked to be the same size on
 both before it is timed. Core's data directory (chain and wallets) is cached in
-~/.cache/quill/bench/ between runs. Times are the median of 5 calls over HTTP JSON-RPC (one
-kept-alive connection per wallet, JSON decoding included), Core's and Quill's calls alternating
-round by round so that both see the same load; the load average is printed with them, and the CPU
-time each server process used per call (what the call costs it, whatever else runs on the machine).
+~/.cache/quill/bench/ between runs. Times are the median of at least 5 calls over HTTP JSON-RPC
+(one kept-alive connection per wallet, JSON decoding included), more for quick calls (rounds go on
+until each side has spent a second, up to 51), Core's and Quill's calls alternating round by round
+so that both see the same load; the load average is printed with them, and the median CPU time each
+server process used per call (what the call costs it, whatever else runs on the machine), read in
+nanoseconds from the scheduler's account of each of its threads.
 
     .venv/bin/python -m tests.bench.bench_psbt_coins [sizes...]     (default 1000 10000 100000)
 """
@@ -41,33 +43,44 @@ from tests.kit.bitcoind import BitcoinD
 from tests.kit.rpc_daemon import QuillDaemon
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "quill" / "bench"
-REPEAT = 5
+MIN_CALLS, MAX_CALLS = 5, 51   # per side: more calls for quick ones, until each side has spent
+MIN_SECONDS = 1.0              # MIN_SECONDS waiting (a 1 ms call is noise-prone at 5 calls)
 FUND_MAX = 10_000     # walletcreatefundedpsbt at these sizes and below
 FUND_ARGS = ([], [{ANYONE_ADDRESS: "0.01"}], 0, {"fee_rate": 5, "changeAddress": ANYONE_ADDRESS})
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system, every thread) a process has used, from /proc/<pid>/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time a process's threads have run, in seconds at nanosecond resolution: the sum of each
+    thread's /proc/<pid>/task/<tid>/schedstat (the scheduler's run time; /proc/<pid>/stat counts
+    clock ticks of 10 ms, coarser than one call of a millisecond)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass   # a thread that ended between the listing and the read
+    return total / 1e9
 
 
-def side_by_side(core_call: Any, quill_call: Any, pids: tuple[int, int]) -> tuple[float, float, float, float]:
-    """Each call's median ms (Core's, Quill's), then the CPU ms per call each server process used
-    over its rounds (Core's, Quill's); Core's and Quill's calls alternate round by round. On a
-    machine shared with other work the median is what a client waits, the CPU time each side's
-    own cost (clock-tick resolution: 10 ms over REPEAT calls)."""
+def side_by_side(core_call: Any, quill_call: Any,
+                 pids: tuple[int, int]) -> tuple[float, float, float, float, int]:
+    """Each call's median ms (Core's, Quill's), then the median CPU ms per call each server
+    process used (Core's, Quill's), and the number of calls per side; Core's and Quill's calls
+    alternate round by round. On a machine shared with other work the median is what a client
+    waits, the CPU time each side's own cost. At least MIN_CALLS rounds, and more (up to
+    MAX_CALLS) until each side has waited MIN_SECONDS in all: the same rule for every call, so
+    quick calls get the rounds that make their medians steady."""
     times: tuple[list[float], list[float]] = ([], [])
-    cpu = [0.0, 0.0]
-    for _ in range(REPEAT):
+    cpu: tuple[list[float], list[float]] = ([], [])
+    while len(times[0]) < MIN_CALLS or (len(times[0]) < MAX_CALLS and min(map(sum, times)) < MIN_SECONDS * 1000):
         for side, call in enumerate((core_call, quill_call)):
             before = cpu_seconds(pids[side])
             start = time.perf_counter()
             call()
             times[side].append((time.perf_counter() - start) * 1000)
-            cpu[side] += cpu_seconds(pids[side]) - before
+            cpu[side].append((cpu_seconds(pids[side]) - before) * 1000)
     return (statistics.median(times[0]), statistics.median(times[1]),
-            cpu[0] * 1000 / REPEAT, cpu[1] * 1000 / REPEAT)
+            statistics.median(cpu[0]), statistics.median(cpu[1]), len(times[0]))
 
 
 def big_psbt(n_inputs: int) -> str:
@@ -119,7 +132,7 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
 
 def main(argv: list[str]) -> None:
     sizes = [int(a) for a in argv] or [1_000, 10_000, 100_000]
-    rows: list[tuple[str, str, float, float, float, float]] = []
+    rows: list[tuple[str, str, float, float, float, float, int]] = []
     loads = [os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="quill-bench-psbt-") as tmp:
         core, wallets = cached_core(sizes, Path(tmp))
@@ -164,10 +177,10 @@ def main(argv: list[str]) -> None:
         finally:
             core.stop()
     print(f"{'call':<26}{'wallet':>16}{'Core ms':>12}{'Quill ms':>12}{'Quill/Core':>12}"
-          f"{'Core CPU ms':>13}{'Quill CPU ms':>13}{'CPU ratio':>11}")
-    for name, size, c, q, c_cpu, q_cpu in rows:
+          f"{'Core CPU ms':>13}{'Quill CPU ms':>13}{'CPU ratio':>11}{'calls':>7}")
+    for name, size, c, q, c_cpu, q_cpu, calls in rows:
         ratio = f"{q_cpu / c_cpu:>11.2f}" if c_cpu else f"{'-':>11}"
-        print(f"{name:<26}{size:>16}{c:>12.1f}{q:>12.1f}{q / c:>12.2f}{c_cpu:>13.1f}{q_cpu:>13.1f}{ratio}")
+        print(f"{name:<26}{size:>16}{c:>12.1f}{q:>12.1f}{q / c:>12.2f}{c_cpu:>13.2f}{q_cpu:>13.2f}{ratio}{calls:>7}")
     print("load average (1 min) during the run: " + ", ".join(f"{load[0]:.2f}" for load in loads))
 
 

@@ -102,12 +102,13 @@ def _input(psbt: PSBT, txin: PSBTInput, chain: str) -> tuple[dict[str, Any], int
                                     "hex": txin.final_script_sig.hex()}
     if txin.final_script_witness:
         entry["final_scriptwitness"] = [w.hex() for w in txin.final_script_witness]
-    for name, preimages in (("ripemd160_preimages", txin.ripemd160_preimages),
-                            ("sha256_preimages", txin.sha256_preimages),
-                            ("hash160_preimages", txin.hash160_preimages),
-                            ("hash256_preimages", txin.hash256_preimages)):
-        if preimages:
-            entry[name] = {h.hex(): preimages[h].hex() for h in sorted(preimages)}
+    if txin.ripemd160_preimages or txin.sha256_preimages or txin.hash160_preimages or txin.hash256_preimages:
+        for name, preimages in (("ripemd160_preimages", txin.ripemd160_preimages),
+                                ("sha256_preimages", txin.sha256_preimages),
+                                ("hash160_preimages", txin.hash160_preimages),
+                                ("hash256_preimages", txin.hash256_preimages)):
+            if preimages:
+                entry[name] = {h.hex(): preimages[h].hex() for h in sorted(preimages)}
     if psbt.psbt_version >= 2:
         entry["previous_txid"] = hash_to_hex(txin.prev_txid)
         entry["previous_vout"] = txin.prev_out

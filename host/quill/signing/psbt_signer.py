@@ -165,6 +165,8 @@ def input_signed_and_verified(psbt: PSBT, index: int, ctx: _Context) -> bool:
 
 def _sighash_mismatch(txin: PSBTInput, sighash: int) -> bool:
     """Every signature already present must use the sighash type being finalized."""
+    if not (txin.partial_sigs or txin.tap_key_sig or txin.tap_script_sigs):
+        return False   # none present (an unsigned input)
     script_sigs = list(txin.tap_script_sigs.values())
     if sighash == SIGHASH_DEFAULT:
         return (bool(txin.tap_key_sig) and len(txin.tap_key_sig) != 64) or any(len(s) != 64 for s in script_sigs)

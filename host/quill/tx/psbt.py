@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from coincurve import PublicKey
 
 from quill.tx.address import base58check_encode
+from quill.tx.curve_point import is_valid_compressed_pubkey
 from quill.tx.hashes import hash160
 from quill.tx.script import is_valid_signature_encoding
 from quill.tx.serialize import DeserializationError, compact_size
@@ -119,7 +120,7 @@ class KeyOrigin:
 
 def format_hd_keypath(path: tuple[int, ...]) -> str:
     """Core's WriteHDKeypath: 'm/84h/1h/0h/0/5'."""
-    return "m" + "".join(f"/{i & 0x7FFFFFFF}" + ("h" if i >> 31 else "") for i in path)
+    return "m" + "".join([f"/{i}" if i <= 0x7FFFFFFF else f"/{i & 0x7FFFFFFF}h" for i in path])
 
 
 @dataclass
@@ -353,6 +354,7 @@ class _Reader:
 
 
 _T = TypeVar("_T")
+_I64 = struct.Struct("<q")
 
 
 def _value(r: _Reader, read_inner: Callable[[_Reader], _T]) -> _T:
@@ -374,6 +376,8 @@ def is_fully_valid_pubkey(data: bytes) -> bool:
     """Core's CPubKey::IsFullyValid: a length matching the header byte, and on the curve."""
     if not data or _pubkey_len(data[0]) != len(data):
         return False
+    if len(data) == 33:
+        return is_valid_compressed_pubkey(data)
     try:
         PublicKey(data)
     except (ValueError, TypeError):
@@ -401,6 +405,10 @@ def _pubkey_len(header: int) -> int:
 def _key_origin(r: _Reader, length: int) -> KeyOrigin:
     if length % 4 or length == 0:
         raise _Failure("Invalid length for HD key path")
+    pos = r.pos
+    if pos + length <= r.end:   # all there: one unpack
+        r.pos = pos + length
+        return KeyOrigin(r.data[pos:pos + 4], struct.unpack_from(f"<{length // 4 - 1}I", r.data, pos + 4))
     fingerprint = r.read(4)
     return KeyOrigin(fingerprint, r.u32s((length - 4) // 4))
 
@@ -409,10 +417,9 @@ def _hd_keypath(r: _Reader, key: bytes, keypaths: dict[bytes, KeyOrigin]) -> Non
     if len(key) not in (34, 66):
         raise _Failure("Size of key was not the expected size for the type BIP32 keypath")
     pubkey = key[1:]
-    if not is_fully_valid_pubkey(pubkey):
+    if not (is_valid_compressed_pubkey(pubkey) if len(pubkey) == 33 else is_fully_valid_pubkey(pubkey)):
         raise _Failure("Invalid pubkey")
-    origin = _key_origin(r, r.compact_size())
-    keypaths.setdefault(pubkey, origin)
+    keypaths.setdefault(pubkey, _key_origin(r, r.compact_size()))
 
 
 def _tap_bip32(r: _Reader, context: str) -> tuple[frozenset[bytes], KeyOrigin]:
@@ -462,7 +469,12 @@ def _proprietary(key: bytes, value: bytes) -> Proprietary:
 
 
 def _read_key(r: _Reader, seen: set[bytes], where: str) -> tuple[bytes, int] | None:
-    key = r.var_bytes()
+    data, pos = r.data, r.pos
+    if pos < r.end and data[pos] < 0xFD and pos + 1 + data[pos] <= r.end:   # r.var_bytes(), inline
+        r.pos = stop = pos + 1 + data[pos]
+        key = data[pos + 1:stop]
+    else:
+        key = r.var_bytes()
     if not key:
         return None
     if key in seen:
@@ -476,21 +488,35 @@ def _is_valid_sig_encoding(sig: bytes) -> bool:
     return is_valid_signature_encoding(sig) and (sig[-1] & 0x7F) in (1, 2, 3)
 
 
+def _witness_utxo(r: _Reader) -> TxOut:
+    """An input's witness UTXO value: an 8-byte amount and a script, filling the stated size."""
+    data, pos = r.data, r.pos
+    size = data[pos] if pos < r.end else 0xFD
+    # Nearly every one: one-byte lengths, the script ending where the value does, all in the data;
+    # anything else takes the general path, which fails as Core does.
+    if size < 0xFD and 9 <= size and pos + 1 + size <= r.end and data[pos + 9] == size - 9:
+        r.pos = pos + 1 + size
+        return TxOut(_I64.unpack_from(data, pos + 1)[0], data[pos + 10:pos + 1 + size])
+    return _value(r, lambda s: TxOut(s.i64(), s.var_bytes()))
+
+
 def _read_input(r: _Reader, txin: PSBTInput) -> None:  # noqa: C901 - one branch per key type, as BIP174
     seen: set[bytes] = set()
     found_txid = found_index = False
     v2 = txin.version >= 2
-    while not r.empty():
+    while r.pos < r.end:
         got = _read_key(r, seen, "input")
         if got is None:
             break
         key, kind = got
-        if kind == IN_NON_WITNESS_UTXO:
-            _expect_key_size("Input Non-witness UTXO", key, 1)
-            txin.non_witness_utxo = _value(r, lambda s: s.transaction(True))
+        if kind == IN_BIP32_DERIVATION:   # the most common keys first
+            _hd_keypath(r, key, txin.hd_keypaths)
         elif kind == IN_WITNESS_UTXO:
             _expect_key_size("Input Witness UTXO", key, 1)
-            txin.witness_utxo = _value(r, lambda s: TxOut(s.i64(), s.var_bytes()))
+            txin.witness_utxo = _witness_utxo(r)
+        elif kind == IN_NON_WITNESS_UTXO:
+            _expect_key_size("Input Non-witness UTXO", key, 1)
+            txin.non_witness_utxo = _value(r, lambda s: s.transaction(True))
         elif kind == IN_PARTIAL_SIG:
             if len(key) not in (34, 66):
                 raise _Failure("Size of key was not the expected size for the type partial signature pubkey")
@@ -510,8 +536,6 @@ def _read_input(r: _Reader, txin: PSBTInput) -> None:  # noqa: C901 - one branch
         elif kind == IN_WITNESSSCRIPT:
             _expect_key_size("Input witnessScript", key, 1)
             txin.witness_script = r.var_bytes()
-        elif kind == IN_BIP32_DERIVATION:
-            _hd_keypath(r, key, txin.hd_keypaths)
         elif kind == IN_SCRIPTSIG:
             _expect_key_size("Input Final scriptSig", key, 1)
             txin.final_script_sig = r.var_bytes()
