@@ -135,7 +135,9 @@ class Transaction:
         wit, nowit = self.serialized_forms()
         return wit if with_witness else nowit
 
-    to_bytes = serialize
+    def to_bytes(self, with_witness: bool = True) -> bytes:
+        # a def, not `to_bytes = serialize`: mypyc's native classes take no method aliases
+        return self.serialize(with_witness)
 
     def write_to(self, stream, with_witness: bool = True) -> int:
         return stream.write(self.serialize(with_witness))
