@@ -218,6 +218,20 @@ class Transaction:
                 f"locktime={self.locktime})")
 
 
+
+class StoredTransaction(Transaction):
+    """A transaction that is never changed once decoded (quill.wallet.stored_tx: the wallet store's),
+    whose state is taken once instead of rebuilt at each txid(), wtxid() or serialize().
+
+    Defined here rather than beside the wallet store: mypyc compiles this module, and an
+    interpreted class cannot subclass a compiled one."""
+    __slots__ = ()
+
+    def _state(self) -> tuple:
+        cache = self._cache
+        return Transaction._state(self) if cache is None else cache[0]
+
+
 def _serialize(tx):
     """(with-witness bytes, no-witness bytes); the same object when there is no witness."""
     pack32 = _U32.pack
