@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from typing import Sequence
 
-# Kept in dependency order. Each must type-check under mypy (mypyc compiles what mypy infers) and
+# The decoding path of decoderawtransaction and decodescript, from the request's parameters to the
+# reply's bytes. Each must type-check under mypy (mypyc compiles what mypy infers) and
 # must not be monkeypatched: compiled callers call compiled functions directly.
 MODULES = (
     "quill.amount",
@@ -36,6 +37,10 @@ MODULES = (
     "quill.tx.address",
     "quill.tx.descriptor",
     "quill.tx.decode",
+    "quill.rpc.errors",
+    "quill.rpc.univalue",
+    "quill.rpc.args",
+    "quill.handlers.rawtransactions",
 )
 
 # mypyc's shared library of the group (build.shared_lib_name of this name): quill/_mypyc__mypyc.*.so
