@@ -94,7 +94,8 @@ def corpus_answers() -> list[str]:
 
 def test_compiled_and_pure_python_answer_alike():
     """Both forms in child processes, whichever this one runs."""
-    code = "import json; from tests.tx.test_compiled import corpus_answers; print(json.dumps(corpus_answers()))"
+    name = corpus_answers.__name__
+    code = f"import json; from tests.tx.test_compiled import {name}; print(json.dumps({name}()))"
     compiled = json.loads(_run_in_child("compiled", code))
     pure = json.loads(_run_in_child("pure", code))
     assert len(pure) > 1000
