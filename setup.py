@@ -19,6 +19,11 @@ COMPILED = runpy.run_path(os.path.join(HERE, "host", "quill", "compiled.py"))
 
 def fallback(reason: str) -> list:
     print(f"quill: installing pure Python, without compiled modules: {reason}", file=sys.stderr)
+    # an editable install keeps the extensions of an earlier build beside the .py files: they go
+    for module in (*COMPILED["MODULES"], COMPILED["GROUP"] + "__mypyc"):
+        path = COMPILED["extension_path"](module)
+        if os.path.exists(path):
+            os.remove(path)
     return []
 
 

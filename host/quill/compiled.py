@@ -70,7 +70,7 @@ def pure_reason() -> str | None:
     try:
         built = os.stat(extension_path(GROUP + "__mypyc")).st_mtime
     except OSError:
-        return "not compiled (installed without mypyc or without a C compiler)"
+        return "no compiled extensions (installed with QUILL_PURE_PYTHON=1, without mypyc or without a C compiler)"
     for module in MODULES:
         try:
             shim = os.stat(extension_path(module)).st_mtime
