@@ -3,6 +3,7 @@ answer byte for byte what their pure-Python source answers, bad input and errors
 import importlib
 import json
 import os
+import random
 import subprocess
 import sys
 from importlib.machinery import ExtensionFileLoader
@@ -102,3 +103,22 @@ def test_compiled_and_pure_python_answer_alike():
     assert any(a.startswith("error ") for a in pure) and any(a.startswith("{") for a in pure)
     for n, (a, b) in enumerate(zip(compiled, pure, strict=True)):
         assert a == b, f"answer {n} differs"
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_both_checksum_loops_give_the_bips_checksums(monkeypatch, native):
+    """Compiled, bech32 and BIP380 checksums loop over the symbols (Polymod.continued); interpreted,
+    they use the tables: each way on random input against the BIPs' own algorithms."""
+    from quill.tx import address, descriptor
+    from tests.tx.test_polymod import bip173_encode, bip380_checksum
+
+    monkeypatch.setattr(address, "_NATIVE", native)
+    monkeypatch.setattr(descriptor, "_NATIVE", native)
+    rng = random.Random(28)
+    for _ in range(300):
+        hrp = rng.choice(["bc", "tb", "bcrt", "x" * rng.randrange(1, 30)])
+        data = [rng.randrange(32) for _ in range(rng.randrange(0, 60))]
+        encoding, const = rng.choice([(address.BECH32, 1), (address.BECH32M, 0x2BC830A3)])
+        assert address.bech32_encode(hrp, data, encoding) == bip173_encode(hrp, data, const)
+        desc = "".join(rng.choice(descriptor.INPUT_CHARSET) for _ in range(rng.randrange(0, 300)))
+        assert descriptor.descriptor_checksum(desc) == bip380_checksum(desc)
