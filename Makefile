@@ -14,8 +14,8 @@ $(BIN)/python:
 
 # The modules mypyc compiles (quill.compiled): an edit compiles them again; until then quill
 # runs all of them from their .py files.
-COMPILED_SOURCES := setup.py host/quill/compiled.py host/quill/amount.py $(wildcard host/quill/tx/*.py) \
-	host/quill/rpc/errors.py host/quill/rpc/univalue.py host/quill/rpc/args.py host/quill/handlers/rawtransactions.py
+COMPILED_SOURCES := setup.py host/quill/compiled.py $(shell sed -n 's/^    "\(quill\.[a-z_.]*\)",$$/\1/p' \
+	host/quill/compiled.py | tr . / | sed 's|^|host/|; s|$$|.py|')
 
 $(STAMP): pyproject.toml $(COMPILED_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test,bench]'

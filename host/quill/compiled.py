@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 # The decoding path of decoderawtransaction and decodescript, from the request's parameters to the
 # reply's bytes. Each must type-check under mypy (mypyc compiles what mypy infers) and
 # must not be monkeypatched: compiled callers call compiled functions directly.
+# The Makefile reads this list too (one quoted name a line) for the install's dependencies.
 MODULES = (
     "quill.amount",
     "quill.tx.hashes",
@@ -78,7 +79,7 @@ def pure_reason() -> str | None:
         except OSError:
             return f"{module} has no compiled extension"
         if source > built or source > shim:
-            return f"{module}.py changed since the build (run `make .venv/.installed` to compile it again)"
+            return f"{source_path(module)} changed since the build (`make .venv/.installed` compiles it again)"
     return None
 
 
