@@ -12,8 +12,14 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# The modules mypyc compiles (quill.compiled): an edit compiles them again; until then quill
+# runs all of them from their .py files.
+COMPILED_SOURCES := setup.py host/quill/compiled.py $(shell sed -n 's/^    "\(quill\.[a-z_.]*\)",$$/\1/p' \
+	host/quill/compiled.py | tr . / | sed 's|^|host/|; s|$$|.py|')
+
+$(STAMP): pyproject.toml $(COMPILED_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	@$(BIN)/python -c 'import quill.compiled as c; print(c.describe())'
 	# the bytecode a wheel's install writes: without it (an editable install under
 	# PYTHONDONTWRITEBYTECODE=1) quilld compiles every module at every start
 	$(BIN)/python -m compileall -q host/quill firmware/quillfw

@@ -79,3 +79,5 @@ writeto  # tests/ui/test_panel_drivers.py: the recorded I2C bus that quillfw.ui.
 # pytest's names, which pytest reads: a hook in tests/conftest.py, a module's marks
 pytest_runtest_setup
 pytestmark
+# quill.compiled._SourceFinder: the import system calls it (a meta path finder)
+find_spec

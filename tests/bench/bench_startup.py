@@ -7,7 +7,8 @@ Each round starts bitcoind, quilld as installed, and quilld with its bytecode co
 (a package installed from a wheel has it; an editable install under PYTHONDONTWRITEBYTECODE=1 has
 not, and compiles every module at every start), in alternating order; the time runs from the
 process's start to the first answer to `getblockcount` (Core answers -28 "Loading" while it starts:
-asked again until it answers). Medians, the ratio to Core's, and the load average are printed.
+asked again until it answers); and quilld on the .py files of the modules mypyc compiled at install
+(QUILL_PURE_PYTHON=1, quill.compiled). Medians, the ratio to Core's, and the load average are printed.
 """
 from __future__ import annotations
 
@@ -60,6 +61,8 @@ def main() -> None:
     compiled = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     compiled["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
     subprocess.run([str(VENV_BIN / "python"), "-c", "import quill.daemon.main"], env=compiled, check=True)
+    # without the modules mypyc compiled at install (quill.compiled): their .py files
+    pure = dict(os.environ, QUILL_PURE_PYTHON="1")
 
     def core(n: int) -> float:
         port = free_port()
@@ -73,7 +76,8 @@ def main() -> None:
                              f"-rpcport={port}", "-rpcuser=u", "-rpcpassword=p"], port, env)
 
     runs = {"bitcoind": core, "quilld": lambda n: quill(n, installed, "q"),
-            "quilld, bytecode compiled": lambda n: quill(n, compiled, "qc")}
+            "quilld, bytecode compiled": lambda n: quill(n, compiled, "qc"),
+            "quilld, pure Python": lambda n: quill(n, pure, "qp")}
     times: dict[str, list[float]] = {name: [] for name in runs}
     for n in range(rounds):
         order = list(runs) if n % 2 == 0 else list(reversed(runs))

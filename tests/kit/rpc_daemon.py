@@ -47,7 +47,7 @@ def _store_args(datadir, args) -> list[str]:
 
 
 class QuillDaemon:
-    def __init__(self, datadir, *args, chain="regtest", wait=True, chain_from_conf=False):
+    def __init__(self, datadir, *args, chain="regtest", wait=True, chain_from_conf=False, env=None):
         self.datadir = Path(datadir)
         self.datadir.mkdir(parents=True, exist_ok=True)
         self.chain = chain
@@ -57,6 +57,7 @@ class QuillDaemon:
                      *_store_args(self.datadir, args)]
         self.proc = None
         self._wait = wait
+        self._env = env  # the process's environment (None: this one's)
         self.user = self.password = None
         for a in args:
             if a.startswith("-rpcuser="):
@@ -75,7 +76,7 @@ class QuillDaemon:
 
     def start(self):
         self.proc = subprocess.Popen([str(VENV_BIN / "quilld"), *self.args],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self._env)
         if self._wait:
             self.wait_ready()
         return self

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import reduce
 from operator import getitem, xor
 
+from quill import compiled
 from quill.consensus import SECP256K1_ORDER
 
 from . import script as S
@@ -150,9 +151,26 @@ def _checksum_plan(hrp: str, length: int) -> tuple[int, list[tuple[int, ...]]]:
     return plan
 
 
+def _hrp_residue(hrp: str) -> int:
+    """The polymod's residue after the hrp's expansion (a few hrps: bounded as _PLANS)."""
+    residue = _HRP_RESIDUES.get(hrp)
+    if residue is None:
+        residue = _polymod.continued(1, bytes(_hrp_expand(hrp)))
+        if len(_HRP_RESIDUES) < _PLANS_MAX:
+            _HRP_RESIDUES[hrp] = residue
+    return residue
+
+
+_HRP_RESIDUES: dict[str, int] = {}
+# This module is compiled by mypyc (quill.compiled): a loop over the symbols beats the tables then.
+_NATIVE = compiled.PURE_REASON is None
+
+
 def bech32_encode(hrp: str, data5, encoding: str) -> str:
     data = bytes(data5)
-    if 2 * len(hrp) + 1 + len(data) + 6 > _polymod.positions:  # beyond the tables
+    if _NATIVE and hrp.isascii():
+        mod = _polymod.continued(_hrp_residue(hrp), data + bytes(6)) ^ _CONST[encoding]
+    elif 2 * len(hrp) + 1 + len(data) + 6 > _polymod.positions:  # beyond the tables
         values = _hrp_expand(hrp) + list(data)
         mod = _polymod(values + [0] * 6) ^ _CONST[encoding]
     else:

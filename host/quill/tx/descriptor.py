@@ -9,10 +9,15 @@ to addr(), whereas Core prints wsh(<miniscript>) for sane miniscripts.
 from functools import reduce
 from operator import getitem, xor
 
+from quill import compiled
+
 from . import script as S
 from .address import encode_destination
 from .hashes import sha256
 from .polymod import Polymod
+
+# This module is compiled by mypyc (quill.compiled): a loop over the symbols beats the tables then.
+_NATIVE = compiled.PURE_REASON is None
 
 # -- BIP380 checksum ------------------------------------------------------------
 
@@ -78,7 +83,9 @@ def descriptor_checksum(desc: str):
             cls = cls * 3 + (p >> 5)
         values[body + rest] = cls
     n = len(values)
-    if n + 8 <= _polymod.positions:
+    if _NATIVE:
+        c = _polymod.continued(1, bytes(values) + bytes(8)) ^ 1
+    elif n + 8 <= _polymod.positions:
         residue, tables = _plan(n)
         c = reduce(xor, map(getitem, tables, values), residue) ^ 1
     else:

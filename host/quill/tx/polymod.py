@@ -69,6 +69,15 @@ class Polymod:
             return self.stepwise(values)
         return reduce(xor, map(getitem, by_position[n - 1::-1], values), by_position[n][1])
 
+    def continued(self, chk: int, values: bytes) -> int:
+        """The polymod from residue `chk` on, fed `values` one symbol at a time. Compiled by mypyc
+        (quill.compiled) this loop is native integer code, faster than the tables' reduce, whose
+        every step makes a Python integer; interpreted, the reduce is the faster."""
+        table, top, mask = self._table, self._top, self._mask
+        for v in values:
+            chk = ((chk & mask) << 5) ^ v ^ table[chk >> top]
+        return chk
+
     def stepwise(self, values: Sequence[int]) -> int:
         """The polymod as BIP173 writes it, one symbol at a time."""
         chk = 1

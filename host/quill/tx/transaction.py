@@ -135,7 +135,9 @@ class Transaction:
         wit, nowit = self.serialized_forms()
         return wit if with_witness else nowit
 
-    to_bytes = serialize
+    def to_bytes(self, with_witness: bool = True) -> bytes:
+        # a def, not `to_bytes = serialize`: mypyc's native classes take no method aliases
+        return self.serialize(with_witness)
 
     def write_to(self, stream, with_witness: bool = True) -> int:
         return stream.write(self.serialize(with_witness))
@@ -214,6 +216,20 @@ class Transaction:
     def __repr__(self):
         return (f"Transaction(version={self.version}, vin={self.vin!r}, vout={self.vout!r}, "
                 f"locktime={self.locktime})")
+
+
+
+class StoredTransaction(Transaction):
+    """A transaction that is never changed once decoded (quill.wallet.stored_tx: the wallet store's),
+    whose state is taken once instead of rebuilt at each txid(), wtxid() or serialize().
+
+    Defined here rather than beside the wallet store: mypyc compiles this module, and an
+    interpreted class cannot subclass a compiled one."""
+    __slots__ = ()
+
+    def _state(self) -> tuple:
+        cache = self._cache
+        return Transaction._state(self) if cache is None else cache[0]
 
 
 def _serialize(tx):

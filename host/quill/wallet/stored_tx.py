@@ -8,15 +8,7 @@ quarter of walletcreatefundedpsbt. The store's decoded transactions are shared a
 """
 from __future__ import annotations
 
-from quill.tx.transaction import Transaction
-
-
-class StoredTransaction(Transaction):
-    __slots__ = ()
-
-    def _state(self) -> tuple:
-        cache = self._cache
-        return Transaction._state(self) if cache is None else cache[0]
+from quill.tx.transaction import StoredTransaction, Transaction
 
 
 def stored(tx: Transaction) -> StoredTransaction:
