@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 from quill.rpc.registry import Method
 
-
 # The files beside this module (read with os, not importlib.resources: its readers cost quilld's
 # start-up a few milliseconds, and the package is always installed as files).
 FOLDER = os.path.dirname(os.path.abspath(__file__))
