@@ -105,7 +105,7 @@ def test_real_daemon_with_deprecatedrpc(tmp_path):
         except RPCFailure as e:
             if e.code == -32601:
                 pytest.skip("quilld does not register quill.handlers.rawtransactions yet "
-                            "(quill.daemon.main.HANDLER_MODULES)")
+                            "(quill.handlers.MODULES)")
             raise
         spk = result["vout"][0]["scriptPubKey"]
         assert list(spk) == ["asm", "desc", "hex", "type", "addresses", "reqSigs"]

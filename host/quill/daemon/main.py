@@ -23,30 +23,7 @@ from quill.device.manager import DeviceManager
 from quill.device.pool import DevicePool
 from quill.dirlock import try_lock
 from quill.emulator.launcher import CRYPTO, DISPLAYS, TARGETS, board_for, confirmation_options
-from quill.handlers import (
-    blockchain,
-    chainstate,
-    confirmation,
-    control,
-    device,
-    external_signer,
-    feebump,
-    mining,
-    network,
-    psbt,
-    psbt_process,
-    rawtransactions,
-    rawtransactions_chain,
-    signer_command,
-    signing,
-    wallet,
-    wallet_coins,
-    wallet_funding,
-    wallet_send,
-    wallet_signing,
-)
-from quill.handlers.core_help import with_cores_help
-from quill.handlers.errors import guarded_methods
+from quill.handlers.lazy import lazy_registry
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
@@ -63,17 +40,9 @@ log = logging.getLogger("quill.init")
 # a large request runs on its lane, each wait would add up to 5 ms to a small client's call.
 SWITCH_INTERVAL = 0.001
 
-HANDLER_MODULES = [control, rawtransactions, rawtransactions_chain, signing, blockchain, mining, wallet, device,
-                   confirmation, psbt, network, chainstate, wallet_coins, wallet_funding,
-                   psbt_process, feebump, external_signer, wallet_send,
-                   wallet_signing, signer_command]
-
-
 def build_registry() -> Registry:
-    registry = Registry()
-    for module in HANDLER_MODULES:
-        registry.add(with_cores_help(guarded_methods(module.METHODS)))
-    return registry
+    """Every method, each handler module imported at its first call (quill.handlers.lazy)."""
+    return lazy_registry()
 
 
 def usage() -> str:

@@ -9,27 +9,31 @@ needs only its file here. Quill's own methods (no file) keep their generated hel
 """
 import dataclasses
 import functools
+import os
 from collections.abc import Sequence
-from importlib import resources
 
 from quill.rpc.registry import Method
+
+# The files beside this module (read with os, not importlib.resources: its readers cost quilld's
+# start-up a few milliseconds, and the package is always installed as files).
+FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
 def core_help(method: str) -> str:
     """Core's help text for ``method``."""
-    return resources.files(__name__).joinpath(f"{method}.txt").read_text(encoding="utf-8")
+    with open(os.path.join(FOLDER, f"{method}.txt"), encoding="utf-8") as f:
+        return f.read()
 
 
 def with_cores_help(methods: Sequence[Method]) -> list[Method]:
     """``methods``, each Core also has carrying Core's help text (the folder is listed once: the
     daemon gives every method its text at start-up)."""
-    folder = resources.files(__name__)
     texts = _text_files()
-    return [dataclasses.replace(m, core_help=folder.joinpath(f"{m.name}.txt").read_text(encoding="utf-8"))
+    return [dataclasses.replace(m, core_help=core_help(m.name))
             if not m.core_help and f"{m.name}.txt" in texts else m
             for m in methods]
 
 
 @functools.cache
 def _text_files() -> frozenset[str]:
-    return frozenset(entry.name for entry in resources.files(__name__).iterdir() if entry.name.endswith(".txt"))
+    return frozenset(name for name in os.listdir(FOLDER) if name.endswith(".txt"))
