@@ -174,6 +174,7 @@ void quill_comb_scan(secp256k1_ge_storage *r, const secp256k1_ge_storage *row, u
     } while (0)
 
 #include "secp256k1.c"
+#include "quill_ecdsa_grind.h"
 
 #ifdef QUILL_PROFILE
 // The profiling build's hooks for tests/mcu/test_natmod_field_on_mcu.py (called from

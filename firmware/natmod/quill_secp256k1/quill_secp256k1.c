@@ -10,6 +10,9 @@
 //   ecdsa_sign(seckey32, msg32, extra32|None) -> 64-byte r || s (low S) | None
 //       secp256k1_ecdsa_sign with its RFC6979 nonce and extra entropy: CKey::Sign's
 //       call, one grinding round.
+//   ecdsa_sign_grind(seckey32, msg32) -> 64-byte r || s (low S, low R) | None
+//       CKey::Sign with grind=true: Core's grinding rounds in one call, computing s
+//       only for the round Core keeps (quill_ecdsa_grind.h).
 //   ecdsa_verify(pubkey33|65, msg32, rs64) -> bool   (high S fails, as in Core)
 //   pubkey(seckey32) -> 64-byte x || y | None
 //   schnorr_sign(seckey32, msg, aux32) -> 64 bytes | None   (BIP340)
@@ -74,6 +77,20 @@ static mp_obj_t ecdsa_sign(mp_obj_t key_in, mp_obj_t msg_in, mp_obj_t extra_in) 
     return mp_obj_new_bytes(out, 64);
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ecdsa_sign_obj, ecdsa_sign);
+
+int quill_ecdsa_sign_grind(const secp256k1_context *ctx, unsigned char *out64, const unsigned char *msg32,
+                           const unsigned char *seckey);
+
+static mp_obj_t ecdsa_sign_grind(mp_obj_t key_in, mp_obj_t msg_in) {
+    const unsigned char *key = buffer_n(key_in, 32);
+    const unsigned char *msg = buffer_n(msg_in, 32);
+    unsigned char out[64];
+    if (!quill_ecdsa_sign_grind(quill_ctx, out, msg, key)) {
+        return mp_const_none;
+    }
+    return mp_obj_new_bytes(out, 64);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ecdsa_sign_grind_obj, ecdsa_sign_grind);
 
 static mp_obj_t ecdsa_verify(mp_obj_t pub_in, mp_obj_t msg_in, mp_obj_t rs_in) {
     size_t pub_len;
@@ -252,6 +269,7 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
     }
     quill_ctx = secp256k1_context_preallocated_create(quill_ctx_buf, SECP256K1_CONTEXT_NONE);
     mp_store_global(MP_QSTR_ecdsa_sign, MP_OBJ_FROM_PTR(&ecdsa_sign_obj));
+    mp_store_global(MP_QSTR_ecdsa_sign_grind, MP_OBJ_FROM_PTR(&ecdsa_sign_grind_obj));
     mp_store_global(MP_QSTR_ecdsa_verify, MP_OBJ_FROM_PTR(&ecdsa_verify_obj));
     mp_store_global(MP_QSTR_pubkey, MP_OBJ_FROM_PTR(&pubkey_obj));
     mp_store_global(MP_QSTR_schnorr_sign, MP_OBJ_FROM_PTR(&schnorr_sign_obj));

@@ -74,13 +74,13 @@ def sign(secret32, msg32, grind=True):
         raise ValueError("message hash must be 32 bytes")
     if ec.NATIVE is not None:
         # the same signature from libsecp256k1: secp256k1_ecdsa_sign is the call
-        # CKey::Sign makes, with the same extra entropy per grinding round
-        rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
-        counter = 0
-        while grind and rs[0] & 0x80:
-            counter += 1
-            rs = ec.NATIVE.ecdsa_sign(secret32, msg32, counter.to_bytes(4, "little") + bytes(28))
-        return der_encode(int.from_bytes(rs[:32], "big"), int.from_bytes(rs[32:], "big"))
+        # CKey::Sign makes; with grinding, the module runs Core's rounds in one call
+        # and computes s only for the round kept (ecdsa_sign_grind)
+        if grind:
+            rs = ec.NATIVE.ecdsa_sign_grind(secret32, msg32)
+        else:
+            rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
+        return _der_encode_rs(rs)
     z = int.from_bytes(msg32, "big") % N
     k, r = _nonce_and_r(d, z, secret32, msg32, None)
     counter = 0
@@ -96,22 +96,26 @@ def sign(secret32, msg32, grind=True):
 
 # --- DER (X.690) as constrained by BIP66 --------------------------------------
 
-def _der_int(v):
-    b = v.to_bytes(32, "big")
-    i = 0
-    while i < 31 and b[i] == 0:
+def _der_int(b, start):
+    """The DER INTEGER of the 32-byte big-endian unsigned number at b[start:]."""
+    i = start
+    end = start + 32
+    while i < end - 1 and b[i] == 0:
         i += 1
-    b = b[i:]
-    if b[0] & 0x80:
-        b = b"\x00" + b
-    return b"\x02" + bytes((len(b),)) + b
+    pad = b"\x00" if b[i] & 0x80 else b""
+    return b"\x02" + bytes((end - i + len(pad),)) + pad + b[i:end]
+
+
+def _der_encode_rs(rs):
+    """DER of a 64-byte r || s (big-endian), both already in [1, N)."""
+    body = _der_int(rs, 0) + _der_int(rs, 32)
+    return b"\x30" + bytes((len(body),)) + body
 
 
 def der_encode(r, s):
     if not (0 < r < N and 0 < s < N):
         raise ValueError("signature values out of range")
-    body = _der_int(r) + _der_int(s)
-    return b"\x30" + bytes((len(body),)) + body
+    return _der_encode_rs(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
 def der_decode(sig):
