@@ -130,7 +130,7 @@ def test_grinding_rounds_byte_identical_to_core(native_dir, tmp_path):
     assert proc.returncode == 0 and len(rows) == len(cases), proc.stdout[-3000:] + proc.stderr[-3000:]
     for ((key, msg), rounds), (der, rs, plain) in zip(cases, rows, strict=True):
         expected, counter = core_sign(key, msg)
-        assert (counter >= rounds, der) == (True, expected.hex()), (key.hex(), msg.hex(), rounds)
+        assert (min(counter, 4), der) == (rounds, expected.hex()), (key.hex(), msg.hex(), rounds)
         r, s = ecdsa.der_decode(expected)
         assert rs == (r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex()
         first = coincurve.PrivateKey(key).sign(msg, hasher=None)
