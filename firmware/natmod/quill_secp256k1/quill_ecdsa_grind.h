@@ -28,14 +28,25 @@
 //     row in 3.2 d-e and f-g-h), here by keeping the keyed state and copying it;
 //   * the first HMAC's key (K = 0) and the start of its message (V = 0x01..,
 //     0x00, key32[0..30]) are the same in every grinding round: start holds that
-//     state, compressed once per signature (quill_rfc6979_start).
+//     state, compressed once per signature (quill_rfc6979_start), from the K = 0
+//     key's padded blocks, compressed once (quill_rfc6979_k0).
 // 15 compressions for a round without extra data, 17 with it, against 22 and 24; the
 // same bytes. The SHA-256 inputs have fixed lengths: constant time.
+// HMAC-SHA256 keyed with RFC6979's initial K (32 zero bytes): its two padded blocks,
+// compressed at the first signature (not static: mpy_ld cannot relocate static
+// variables in .bss)
+secp256k1_hmac_sha256 quill_rfc6979_k0;
+int quill_rfc6979_k0_ready;
+
 static void quill_rfc6979_start(const secp256k1_hash_ctx *h, secp256k1_hmac_sha256 *start,
                                 const unsigned char *key32) {
     unsigned char buf[33];
-    memset(buf, 0, 32);
-    secp256k1_hmac_sha256_initialize(h, start, buf, 32);   // 3.2 c: K = 0x00 0x00 ...
+    if (!quill_rfc6979_k0_ready) {
+        memset(buf, 0, 32);
+        secp256k1_hmac_sha256_initialize(h, &quill_rfc6979_k0, buf, 32);   // 3.2 c: K = 0x00 0x00 ...
+        quill_rfc6979_k0_ready = 1;
+    }
+    *start = quill_rfc6979_k0;
     memset(buf, 1, 32);                                      // 3.2 b: V = 0x01 0x01 ...
     buf[32] = 0;
     secp256k1_hmac_sha256_write(h, start, buf, 33);

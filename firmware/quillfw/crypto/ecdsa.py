@@ -96,20 +96,28 @@ def sign(secret32, msg32, grind=True):
 
 # --- DER (X.690) as constrained by BIP66 --------------------------------------
 
-def _der_int(b, start):
-    """The DER INTEGER of the 32-byte big-endian unsigned number at b[start:]."""
-    i = start
-    end = start + 32
-    while i < end - 1 and b[i] == 0:
-        i += 1
-    pad = b"\x00" if b[i] & 0x80 else b""
-    return b"\x02" + bytes((end - i + len(pad),)) + pad + b[i:end]
+def _der_first(b, start):
+    """Where the DER INTEGER of the 32-byte unsigned number at b[start:] starts: its
+    first nonzero byte (its last byte at most)."""
+    end = start + 31
+    while start < end and b[start] == 0:
+        start += 1
+    return start
 
 
 def _der_encode_rs(rs):
-    """DER of a 64-byte r || s (big-endian), both already in [1, N)."""
-    body = _der_int(rs, 0) + _der_int(rs, 32)
-    return b"\x30" + bytes((len(body),)) + body
+    """DER of a 64-byte r || s (big-endian), both already in [1, N): one buffer,
+    filled in place (a signature per input on a board's small heap)."""
+    r0, s0 = _der_first(rs, 0), _der_first(rs, 32)
+    r_pad, s_pad = rs[r0] >> 7, rs[s0] >> 7     # a 0x00 before a top bit set
+    r_len, s_len = 32 - r0 + r_pad, 64 - s0 + s_pad
+    out = bytearray(6 + r_len + s_len)
+    out[0], out[1], out[2], out[3] = 0x30, 4 + r_len + s_len, 0x02, r_len
+    out[4 + r_len], out[5 + r_len] = 0x02, s_len
+    view = memoryview(rs)
+    out[4 + r_pad:4 + r_len] = view[r0:32]
+    out[6 + r_len + s_pad:] = view[s0:64]
+    return bytes(out)
 
 
 def der_encode(r, s):
