@@ -106,10 +106,20 @@ GRINDING = r"""
 import sys
 from quillfw.crypto import ecdsa, secp256k1 as ec
 assert ec.NATIVE is not None
+native = ec.NATIVE
+
+
+class Older:  # a module built before ecdsa_sign_grind: the firmware grinds a call per round
+    ecdsa_sign = native.ecdsa_sign
+
+
 for line in sys.stdin.read().split():
     key, msg = bytes.fromhex(line[:64]), bytes.fromhex(line[64:])
     rs = ec.NATIVE.ecdsa_sign_grind(key, msg)
-    print("SIG", ecdsa.sign(key, msg).hex(), rs.hex(), ecdsa.sign(key, msg, False).hex())
+    ec.NATIVE = Older
+    older = ecdsa.sign(key, msg)
+    ec.NATIVE = native
+    print("SIG", ecdsa.sign(key, msg).hex(), rs.hex(), ecdsa.sign(key, msg, False).hex(), older.hex())
 N = ec.N.to_bytes(32, "big")
 print("INVALID", [ec.NATIVE.ecdsa_sign_grind(k, bytes(32)) for k in (bytes(32), N, b"\xff" * 32)])
 """
@@ -118,6 +128,7 @@ print("INVALID", [ec.NATIVE.ecdsa_sign_grind(k, bytes(32)) for k in (bytes(32), 
 def test_grinding_rounds_byte_identical_to_core(native_dir, tmp_path):
     """ecdsa_sign_grind (Core's rounds in one call, s only for the kept round) against
     Core's CKey::Sign through libsecp256k1 (coincurve), at 1, 2, 3, 4 and 5+ nonces; the
+    firmware's round-per-call path for a module without it signs the same; the
     non-grinding signature stays secp256k1_ecdsa_sign's first; invalid keys give None."""
     cases = [(pair, rounds) for rounds, pairs in sorted(pairs_by_rounds().items()) for pair in pairs]
     script = tmp_path / "grinding.py"
@@ -126,11 +137,11 @@ def test_grinding_rounds_byte_identical_to_core(native_dir, tmp_path):
     stdin = "\n".join((k + m).hex() for (k, m), _ in cases)
     proc = subprocess.run([micropython_binary(), str(script)], input=stdin, capture_output=True, text=True,
                           timeout=120, env=env)
-    rows = re.findall(r"^SIG (\w+) (\w+) (\w+)$", proc.stdout, re.M)
+    rows = re.findall(r"^SIG (\w+) (\w+) (\w+) (\w+)$", proc.stdout, re.M)
     assert proc.returncode == 0 and len(rows) == len(cases), proc.stdout[-3000:] + proc.stderr[-3000:]
-    for ((key, msg), rounds), (der, rs, plain) in zip(cases, rows, strict=True):
+    for ((key, msg), rounds), (der, rs, plain, older) in zip(cases, rows, strict=True):
         expected, counter = core_sign(key, msg)
-        assert (min(counter, 4), der) == (rounds, expected.hex()), (key.hex(), msg.hex(), rounds)
+        assert (min(counter, 4), der, older) == (rounds, expected.hex(), der), (key.hex(), msg.hex(), rounds)
         r, s = ecdsa.der_decode(expected)
         assert rs == (r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex()
         first = coincurve.PrivateKey(key).sign(msg, hasher=None)

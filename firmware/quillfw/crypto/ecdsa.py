@@ -76,10 +76,15 @@ def sign(secret32, msg32, grind=True):
         # the same signature from libsecp256k1: secp256k1_ecdsa_sign is the call
         # CKey::Sign makes; with grinding, the module runs Core's rounds in one call
         # and computes s only for the round kept (ecdsa_sign_grind)
-        if grind:
-            rs = ec.NATIVE.ecdsa_sign_grind(secret32, msg32)
-        else:
-            rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
+        if grind and hasattr(ec.NATIVE, "ecdsa_sign_grind"):
+            return _der_encode_rs(ec.NATIVE.ecdsa_sign_grind(secret32, msg32))
+        # without grinding; or a module built before ecdsa_sign_grind (main's, which
+        # tests/bench/bench_crypto_mcu.py runs beside this firmware): a call per round
+        rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
+        counter = 0
+        while grind and rs[0] & 0x80:
+            counter += 1
+            rs = ec.NATIVE.ecdsa_sign(secret32, msg32, counter.to_bytes(4, "little") + bytes(28))
         return _der_encode_rs(rs)
     z = int.from_bytes(msg32, "big") % N
     k, r = _nonce_and_r(d, z, secret32, msg32, None)
