@@ -45,6 +45,7 @@ for op, name in ((0, 'fe_mul'), (1, 'fe_sqr'), (2, 'lmul'), (3, 'loop')):
     print('UNIT', name, time.ticks_diff(time.ticks_us(), t) * 1000 // %(reps)d)
 run('pubkey (k*G, affine, serialize)', lambda: q.pubkey(k), 4)
 run('ecdsa_sign (one nonce)', lambda: q.ecdsa_sign(k, m, None), 4)
+run('ecdsa_sign_grind (one nonce)', lambda: q.ecdsa_sign_grind(k, m), 4)
 run('schnorr_sign (keypair + sign)', lambda: q.schnorr_sign(k, m, bytes(32)), 4)
 run('ecdsa_verify', lambda: q.ecdsa_verify(b'\x04' + pub, m, sig), 2)
 """

@@ -35,6 +35,20 @@ def core_sign(secret32, msg32):
     return sig, counter
 
 
+def pairs_by_rounds(per_kind=3, most=4):
+    """{rounds: [(secret, msg), ...]} for 0, 1, 2 ... most grinding rounds (Core's signing
+    with 1 to most + 1 nonces), per_kind pairs each, by Core's procedure: the cases a
+    faster signing path must keep byte-identical."""
+    rng = random.Random(SEED + 1)
+    found = {rounds: [] for rounds in range(most + 1)}
+    while any(len(pairs) < per_kind for pairs in found.values()):
+        for secret, msg in _random_pairs(rng, 64):
+            rounds = min(core_sign(secret, msg)[1], most)
+            if len(found[rounds]) < per_kind:
+                found[rounds].append((secret, msg))
+    return found
+
+
 def _random_pairs(rng, count):
     pairs = []
     while len(pairs) < count:

@@ -14,10 +14,13 @@ import re
 import subprocess
 from pathlib import Path
 
+import coincurve
 import pytest
 
 from quill.emulator import natmod
 from quill.emulator.launcher import micropython_binary
+from quillfw.crypto import ecdsa
+from tests.crosscheck.test_ecdsa_vs_core_procedure import core_sign, pairs_by_rounds
 from tests.kit.toolchains import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,6 +100,53 @@ def test_thousand_random_crosschecks(native_dir, tmp_path):
     checked, mismatches, grinds = map(int, found.groups())
     assert (checked, mismatches) == (1000, 0), proc.stdout[-3000:]
     assert 400 < grinds < 600  # about half the first nonces give a high R: grinding was exercised
+
+
+GRINDING = r"""
+import sys
+from quillfw.crypto import ecdsa, secp256k1 as ec
+assert ec.NATIVE is not None
+native = ec.NATIVE
+
+
+class Older:  # a module built before ecdsa_sign_grind: the firmware grinds a call per round
+    ecdsa_sign = native.ecdsa_sign
+
+
+for line in sys.stdin.read().split():
+    key, msg = bytes.fromhex(line[:64]), bytes.fromhex(line[64:])
+    rs = ec.NATIVE.ecdsa_sign_grind(key, msg)
+    ec.NATIVE = Older
+    older = ecdsa.sign(key, msg)
+    ec.NATIVE = native
+    print("SIG", ecdsa.sign(key, msg).hex(), rs.hex(), ecdsa.sign(key, msg, False).hex(), older.hex())
+N = ec.N.to_bytes(32, "big")
+print("INVALID", [ec.NATIVE.ecdsa_sign_grind(k, bytes(32)) for k in (bytes(32), N, b"\xff" * 32)])
+"""
+
+
+def test_grinding_rounds_byte_identical_to_core(native_dir, tmp_path):
+    """ecdsa_sign_grind (Core's rounds in one call, s only for the kept round) against
+    Core's CKey::Sign through libsecp256k1 (coincurve), at 1, 2, 3, 4 and 5+ nonces; the
+    firmware's round-per-call path for a module without it signs the same; the
+    non-grinding signature stays secp256k1_ecdsa_sign's first; invalid keys give None."""
+    cases = [(pair, rounds) for rounds, pairs in sorted(pairs_by_rounds().items()) for pair in pairs]
+    script = tmp_path / "grinding.py"
+    script.write_text(GRINDING)
+    env = dict(os.environ, MICROPYPATH=f"{FIRMWARE}:{native_dir}", QUILL_CRYPTO="native")
+    stdin = "\n".join((k + m).hex() for (k, m), _ in cases)
+    proc = subprocess.run([micropython_binary(), str(script)], input=stdin, capture_output=True, text=True,
+                          timeout=120, env=env)
+    rows = re.findall(r"^SIG (\w+) (\w+) (\w+) (\w+)$", proc.stdout, re.M)
+    assert proc.returncode == 0 and len(rows) == len(cases), proc.stdout[-3000:] + proc.stderr[-3000:]
+    for ((key, msg), rounds), (der, rs, plain, older) in zip(cases, rows, strict=True):
+        expected, counter = core_sign(key, msg)
+        assert (min(counter, 4), der, older) == (rounds, expected.hex(), der), (key.hex(), msg.hex(), rounds)
+        r, s = ecdsa.der_decode(expected)
+        assert rs == (r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex()
+        first = coincurve.PrivateKey(key).sign(msg, hasher=None)
+        assert plain == first.hex() and (plain == der) == (rounds == 0)
+    assert "INVALID [None, None, None]" in proc.stdout
 
 
 @pytest.mark.parametrize("crypto, expected", [("native", "native"), ("python", "python"),

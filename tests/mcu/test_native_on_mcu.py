@@ -30,6 +30,7 @@ from quill.emulator import natmod, qemu
 from quill.emulator.launcher import Emulator
 from quillfw.crypto import ecdsa, schnorr
 from quillfw.crypto import secp256k1 as ec
+from tests.crosscheck.test_ecdsa_vs_core_procedure import core_sign, pairs_by_rounds
 from tests.kit.qemu import qemu_target
 from tests.kit.toolchains import unavailable
 from tests.mcu.test_firmware_on_mcu import RUNNER, UNIT_TEST_HEAP, firmware_test_image
@@ -101,6 +102,26 @@ def test_random_signatures_equal_the_pure_arithmetic(board):
     expected = expected_rows(count)
     differ = [int(i) for i, digest in rows if digest != expected[int(i)]]
     assert not differ, f"rows {differ} differ from the pure arithmetic"
+
+
+GRINDING = """
+from quillfw.crypto import ecdsa
+for i, (key, msg) in enumerate(%r):
+    print("SIG", i, ecdsa.sign(key, msg).hex())
+"""
+
+
+def test_grinding_rounds_byte_identical_to_core(board):
+    """The board's ecdsa_sign_grind (Core's rounds in one native call, s only for the
+    round kept) against Core's CKey::Sign through libsecp256k1 (coincurve) on the host,
+    at 1, 2, 3, 4 and 5+ nonces."""
+    cases = [(pair, rounds) for rounds, pairs in sorted(pairs_by_rounds().items()) for pair in pairs]
+    out, err = board.exec(GRINDING % ([pair for pair, _ in cases],), timeout=300)
+    rows = re.findall(r"^SIG (\d+) ([0-9a-f]+)", out, re.M)
+    assert not err and len(rows) == len(cases), out[-2000:] + err[-2000:]
+    for ((key, msg), rounds), (_, der) in zip(cases, rows, strict=True):
+        expected, counter = core_sign(key, msg)
+        assert (min(counter, 4), der) == (rounds, expected.hex()), (key.hex(), msg.hex())
 
 
 @pytest.mark.parametrize("crypto, expected", [("auto", "native"), ("python", "python")])

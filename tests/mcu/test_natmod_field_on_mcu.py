@@ -10,8 +10,10 @@ around p and 2^256. Each result must be congruent to the product mod p and have
 magnitude 1 (what the library assumes of it). The same build's hooks also check the
 other ARMv6-M code the module swaps into libsecp256k1 (quill_libsecp256k1_armv6m.c):
 the constant-time inverses mod p and mod n (the safegcd matrix products of
-quill_modinv_armv6m.S) against pow(x, -1, m) on edge and random values, and the comb's
-table lookup (quill_comb_armv6m.S) picking each entry of a random row. ~40 s.
+quill_modinv_armv6m.S, and the divsteps of quill_divsteps_armv6m.S) against pow(x, -1, m)
+on edge and random values, the comb's table lookup (quill_comb_armv6m.S) picking each
+entry of a random row, and SHA-256's compression (quill_sha256_armv6m.S) against
+hashlib. ~40 s.
 """
 import random
 
@@ -180,3 +182,31 @@ def test_comb_lookup_picks_each_entry(board):
     got = [line.split()[1] for line in out.replace("\r", "").splitlines() if line.startswith("C ")]
     assert got == [row[64 * i:64 * i + 64].hex() for i in range(16)]
     assert "refused" in out
+
+
+SHA256_IV = (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+
+
+def sha256_padded(message):
+    """FIPS 180-4 5.1.1: the message, 0x80, zeros, its bit length (64-bit big-endian)."""
+    return message + b"\x80" + bytes((55 - len(message)) % 64) + (8 * len(message)).to_bytes(8, "big")
+
+
+def test_sha256_compression_matches_hashlib(board):
+    """quill_sha256_armv6m.S (the context's SHA-256 compression on the Pico) over the
+    padded blocks of messages of 0 to 200 bytes, at every alignment of the input,
+    gives hashlib's digest; libsecp256k1 also tests it when mpy_init installs it."""
+    import hashlib
+    import struct
+    rng = random.Random(11)
+    messages = [bytes(rng.randrange(256) for _ in range(n)) for n in (0, 1, 55, 56, 63, 64, 65, 119, 200)]
+    iv = struct.pack("<8I", *SHA256_IV)
+    script = ("for m, skip in %r:\n"
+              "    print('H', q.sha256_compress(%r, memoryview(m)[skip:]).hex())\n"
+              % ([(bytes(skip) + sha256_padded(m), skip) for m in messages for skip in range(4)], iv))
+    out, err = board.exec(script, timeout=300)
+    assert not err, err
+    rows = [line.split()[1] for line in out.replace("\r", "").splitlines() if line.startswith("H ")]
+    expected = [hashlib.sha256(m).digest() for m in messages for _ in range(4)]
+    got = [struct.pack(">8I", *struct.unpack("<8I", bytes.fromhex(h))) for h in rows]
+    assert got == expected

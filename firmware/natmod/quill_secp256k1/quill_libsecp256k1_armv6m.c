@@ -29,7 +29,8 @@
 // products (update_de and update_fg in its doc/safegcd_implementation.md) in signed
 // 64-bit arithmetic, each product a call of the run-time ABI's 64x64-bit multiply
 // (quill_lmul here) on sign-extended operands. quill_modinv32 runs the same rounds
-// with the library's own divsteps_30 and normalize_30, and does the matrix products
+// with the library's normalize_30 and its divsteps_30's steps (in Thumb-1,
+// quill_divsteps_armv6m.S, whose masks stay in registers), and does the matrix products
 // with quill_smul: a 32x32 -> 64-bit signed product inline (four MULS of 16-bit
 // halves and a sign correction, no call, no 64-bit operands). Straight-line code
 // with fixed trip counts, as the library's: constant time. The inverse is unique,
@@ -142,6 +143,10 @@ static void quill_update_de(secp256k1_modinv32_signed30 *d, secp256k1_modinv32_s
     e->v[8] = (int32_t)p.cb;
 }
 
+// the library's secp256k1_modinv32_divsteps_30, the same steps in Thumb-1 with the
+// masks in registers (quill_divsteps_armv6m.S)
+int32_t quill_divsteps_30(int32_t zeta, uint32_t f0, uint32_t g0, secp256k1_modinv32_trans2x2 *t);
+
 // x = x^-1 mod the modulus (0 for 0), in constant time: 20 rounds of 30 divsteps
 // (600 >= the 590 a 256-bit input needs), d the inverse up to sign at the end
 static void quill_modinv32(secp256k1_modinv32_signed30 *x, const secp256k1_modinv32_modinfo *modinfo) {
@@ -150,7 +155,7 @@ static void quill_modinv32(secp256k1_modinv32_signed30 *x, const secp256k1_modin
     int i;
     for (i = 0; i < 20; i++) {
         secp256k1_modinv32_trans2x2 t;
-        zeta = secp256k1_modinv32_divsteps_30(zeta, f.v[0], g.v[0], &t);
+        zeta = quill_divsteps_30(zeta, (uint32_t)f.v[0], (uint32_t)g.v[0], &t);
         quill_update_de(&d, &e, &t, modinfo);
         quill_update_fg(&f, &g, &t);
     }
@@ -174,6 +179,7 @@ void quill_comb_scan(secp256k1_ge_storage *r, const secp256k1_ge_storage *row, u
     } while (0)
 
 #include "secp256k1.c"
+#include "quill_ecdsa_grind.h"
 
 #ifdef QUILL_PROFILE
 // The profiling build's hooks for tests/mcu/test_natmod_field_on_mcu.py (called from

@@ -10,6 +10,9 @@
 //   ecdsa_sign(seckey32, msg32, extra32|None) -> 64-byte r || s (low S) | None
 //       secp256k1_ecdsa_sign with its RFC6979 nonce and extra entropy: CKey::Sign's
 //       call, one grinding round.
+//   ecdsa_sign_grind(seckey32, msg32) -> 64-byte r || s (low S, low R) | None
+//       CKey::Sign with grind=true: Core's grinding rounds in one call, computing s
+//       only for the round Core keeps (quill_ecdsa_grind.h).
 //   ecdsa_verify(pubkey33|65, msg32, rs64) -> bool   (high S fails, as in Core)
 //   pubkey(seckey32) -> 64-byte x || y | None
 //   schnorr_sign(seckey32, msg, aux32) -> 64 bytes | None   (BIP340)
@@ -22,9 +25,15 @@
 
 // libsecp256k1 calls these only for an illegal argument or an internal error;
 // the arguments are checked here first, so they have nothing to report to.
+// Set when the library reported an illegal argument: mpy_init checks it after
+// installing the Thumb-1 SHA-256 (which the library first tests against a known
+// answer). Not static: mpy_ld cannot relocate static variables in .bss.
+int quill_illegal;
+
 void secp256k1_default_illegal_callback_fn(const char *str, void *data) {
     (void)str;
     (void)data;
+    quill_illegal = 1;
 }
 void secp256k1_default_error_callback_fn(const char *str, void *data) {
     (void)str;
@@ -44,6 +53,12 @@ void free(void *p) {
 // 216 bytes on x64 (libsecp256k1 0.7); mpy_init checks that it fits.
 unsigned char quill_ctx_buf[256] __attribute__((aligned(16)));
 secp256k1_context *quill_ctx;
+
+#ifdef __ARM_ARCH_6M__
+// SHA-256's compression in Thumb-1 (quill_sha256_armv6m.S), for the context's hashes:
+// RFC6979 in ecdsa_sign_grind, BIP340's tagged hashes
+void quill_sha256_compress(uint32_t *state, const unsigned char *blocks, size_t n);
+#endif
 
 static const unsigned char *buffer_of(mp_obj_t obj, size_t *len) {
     mp_buffer_info_t info;
@@ -74,6 +89,20 @@ static mp_obj_t ecdsa_sign(mp_obj_t key_in, mp_obj_t msg_in, mp_obj_t extra_in) 
     return mp_obj_new_bytes(out, 64);
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ecdsa_sign_obj, ecdsa_sign);
+
+int quill_ecdsa_sign_grind(const secp256k1_context *ctx, unsigned char *out64, const unsigned char *msg32,
+                           const unsigned char *seckey);
+
+static mp_obj_t ecdsa_sign_grind(mp_obj_t key_in, mp_obj_t msg_in) {
+    const unsigned char *key = buffer_n(key_in, 32);
+    const unsigned char *msg = buffer_n(msg_in, 32);
+    unsigned char out[64];
+    if (!quill_ecdsa_sign_grind(quill_ctx, out, msg, key)) {
+        return mp_const_none;
+    }
+    return mp_obj_new_bytes(out, 64);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ecdsa_sign_grind_obj, ecdsa_sign_grind);
 
 static mp_obj_t ecdsa_verify(mp_obj_t pub_in, mp_obj_t msg_in, mp_obj_t rs_in) {
     size_t pub_len;
@@ -145,6 +174,9 @@ static MP_DEFINE_CONST_FUN_OBJ_3(schnorr_verify_obj, schnorr_verify);
 //       mod p and mod n (quill_libsecp256k1_armv6m.c), big-endian
 //   comb_scan(row, abs) -> 64 bytes: the comb's table lookup (quill_comb_armv6m.S) on
 //       a row of COMB_POINTS 64-byte entries
+//   sha256_compress(state32, blocks) -> 32 bytes: SHA-256's compression
+//       (quill_sha256_armv6m.S) of whole 64-byte blocks, the state as eight
+//       little-endian words
 extern uint32_t quill_count_mul, quill_count_sqr, quill_count_lmul;
 void secp256k1_fe_mul_inner(uint32_t *r, const uint32_t *a, const uint32_t *b);
 void secp256k1_fe_sqr_inner(uint32_t *r, const uint32_t *a);
@@ -243,6 +275,19 @@ static mp_obj_t comb_scan(mp_obj_t row_in, mp_obj_t abs_in) {
     return mp_obj_new_bytes((const unsigned char *)out, 64);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(comb_scan_obj, comb_scan);
+
+static mp_obj_t sha256_compress(mp_obj_t state_in, mp_obj_t blocks_in) {
+    uint32_t state[8];
+    size_t len;
+    const unsigned char *blocks = buffer_of(blocks_in, &len);
+    memcpy(state, buffer_n(state_in, 32), 32);
+    if (len % 64) {
+        mp_raise_ValueError(MP_ERROR_TEXT("wrong length"));
+    }
+    quill_sha256_compress(state, blocks, len / 64);
+    return mp_obj_new_bytes((const unsigned char *)state, 32);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(sha256_compress_obj, sha256_compress);
 #endif
 
 mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *args) {
@@ -251,7 +296,15 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
         mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("secp256k1 context too large"));
     }
     quill_ctx = secp256k1_context_preallocated_create(quill_ctx_buf, SECP256K1_CONTEXT_NONE);
+#ifdef __ARM_ARCH_6M__
+    quill_illegal = 0;
+    secp256k1_context_set_sha256_compression(quill_ctx, quill_sha256_compress);
+    if (quill_illegal) {
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("SHA-256 compression failed its self-test"));
+    }
+#endif
     mp_store_global(MP_QSTR_ecdsa_sign, MP_OBJ_FROM_PTR(&ecdsa_sign_obj));
+    mp_store_global(MP_QSTR_ecdsa_sign_grind, MP_OBJ_FROM_PTR(&ecdsa_sign_grind_obj));
     mp_store_global(MP_QSTR_ecdsa_verify, MP_OBJ_FROM_PTR(&ecdsa_verify_obj));
     mp_store_global(MP_QSTR_pubkey, MP_OBJ_FROM_PTR(&pubkey_obj));
     mp_store_global(MP_QSTR_schnorr_sign, MP_OBJ_FROM_PTR(&schnorr_sign_obj));
@@ -267,6 +320,7 @@ mp_obj_t mpy_init(mp_obj_fun_bc_t *self, size_t n_args, size_t n_kw, mp_obj_t *a
     mp_store_global(MP_QSTR_fe_inv, MP_OBJ_FROM_PTR(&fe_inv_obj));
     mp_store_global(MP_QSTR_scalar_inv, MP_OBJ_FROM_PTR(&scalar_inv_obj));
     mp_store_global(MP_QSTR_comb_scan, MP_OBJ_FROM_PTR(&comb_scan_obj));
+    mp_store_global(MP_QSTR_sha256_compress, MP_OBJ_FROM_PTR(&sha256_compress_obj));
 #endif
     MP_DYNRUNTIME_INIT_EXIT
 }

@@ -74,13 +74,18 @@ def sign(secret32, msg32, grind=True):
         raise ValueError("message hash must be 32 bytes")
     if ec.NATIVE is not None:
         # the same signature from libsecp256k1: secp256k1_ecdsa_sign is the call
-        # CKey::Sign makes, with the same extra entropy per grinding round
+        # CKey::Sign makes; with grinding, the module runs Core's rounds in one call
+        # and computes s only for the round kept (ecdsa_sign_grind)
+        if grind and hasattr(ec.NATIVE, "ecdsa_sign_grind"):
+            return _der_encode_rs(ec.NATIVE.ecdsa_sign_grind(secret32, msg32))
+        # without grinding; or a module built before ecdsa_sign_grind (main's, which
+        # tests/bench/bench_crypto_mcu.py runs beside this firmware): a call per round
         rs = ec.NATIVE.ecdsa_sign(secret32, msg32, None)
         counter = 0
         while grind and rs[0] & 0x80:
             counter += 1
             rs = ec.NATIVE.ecdsa_sign(secret32, msg32, counter.to_bytes(4, "little") + bytes(28))
-        return der_encode(int.from_bytes(rs[:32], "big"), int.from_bytes(rs[32:], "big"))
+        return _der_encode_rs(rs)
     z = int.from_bytes(msg32, "big") % N
     k, r = _nonce_and_r(d, z, secret32, msg32, None)
     counter = 0
@@ -96,22 +101,34 @@ def sign(secret32, msg32, grind=True):
 
 # --- DER (X.690) as constrained by BIP66 --------------------------------------
 
-def _der_int(v):
-    b = v.to_bytes(32, "big")
-    i = 0
-    while i < 31 and b[i] == 0:
-        i += 1
-    b = b[i:]
-    if b[0] & 0x80:
-        b = b"\x00" + b
-    return b"\x02" + bytes((len(b),)) + b
+def _der_first(b, start):
+    """Where the DER INTEGER of the 32-byte unsigned number at b[start:] starts: its
+    first nonzero byte (its last byte at most)."""
+    end = start + 31
+    while start < end and b[start] == 0:
+        start += 1
+    return start
+
+
+def _der_encode_rs(rs):
+    """DER of a 64-byte r || s (big-endian), both already in [1, N): one buffer,
+    filled in place (a signature per input on a board's small heap)."""
+    r0, s0 = _der_first(rs, 0), _der_first(rs, 32)
+    r_pad, s_pad = rs[r0] >> 7, rs[s0] >> 7     # a 0x00 before a top bit set
+    r_len, s_len = 32 - r0 + r_pad, 64 - s0 + s_pad
+    out = bytearray(6 + r_len + s_len)
+    out[0], out[1], out[2], out[3] = 0x30, 4 + r_len + s_len, 0x02, r_len
+    out[4 + r_len], out[5 + r_len] = 0x02, s_len
+    view = memoryview(rs)
+    out[4 + r_pad:4 + r_len] = view[r0:32]
+    out[6 + r_len + s_pad:] = view[s0:64]
+    return bytes(out)
 
 
 def der_encode(r, s):
     if not (0 < r < N and 0 < s < N):
         raise ValueError("signature values out of range")
-    body = _der_int(r) + _der_int(s)
-    return b"\x30" + bytes((len(body),)) + body
+    return _der_encode_rs(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
 def der_decode(sig):
