@@ -113,10 +113,12 @@
 // sums three kinds of products, each below 2^28: LL (xl*yl), HH (xh*yh) and SS
 // (xs*ys), ten at most per column: LL, HH < 2^29.4 and SS < 2^31.4, no carries.
 // A complete column k (L, H, S, plus the carry in): MM = S - L - H (< 2^31) is the
-// middle kind, the column is L + MM * 2^13 + H * 2^26; its low 26 bits are kept as
-// t[k] and the rest (< 2^30) carried to column k + 1.
+// middle kind, the column is L + MM * 2^13 + H * 2^26: t[k] = L + the carry in +
+// (MM mod 2^13) * 2^13 (< 2^30.5, not carried below 2^26: FOLD carries it) is kept
+// and H + (MM >> 13) (< 2^29.5) carried to column k + 1.
 
-// Fold the twenty limbs t[k] at sp + T into r (at [sp, #OUTP]), magnitude 1:
+// Fold the twenty limbs t[k] (each < 2^30.5) at sp + T into r (at [sp, #OUTP]),
+// magnitude 1:
 // 2^260 == 2^4 * (2^32 + 977) = 0x400 * 2^26 + 0x3D10 (mod p), so t[k + 10] adds
 // t[k + 10] * 0x3D10 to limb k and t[k + 10] * 0x400 to limb k + 1. Each t[k + 10]
 // is split into 13-bit halves xl, xh so that every product fits 32 bits:
@@ -124,7 +126,7 @@
 //   limb k + 1 += (xh * 0x3D10) >> 13 + (t[k + 10] mod 2^16) << 10
 //   limb k + 2 += t[k + 10] >> 16
 // r0 = the limb being summed, r4 and r5 what limbs k and k + 1 have pending (the
-// carry included), r6 = 0x3D10, r7 = r. What then lies at or above 2^256 (< 2^42)
+// carry included), r6 = 0x3D10, r7 = r. What then lies at or above 2^256 (< 2^44)
 // is folded once more with 2^256 == 2^32 + 977.
 .macro FOLD
     ldr r7, [sp, #OUTP]
@@ -141,7 +143,7 @@
     adds r4, r2                 // y: what lies at 2^256 below 2^286, < 2^31
     lsrs r1, r4, #26
     lsls r5, r5, #4
-    adds r5, r1                 // X >> 26, < 2^16
+    adds r5, r1                 // X >> 26, < 2^17.5
     lsls r4, r4, #6
     lsrs r4, r4, #6             // X mod 2^26
     movs r6, #0xF4
@@ -198,7 +200,7 @@
     muls r2, r6                 // xl * 0x3D10, < 2^27
     adds r0, r2
     lsrs r3, r1, #13
-    muls r3, r6                 // xh * 0x3D10, < 2^28
+    muls r3, r6                 // xh * 0x3D10, < 2^31.5
     lsls r2, r3, #19
     lsrs r2, r2, #6
     adds r0, r2
@@ -394,13 +396,9 @@
     .endif
     lsls r3, r\s, #19
     lsrs r3, r3, #6             // (MM mod 2^13) << 13
-    adds r0, r3                 // < 2^31
+    adds r0, r3                 // t[k + c], < 2^30.5
     lsrs r\s, r\s, #13
-    adds r1, r\s
-    lsrs r3, r0, #26
-    adds r2, r1, r3             // the carry
-    lsls r0, r0, #6
-    lsrs r0, r0, #6
+    adds r2, r1, r\s            // the carry, H + (MM >> 13)
     str r0, [sp, #(T + 4 * (\k + \c))]
     .if \k + \c == 18
         str r2, [sp, #(T + 76)] // t[19]
