@@ -247,14 +247,24 @@
     .endif
 .endm
 
-// the product x_i * y_j into r(5 + c): first, the last of the step (r0 may go), or neither
-.macro KMUL a, y, mode
-    .if \mode == 0
+.macro KMUL a, y, mode, first
+    .if \mode == 0                  // y_j's last use: its register may go
+        muls r\y, r0
+        .if \first
+            movs r\a, r\y
+        .else
+            adds r\a, r\y
+        .endif
+    .elseif \mode == 1              // the step's last product: r0 may go
+        muls r0, r\y
+        .if \first
+            movs r\a, r0
+        .else
+            adds r\a, r0
+        .endif
+    .elseif \first
         movs r\a, r\y
         muls r\a, r0
-    .elseif \mode == 1
-        muls r0, r\y
-        adds r\a, r0
     .else
         movs r1, r\y
         muls r1, r0
@@ -262,42 +272,56 @@
     .endif
 .endm
 
-.macro KPROD k, n, i, c
+// whether step i has column c's product (x_i * y_{k+c-i}): pr
+.macro KHAS k, n, i, c, ihi
     .set jj, \k + \c - \i
+    .set pr, 0
     .if \c < \n
-        .if jj >= (ksqr * (\i + 1))
-            .if jj <= 9
-                .if \c == 0
-                    .set fst, fa0
-                    .set fa0, 0
-                .elseif \c == 1
-                    .set fst, fa1
-                    .set fa1, 0
-                .else
-                    .set fst, fa2
-                    .set fa2, 0
+        .if \i <= \ihi
+            .if jj >= (ksqr * (\i + 1))
+                .if jj <= 9
+                    .set pr, 1
                 .endif
-                .if fst
-                    .set md, 0
-                .elseif \c == lastc
-                    .set md, 1
-                .else
-                    .set md, 2
-                .endif
-                KMUL %(5 + \c), %(2 + jj - 3 * (jj / 3)), %md
             .endif
         .endif
     .endif
 .endm
 
-.macro KLAST k, n, i, c
-    .set jj, \k + \c - \i
-    .if \c < \n
-        .if jj >= (ksqr * (\i + 1))
-            .if jj <= 9
-                .set lastc, \c
-            .endif
+// the product x_i * y_j into r(5 + c). A y_j falls in columns c, c + 1, c + 2 of
+// steps i, i + 1, i + 2: when step i + 1 has no product of it (always at c = 2),
+// this is its last and MULS may overwrite it; else the step's last product
+// overwrites x_i (r0); else y_j is copied to r1 first.
+.macro KPROD k, n, i, c, ihi
+    KHAS \k, \n, %(\i + 1), %(\c + 1), \ihi
+    .set ynext, pr
+    KHAS \k, \n, \i, \c, \ihi
+    .if pr
+        .if \c == 0
+            .set fst, fa0
+            .set fa0, 0
+        .elseif \c == 1
+            .set fst, fa1
+            .set fa1, 0
+        .else
+            .set fst, fa2
+            .set fa2, 0
         .endif
+        .if ynext == 0
+            .set md, 0
+        .elseif \c == lastc
+            .set md, 1
+        .else
+            .set md, 2
+        .endif
+        KMUL %(5 + \c), %(2 + jj - 3 * (jj / 3)), %md, %fst
+    .endif
+.endm
+
+// lastc: the step's last product's column (they run c = 2, 1, 0)
+.macro KLAST k, n, i, c, ihi
+    KHAS \k, \n, \i, \c, \ihi
+    .if pr
+        .set lastc, \c
     .endif
 .endm
 
@@ -309,12 +333,12 @@
         KLOAD \k, \n, \i, \yo, 2
     .endif
     .set lastc, -1
-    KLAST \k, \n, \i, 0
-    KLAST \k, \n, \i, 1
-    KLAST \k, \n, \i, 2
-    KPROD \k, \n, \i, 0
-    KPROD \k, \n, \i, 1
-    KPROD \k, \n, \i, 2
+    KLAST \k, \n, \i, 2, \ihi
+    KLAST \k, \n, \i, 1, \ihi
+    KLAST \k, \n, \i, 0, \ihi
+    KPROD \k, \n, \i, 2, \ihi
+    KPROD \k, \n, \i, 1, \ihi
+    KPROD \k, \n, \i, 0, \ihi
     .if \i < \ihi
         KSTEP \k, \n, %(\i + 1), \ihi, 0, \xo, \yo
     .endif
