@@ -46,27 +46,28 @@
     .text
     .altmacro
 
-// stack frame
-    .equ AL, 0          // a's low 13-bit halves, 10 words
-    .equ AH, 40         // a's high halves
-    .equ AS, 80         // their sums
-    .equ BL, 120        // b's low halves
-    .equ BH, 160        // b's high halves
-    .equ BS, 200        // their sums
-    .equ T, 240         // the product's twenty 26-bit limbs
+// stack frame: each input limb i's 13-bit halves' sum, high half and low half at
+// 12 * i + 0, 4, 8 (one STM stores the three)
+    .equ AS, 0          // a's
+    .equ AH, 4
+    .equ AL, 8
+    .equ BS, 120        // b's
+    .equ BH, 124
+    .equ BL, 128
+    .equ T, 240         // the product's twenty limbs
     .equ OUTP, 320      // r
     .equ CARRY, 324     // the carry between the multiplication's column groups
     .equ FRAME, 328
 
 // Carry the ten limbs at [p] below 2^26 (the part of limb 9 at or above bit 22 is
 // folded into limbs 0 and 1 first: x * 2^256 == x * 977 + x * 2^32) and store their
-// 13-bit halves and the halves' sums at sp + lo, hi, sum. Uses r0-r4.
-.macro SPLIT p, lo, hi, sum
+// 13-bit halves and the halves' sums at sp + base (AS or BS). Uses r0-r5.
+.macro SPLIT p, base
     ldr r0, [\p, #36]
     lsrs r1, r0, #22            // x, < 2^8
     lsls r0, r0, #10
     lsrs r0, r0, #10
-    str r0, [sp, #(\hi + 36)]   // limb 9, below 2^22, parked in its high half's slot
+    str r0, [sp, #T]            // limb 9, below 2^22, parked where the product goes later
     movs r2, #0xF4
     lsls r2, r2, #2
     adds r2, #1                 // 977
@@ -74,37 +75,37 @@
     ldr r3, [\p, #0]
     adds r3, r2                 // w = limb 0 + x * 977, < 2^31
     lsls r1, r1, #6             // x * 2^32 = (x << 6) * 2^26: added to limb 1
-    SPLIT_LIMB \p, 0, \lo, \hi, \sum
+    add r5, sp, #\base
+    SPLIT_LIMB \p, 0
 .endm
 
-// w (r3) is limb i plus the carry in; r1 what limb i + 1 gets besides its carry
-.macro SPLIT_LIMB p, i, lo, hi, sum
+// w (r3) is limb i plus the carry in; r1 what limb i + 1 gets besides its carry;
+// r5 where limb i's sum, high and low halves go
+.macro SPLIT_LIMB p, i
     .if \i < 9
-        lsls r4, r3, #6         // (w mod 2^26) << 6
         lsrs r2, r3, #26        // carry out
-        lsrs r0, r4, #19        // high half, bits 13..25
-        lsls r4, r4, #13
+        lsls r3, r3, #6         // (w mod 2^26) << 6
+        lsls r4, r3, #13
         lsrs r4, r4, #19        // low half, bits 0..12
+        lsrs r3, r3, #19        // high half, bits 13..25
     .else
-        lsrs r0, r3, #13        // limb 9: below 2^22 + 2^6, no carry out of the field
-        lsls r4, r3, #19
+        lsls r4, r3, #19        // limb 9: below 2^22 + 2^6, no carry out of the field
         lsrs r4, r4, #19
+        lsrs r3, r3, #13
     .endif
-    str r4, [sp, #(\lo + 4 * \i)]
-    str r0, [sp, #(\hi + 4 * \i)]
-    adds r4, r0
-    str r4, [sp, #(\sum + 4 * \i)]
+    adds r0, r3, r4
+    stmia r5!, {r0, r3, r4}
     .if \i < 9
         .if \i < 8
             ldr r3, [\p, #(4 * \i + 4)]
         .else
-            ldr r3, [sp, #(\hi + 36)]   // limb 9 (parked)
+            ldr r3, [sp, #T]    // limb 9 (parked)
         .endif
         adds r3, r2
         .if \i == 0
             adds r3, r1
         .endif
-        SPLIT_LIMB \p, %(\i + 1), \lo, \hi, \sum
+        SPLIT_LIMB \p, %(\i + 1)
     .endif
 .endm
 
@@ -241,7 +242,7 @@
     .if \c < \n
         .if jj >= (ksqr * (\i + 1))
             .if jj <= 9
-                LDY %(2 + jj - 3 * (jj / 3)), %(\yo + 4 * jj)
+                LDY %(2 + jj - 3 * (jj / 3)), %(\yo + 12 * jj)
             .endif
         .endif
     .endif
@@ -326,7 +327,7 @@
 .endm
 
 .macro KSTEP k, n, i, ihi, first, xo, yo
-    ldr r0, [sp, #(\xo + 4 * \i)]
+    ldr r0, [sp, #(\xo + 12 * \i)]
     KLOAD \k, \n, \i, \yo, 0
     .if \first
         KLOAD \k, \n, \i, \yo, 1
@@ -378,7 +379,7 @@
         .set fst, fa2
     .endif
     .if ((\k + \c) / 2) * 2 == \k + \c
-        .set sqo, \xo + 2 * (\k + \c)
+        .set sqo, \xo + 6 * (\k + \c)
     .else
         .set sqo, -1
     .endif
@@ -511,8 +512,8 @@ FE_MUL:
     ENTER
     movs r6, r1
     movs r7, r2
-    SPLIT r6, AL, AH, AS
-    SPLIT r7, BL, BH, BS
+    SPLIT r6, AS
+    SPLIT r7, BS
     MULGROUPS 0, 0
     FOLD
     LEAVE
@@ -524,7 +525,7 @@ FE_MUL:
 FE_SQR:
     ENTER
     movs r6, r1
-    SPLIT r6, AL, AH, AS
+    SPLIT r6, AS
     MULGROUPS 0, 1
     FOLD
     LEAVE
