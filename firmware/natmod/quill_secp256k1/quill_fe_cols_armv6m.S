@@ -24,10 +24,12 @@
 // product at a time, so that each half of a_i is loaded once for three columns and
 // each half of b_j stays in a register for the three it falls in: two loads per
 // three MULS (the three finished sums of the first two kinds wait in r8-r12 and lr).
-// At a column's end one 26-bit limb is kept and the rest carried; the twenty limbs
-// are then folded to ten (FOLD). ~2,285 cycles per multiplication and ~1,630 per
-// squaring on the Cortex-M0+ (two columns at a time, 2,490 and 1,690; the C it
-// replaced, four MULS per limb product, 2,495 and 1,645 instructions).
+// MULS overwrites a y_j at its last use, so a step of three products copies one
+// register. At a column's end a limb below 2^30.5 is kept and the rest carried; the
+// twenty limbs are then folded to ten (FOLD). ~2,075 cycles per multiplication and
+// ~1,500 per squaring on the Cortex-M0+ (2,285 and 1,630 before the last-use MULS, the
+// STM of the split and the shorter column end; two columns at a time, 2,490 and
+// 1,690; the C it replaced, four MULS per limb product, 2,495 and 1,645 instructions).
 //
 // Constant time: no branch and no memory index depends on the data (the loops are
 // unrolled by the assembler's macros; every address is a constant offset from sp or
