@@ -24,10 +24,12 @@
 // product at a time, so that each half of a_i is loaded once for three columns and
 // each half of b_j stays in a register for the three it falls in: two loads per
 // three MULS (the three finished sums of the first two kinds wait in r8-r12 and lr).
-// At a column's end one 26-bit limb is kept and the rest carried; the twenty limbs
-// are then folded to ten (FOLD). ~2,285 cycles per multiplication and ~1,630 per
-// squaring on the Cortex-M0+ (two columns at a time, 2,490 and 1,690; the C it
-// replaced, four MULS per limb product, 2,495 and 1,645 instructions).
+// MULS overwrites a y_j at its last use, so a step of three products copies one
+// register. At a column's end a limb below 2^30.5 is kept and the rest carried; the
+// twenty limbs are then folded to ten (FOLD). ~2,075 cycles per multiplication and
+// ~1,500 per squaring on the Cortex-M0+ (2,285 and 1,630 before the last-use MULS, the
+// STM of the split and the shorter column end; two columns at a time, 2,490 and
+// 1,690; the C it replaced, four MULS per limb product, 2,495 and 1,645 instructions).
 //
 // Constant time: no branch and no memory index depends on the data (the loops are
 // unrolled by the assembler's macros; every address is a constant offset from sp or
@@ -46,27 +48,28 @@
     .text
     .altmacro
 
-// stack frame
-    .equ AL, 0          // a's low 13-bit halves, 10 words
-    .equ AH, 40         // a's high halves
-    .equ AS, 80         // their sums
-    .equ BL, 120        // b's low halves
-    .equ BH, 160        // b's high halves
-    .equ BS, 200        // their sums
-    .equ T, 240         // the product's twenty 26-bit limbs
+// stack frame: each input limb i's 13-bit halves' sum, high half and low half at
+// 12 * i + 0, 4, 8 (one STM stores the three)
+    .equ AS, 0          // a's
+    .equ AH, 4
+    .equ AL, 8
+    .equ BS, 120        // b's
+    .equ BH, 124
+    .equ BL, 128
+    .equ T, 240         // the product's twenty limbs
     .equ OUTP, 320      // r
     .equ CARRY, 324     // the carry between the multiplication's column groups
     .equ FRAME, 328
 
 // Carry the ten limbs at [p] below 2^26 (the part of limb 9 at or above bit 22 is
 // folded into limbs 0 and 1 first: x * 2^256 == x * 977 + x * 2^32) and store their
-// 13-bit halves and the halves' sums at sp + lo, hi, sum. Uses r0-r4.
-.macro SPLIT p, lo, hi, sum
+// 13-bit halves and the halves' sums at sp + base (AS or BS). Uses r0-r5.
+.macro SPLIT p, base
     ldr r0, [\p, #36]
     lsrs r1, r0, #22            // x, < 2^8
     lsls r0, r0, #10
     lsrs r0, r0, #10
-    str r0, [sp, #(\hi + 36)]   // limb 9, below 2^22, parked in its high half's slot
+    str r0, [sp, #T]            // limb 9, below 2^22, parked where the product goes later
     movs r2, #0xF4
     lsls r2, r2, #2
     adds r2, #1                 // 977
@@ -74,37 +77,37 @@
     ldr r3, [\p, #0]
     adds r3, r2                 // w = limb 0 + x * 977, < 2^31
     lsls r1, r1, #6             // x * 2^32 = (x << 6) * 2^26: added to limb 1
-    SPLIT_LIMB \p, 0, \lo, \hi, \sum
+    add r5, sp, #\base
+    SPLIT_LIMB \p, 0
 .endm
 
-// w (r3) is limb i plus the carry in; r1 what limb i + 1 gets besides its carry
-.macro SPLIT_LIMB p, i, lo, hi, sum
+// w (r3) is limb i plus the carry in; r1 what limb i + 1 gets besides its carry;
+// r5 where limb i's sum, high and low halves go
+.macro SPLIT_LIMB p, i
     .if \i < 9
-        lsls r4, r3, #6         // (w mod 2^26) << 6
         lsrs r2, r3, #26        // carry out
-        lsrs r0, r4, #19        // high half, bits 13..25
-        lsls r4, r4, #13
+        lsls r3, r3, #6         // (w mod 2^26) << 6
+        lsls r4, r3, #13
         lsrs r4, r4, #19        // low half, bits 0..12
+        lsrs r3, r3, #19        // high half, bits 13..25
     .else
-        lsrs r0, r3, #13        // limb 9: below 2^22 + 2^6, no carry out of the field
-        lsls r4, r3, #19
+        lsls r4, r3, #19        // limb 9: below 2^22 + 2^6, no carry out of the field
         lsrs r4, r4, #19
+        lsrs r3, r3, #13
     .endif
-    str r4, [sp, #(\lo + 4 * \i)]
-    str r0, [sp, #(\hi + 4 * \i)]
-    adds r4, r0
-    str r4, [sp, #(\sum + 4 * \i)]
+    adds r0, r3, r4
+    stmia r5!, {r0, r3, r4}
     .if \i < 9
         .if \i < 8
             ldr r3, [\p, #(4 * \i + 4)]
         .else
-            ldr r3, [sp, #(\hi + 36)]   // limb 9 (parked)
+            ldr r3, [sp, #T]    // limb 9 (parked)
         .endif
         adds r3, r2
         .if \i == 0
             adds r3, r1
         .endif
-        SPLIT_LIMB \p, %(\i + 1), \lo, \hi, \sum
+        SPLIT_LIMB \p, %(\i + 1)
     .endif
 .endm
 
@@ -113,10 +116,12 @@
 // sums three kinds of products, each below 2^28: LL (xl*yl), HH (xh*yh) and SS
 // (xs*ys), ten at most per column: LL, HH < 2^29.4 and SS < 2^31.4, no carries.
 // A complete column k (L, H, S, plus the carry in): MM = S - L - H (< 2^31) is the
-// middle kind, the column is L + MM * 2^13 + H * 2^26; its low 26 bits are kept as
-// t[k] and the rest (< 2^30) carried to column k + 1.
+// middle kind, the column is L + MM * 2^13 + H * 2^26: t[k] = L + the carry in +
+// (MM mod 2^13) * 2^13 (< 2^30.5, not carried below 2^26: FOLD carries it) is kept
+// and H + (MM >> 13) (< 2^29.5) carried to column k + 1.
 
-// Fold the twenty limbs t[k] at sp + T into r (at [sp, #OUTP]), magnitude 1:
+// Fold the twenty limbs t[k] (each < 2^30.5) at sp + T into r (at [sp, #OUTP]),
+// magnitude 1:
 // 2^260 == 2^4 * (2^32 + 977) = 0x400 * 2^26 + 0x3D10 (mod p), so t[k + 10] adds
 // t[k + 10] * 0x3D10 to limb k and t[k + 10] * 0x400 to limb k + 1. Each t[k + 10]
 // is split into 13-bit halves xl, xh so that every product fits 32 bits:
@@ -124,7 +129,7 @@
 //   limb k + 1 += (xh * 0x3D10) >> 13 + (t[k + 10] mod 2^16) << 10
 //   limb k + 2 += t[k + 10] >> 16
 // r0 = the limb being summed, r4 and r5 what limbs k and k + 1 have pending (the
-// carry included), r6 = 0x3D10, r7 = r. What then lies at or above 2^256 (< 2^42)
+// carry included), r6 = 0x3D10, r7 = r. What then lies at or above 2^256 (< 2^44)
 // is folded once more with 2^256 == 2^32 + 977.
 .macro FOLD
     ldr r7, [sp, #OUTP]
@@ -141,7 +146,7 @@
     adds r4, r2                 // y: what lies at 2^256 below 2^286, < 2^31
     lsrs r1, r4, #26
     lsls r5, r5, #4
-    adds r5, r1                 // X >> 26, < 2^16
+    adds r5, r1                 // X >> 26, < 2^17.5
     lsls r4, r4, #6
     lsrs r4, r4, #6             // X mod 2^26
     movs r6, #0xF4
@@ -198,7 +203,7 @@
     muls r2, r6                 // xl * 0x3D10, < 2^27
     adds r0, r2
     lsrs r3, r1, #13
-    muls r3, r6                 // xh * 0x3D10, < 2^28
+    muls r3, r6                 // xh * 0x3D10, < 2^31.5
     lsls r2, r3, #19
     lsrs r2, r2, #6
     adds r0, r2
@@ -239,20 +244,30 @@
     .if \c < \n
         .if jj >= (ksqr * (\i + 1))
             .if jj <= 9
-                LDY %(2 + jj - 3 * (jj / 3)), %(\yo + 4 * jj)
+                LDY %(2 + jj - 3 * (jj / 3)), %(\yo + 12 * jj)
             .endif
         .endif
     .endif
 .endm
 
-// the product x_i * y_j into r(5 + c): first, the last of the step (r0 may go), or neither
-.macro KMUL a, y, mode
-    .if \mode == 0
+.macro KMUL a, y, mode, first
+    .if \mode == 0                  // y_j's last use: its register may go
+        muls r\y, r0
+        .if \first
+            movs r\a, r\y
+        .else
+            adds r\a, r\y
+        .endif
+    .elseif \mode == 1              // the step's last product: r0 may go
+        muls r0, r\y
+        .if \first
+            movs r\a, r0
+        .else
+            adds r\a, r0
+        .endif
+    .elseif \first
         movs r\a, r\y
         muls r\a, r0
-    .elseif \mode == 1
-        muls r0, r\y
-        adds r\a, r0
     .else
         movs r1, r\y
         muls r1, r0
@@ -260,59 +275,73 @@
     .endif
 .endm
 
-.macro KPROD k, n, i, c
+// whether step i has column c's product (x_i * y_{k+c-i}): pr
+.macro KHAS k, n, i, c, ihi
     .set jj, \k + \c - \i
+    .set pr, 0
     .if \c < \n
-        .if jj >= (ksqr * (\i + 1))
-            .if jj <= 9
-                .if \c == 0
-                    .set fst, fa0
-                    .set fa0, 0
-                .elseif \c == 1
-                    .set fst, fa1
-                    .set fa1, 0
-                .else
-                    .set fst, fa2
-                    .set fa2, 0
+        .if \i <= \ihi
+            .if jj >= (ksqr * (\i + 1))
+                .if jj <= 9
+                    .set pr, 1
                 .endif
-                .if fst
-                    .set md, 0
-                .elseif \c == lastc
-                    .set md, 1
-                .else
-                    .set md, 2
-                .endif
-                KMUL %(5 + \c), %(2 + jj - 3 * (jj / 3)), %md
             .endif
         .endif
     .endif
 .endm
 
-.macro KLAST k, n, i, c
-    .set jj, \k + \c - \i
-    .if \c < \n
-        .if jj >= (ksqr * (\i + 1))
-            .if jj <= 9
-                .set lastc, \c
-            .endif
+// the product x_i * y_j into r(5 + c). A y_j falls in columns c, c + 1, c + 2 of
+// steps i, i + 1, i + 2: when step i + 1 has no product of it (always at c = 2),
+// this is its last and MULS may overwrite it; else the step's last product
+// overwrites x_i (r0); else y_j is copied to r1 first.
+.macro KPROD k, n, i, c, ihi
+    KHAS \k, \n, %(\i + 1), %(\c + 1), \ihi
+    .set ynext, pr
+    KHAS \k, \n, \i, \c, \ihi
+    .if pr
+        .if \c == 0
+            .set fst, fa0
+            .set fa0, 0
+        .elseif \c == 1
+            .set fst, fa1
+            .set fa1, 0
+        .else
+            .set fst, fa2
+            .set fa2, 0
         .endif
+        .if ynext == 0
+            .set md, 0
+        .elseif \c == lastc
+            .set md, 1
+        .else
+            .set md, 2
+        .endif
+        KMUL %(5 + \c), %(2 + jj - 3 * (jj / 3)), %md, %fst
+    .endif
+.endm
+
+// lastc: the step's last product's column (they run c = 2, 1, 0)
+.macro KLAST k, n, i, c, ihi
+    KHAS \k, \n, \i, \c, \ihi
+    .if pr
+        .set lastc, \c
     .endif
 .endm
 
 .macro KSTEP k, n, i, ihi, first, xo, yo
-    ldr r0, [sp, #(\xo + 4 * \i)]
+    ldr r0, [sp, #(\xo + 12 * \i)]
     KLOAD \k, \n, \i, \yo, 0
     .if \first
         KLOAD \k, \n, \i, \yo, 1
         KLOAD \k, \n, \i, \yo, 2
     .endif
     .set lastc, -1
-    KLAST \k, \n, \i, 0
-    KLAST \k, \n, \i, 1
-    KLAST \k, \n, \i, 2
-    KPROD \k, \n, \i, 0
-    KPROD \k, \n, \i, 1
-    KPROD \k, \n, \i, 2
+    KLAST \k, \n, \i, 2, \ihi
+    KLAST \k, \n, \i, 1, \ihi
+    KLAST \k, \n, \i, 0, \ihi
+    KPROD \k, \n, \i, 2, \ihi
+    KPROD \k, \n, \i, 1, \ihi
+    KPROD \k, \n, \i, 0, \ihi
     .if \i < \ihi
         KSTEP \k, \n, %(\i + 1), \ihi, 0, \xo, \yo
     .endif
@@ -352,7 +381,7 @@
         .set fst, fa2
     .endif
     .if ((\k + \c) / 2) * 2 == \k + \c
-        .set sqo, \xo + 2 * (\k + \c)
+        .set sqo, \xo + 6 * (\k + \c)
     .else
         .set sqo, -1
     .endif
@@ -394,13 +423,9 @@
     .endif
     lsls r3, r\s, #19
     lsrs r3, r3, #6             // (MM mod 2^13) << 13
-    adds r0, r3                 // < 2^31
+    adds r0, r3                 // t[k + c], < 2^30.5
     lsrs r\s, r\s, #13
-    adds r1, r\s
-    lsrs r3, r0, #26
-    adds r2, r1, r3             // the carry
-    lsls r0, r0, #6
-    lsrs r0, r0, #6
+    adds r2, r1, r\s            // the carry, H + (MM >> 13)
     str r0, [sp, #(T + 4 * (\k + \c))]
     .if \k + \c == 18
         str r2, [sp, #(T + 76)] // t[19]
@@ -489,8 +514,8 @@ FE_MUL:
     ENTER
     movs r6, r1
     movs r7, r2
-    SPLIT r6, AL, AH, AS
-    SPLIT r7, BL, BH, BS
+    SPLIT r6, AS
+    SPLIT r7, BS
     MULGROUPS 0, 0
     FOLD
     LEAVE
@@ -502,7 +527,7 @@ FE_MUL:
 FE_SQR:
     ENTER
     movs r6, r1
-    SPLIT r6, AL, AH, AS
+    SPLIT r6, AS
     MULGROUPS 0, 1
     FOLD
     LEAVE
