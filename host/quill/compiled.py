@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from typing import Sequence
 
-# The decoding path of decoderawtransaction and decodescript, from the request's parameters to the
+# The decoding path of decoderawtransaction, decodescript and decodepsbt, from the request's parameters to the
 # reply's bytes. Each must type-check under mypy (mypyc compiles what mypy infers) and
 # must not be monkeypatched: compiled callers call compiled functions directly.
 # The Makefile reads this list too (one quoted name a line) for the install's dependencies.
@@ -42,6 +42,10 @@ MODULES = (
     "quill.rpc.univalue",
     "quill.rpc.args",
     "quill.handlers.rawtransactions",
+    # decodepsbt and analyzepsbt: reading the PSBT, its keys' check, and decodepsbt's answer
+    "quill.tx.curve_point",
+    "quill.tx.psbt",
+    "quill.handlers.psbt_render",
 )
 
 # mypyc's shared library of the group (build.shared_lib_name of this name): quill/_mypyc__mypyc.*.so

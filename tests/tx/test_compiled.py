@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import quill.compiled
+from quill.handlers import psbt as psbt_handlers
 from quill.handlers import rawtransactions
 from quill.rpc import univalue
 from quill.rpc.errors import RPCError
@@ -55,7 +56,7 @@ def _run_in_child(mode: str, code: str) -> str:
 
 def _answer(method: str, args: list, chain: str = "main", deprecated: tuple = ()) -> str:
     """The reply's bytes as quilld writes them, or the RPC error in Core's form."""
-    handler = {m.name: m.handler for m in rawtransactions.METHODS}[method]
+    handler = {m.name: m.handler for m in (*rawtransactions.METHODS, *psbt_handlers.METHODS)}[method]
     try:
         return univalue.encode(handler(make_ctx(chain, deprecated), args)).decode()
     except RPCError as e:
@@ -90,6 +91,26 @@ def corpus_answers() -> list[str]:
         params = list(case["params"])
         n_params = {m.name: len(m.params) for m in rawtransactions.METHODS}[case["method"]]
         answers.append(_answer(case["method"], params + [None] * (n_params - len(params)), chain_of(case)))
+    return answers + psbt_corpus_answers()
+
+
+def psbt_corpus_answers() -> list[str]:
+    """decodepsbt, analyzepsbt and finalizepsbt (without and with extraction) of Core's BIP174/BIP370
+    vectors, valid, invalid and with Core's messages, of the signer's, combiner's, finalizer's and
+    extractor's PSBTs, of each valid one cut short, and of damaged base64."""
+    vectors = load_json("core-functional/rpc_psbt.json")
+    psbts = [*vectors["valid"], *vectors["invalid"], *(v[0] for v in vectors["invalid_with_msg"]),
+             *(v["psbt"] for v in vectors["signer"]), *vectors["combiner"][0]["combine"],
+             vectors["finalizer"][0]["finalize"], vectors["extractor"][0]["extract"]]
+    psbts += [p[:len(p) // 2] for p in vectors["valid"]]
+    psbts += ["", "=", "cHNidP8=", "cHNidP8", "YR==", "!!!!", "cHNidP8BAAoCAAAAAAAAAAAAAA=="]
+    answers = []
+    for psbt in psbts:
+        for chain in ("main", "regtest"):
+            answers.append(_answer("decodepsbt", [psbt], chain))
+        answers.append(_answer("analyzepsbt", [psbt]))
+        answers.append(_answer("finalizepsbt", [psbt, None]))
+        answers.append(_answer("finalizepsbt", [psbt, False]))
     return answers
 
 

@@ -117,6 +117,14 @@ class KeyOrigin:
     def serialize(self) -> bytes:
         return self.fingerprint + b"".join(struct.pack("<I", i) for i in self.path)
 
+    # Immutable (bytes and a tuple of ints): a copy is the same value. Compiled by mypyc, a frozen
+    # class's copy by the copy module's default (__setstate__, which assigns) would be refused.
+    def __copy__(self) -> KeyOrigin:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> KeyOrigin:
+        return self
+
 
 def format_hd_keypath(path: tuple[int, ...]) -> str:
     """Core's WriteHDKeypath: 'm/84h/1h/0h/0/5'."""
