@@ -60,7 +60,7 @@ from quill.device.pool import PoolQueue
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
-from quill.rpc.stateless import StatelessPool, WorkerLost, answer, worker_log_level_ok
+from quill.rpc.stateless import Relay, WorkerProcesses
 from quill.rpc.univalue_sliced import Batch
 
 log = logging.getLogger("quill.http")
@@ -240,7 +240,7 @@ class RPCServer:
     def __init__(self, *, dispatcher: Dispatcher, authenticator: Any, allowlist: Any, node: Any,
                  binds: list[tuple[str, int]], work_queue: int = 64, threads: int = 16, timeout: float = 30.0,
                  device_queue: DeviceQueue | PoolQueue | None = None,
-                 auth_failure_delay: float = AUTH_FAILURE_DELAY, stateless: StatelessPool | None = None) -> None:
+                 auth_failure_delay: float = AUTH_FAILURE_DELAY, relay: Relay | None = None) -> None:
         self.dispatcher = dispatcher
         self.authenticator = authenticator
         self.allowlist = allowlist
@@ -262,17 +262,21 @@ class RPCServer:
         self.in_flight = 0
         self.stopping = False
         self.idle: asyncio.Event | None = None
-        # Stateless calls answered by worker processes beside the loop (rpc/stateless), when given
-        self.stateless = stateless
-        self._stateless_names: tuple[bytes, ...] | None = None
+        # In a worker process (rpc/stateless): what this process does not answer goes to the main one
+        self.relay = relay
+        self.workers: WorkerProcesses | None = None  # in the main process: its -rpcworkers
 
     # -- lifecycle -------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(self, sockets: list[Any] | None = None) -> None:
+        """Bind `binds`, or serve `sockets` already listening (a worker process's, inherited)."""
         loop = asyncio.get_running_loop()
         self.idle = asyncio.Event()
         self.idle.set()
         self.failures = _FailureGate(self.auth_failure_delay)
+        for sock in sockets or ():
+            self.servers.append(await loop.create_server(lambda: HTTPConnection(self), sock=sock,
+                                                         backlog=LISTEN_BACKLOG))
         for host, port in self.binds:
             try:
                 server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True,
@@ -285,6 +289,14 @@ class RPCServer:
         if not self.servers:
             raise OSError("Unable to bind any endpoint for RPC server")
 
+    async def start_workers(self, size: int, settings: dict[str, Any]) -> None:
+        """`size` worker processes serving the sockets bound by `start` beside this one (rpc/stateless);
+        `settings`: chain, deprecated, log_path, debug of the daemon."""
+        self.workers = WorkerProcesses(self, size, dict(
+            settings, authenticator=self.authenticator, allowlist=self.allowlist, timeout=self.timeout,
+            work_queue=self.queue.depth, threads=self.queue.threads, auth_failure_delay=self.auth_failure_delay))
+        await self.workers.start()
+
     @property
     def ports(self) -> list[int]:
         return [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]  # type: ignore[attr-defined]
@@ -294,6 +306,8 @@ class RPCServer:
         self.stopping = True
         for server in self.servers:
             server.close()
+        if self.workers is not None:
+            await self.workers.stop()  # this loop answers their relays meanwhile
         if self.idle is not None:
             await self.idle.wait()
         for connection in list(self.connections):
@@ -304,9 +318,6 @@ class RPCServer:
         await loop.run_in_executor(None, self.queue.shutdown)
         await loop.run_in_executor(None, self.large.shutdown)
         await loop.run_in_executor(None, self.device_queue.close)
-        if self.stateless is not None:
-            self.stateless.close()
-            await loop.run_in_executor(None, self.stateless.wait)
 
     def begin(self) -> None:
         self.in_flight += 1
@@ -387,61 +398,64 @@ class RPCServer:
             conn.admit(ex)
 
     async def _refuse_later(self) -> tuple[int, bytes, bool]:
-        assert self.failures is not None
-        await self.failures.wait()
+        if self.relay is not None:
+            await self.relay.refused()  # the main process's gate, for all processes
+        else:
+            assert self.failures is not None
+            await self.failures.wait()
         return 401, b"", False
 
     # -- running a request -------------------------------------------------------------
 
     def run(self, body: bytes | bytearray, ctx: CallContext) -> Any:
         """(status, reply bytes) at once for inline calls, else an awaitable of it."""
+        if self.relay is not None:
+            return self._run_in_worker(body, ctx, self.relay)
         if len(body) >= LARGE_BODY_LIMIT:
             return self._run_sliced([body], ctx)
-        pool = self.stateless
         if len(body) > INLINE_BODY_LIMIT:
-            if pool is not None and self._may_be_stateless(body) and worker_log_level_ok():
-                future = pool.submit(body, False)
-                if future is not None:  # the worker parses it, and says if it is not stateless after all
-                    return self._from_worker(future, body, None, ctx)
             return self._run_large(body, ctx)
         value = self.dispatcher.parse_body(body)
         if isinstance(value, tuple):
             return value
         lane = self.dispatcher.lane(value)
-        if pool is not None and self.dispatcher.stateless(value) and worker_log_level_ok():
-            # an inline call is answered here when every worker is busy: the loop is a third worker
-            future = pool.submit(body, lane == INLINE)
-            if future is not None:
-                return self._from_worker(future, body, value, ctx)
         if lane == INLINE:
             return self.dispatcher.process_value(value, ctx)
         if lane == DEVICE:
             return self._on_device(value, ctx)
         return self.queue.run(self.dispatcher.process_value, value, ctx)
 
-    def _may_be_stateless(self, body: bytes | bytearray) -> bool:
-        """A stateless method's quoted name is in `body` (a hint: the worker decides)."""
-        names = self._stateless_names
-        if names is None:
-            names = self._stateless_names = tuple(
-                f'"{name}"'.encode() for name, method in self.dispatcher.registry.methods.items() if method.stateless)
-        return any(name in body for name in names)
-
-    async def _from_worker(self, future: asyncio.Future[tuple[int, int, bytes]], body: bytes | bytearray,
-                           value: Any, ctx: CallContext) -> tuple[int, bytes | None]:
-        """A stateless worker's answer; the request run here as without workers when the worker went
-        (a stateless call may run twice) or found a call in it that is not stateless."""
-        try:
-            outcome = answer(await future)
-        except WorkerLost:
-            outcome = None
-        if outcome is not None:
-            return outcome
-        if value is None:
-            return await self._run_large(body, ctx)
+    def _run_in_worker(self, body: bytes | bytearray, ctx: CallContext, relay: Relay) -> Any:
+        """In a worker process: a parse error or a wholly stateless request answered here, as the
+        main process would, anything else relayed to it (rpc/stateless)."""
+        if len(body) >= LARGE_BODY_LIMIT:
+            return relay.call(body, ctx)
+        if len(body) > INLINE_BODY_LIMIT:
+            return self._run_medium_in_worker(body, ctx, relay)
+        value = self.dispatcher.parse_body(body)
+        if isinstance(value, tuple):
+            return value
+        if not self.dispatcher.stateless(value):
+            return relay.call(body, ctx)
         if self.dispatcher.lane(value) == INLINE:
             return self.dispatcher.process_value(value, ctx)
-        return await self.queue.run(self.dispatcher.process_value, value, ctx)
+        return self.queue.run(self.dispatcher.process_value, value, ctx)
+
+    async def _run_medium_in_worker(self, body: bytes | bytearray, ctx: CallContext,
+                                    relay: Relay) -> tuple[int, bytes | None]:
+        outcome = await self.queue.run(self._parse_and_run_stateless, body, ctx)
+        if outcome is None:
+            return await relay.call(body, ctx)
+        return outcome  # type: ignore[no-any-return]
+
+    def _parse_and_run_stateless(self, body: bytes | bytearray, ctx: CallContext) -> Any:
+        """On a worker thread of a worker process: parse, then run if every call is stateless, else None."""
+        value = self.dispatcher.parse_body(body)
+        if isinstance(value, tuple):
+            return value
+        if not self.dispatcher.stateless(value):
+            return None
+        return self.dispatcher.process_value(value, ctx)
 
     async def _run_large(self, body: bytes | bytearray, ctx: CallContext) -> tuple[int, bytes | None]:
         outcome = await self.queue.run(self._parse_and_run, body, ctx)
