@@ -235,8 +235,10 @@ def test_quilld_serves_with_its_workers_and_leaves_none_after_it_stops(tmp_path)
                 assert b"quill.daemon.stateless_worker" in f.read()
         expected = d.post(json.dumps(BODIES["decode"]))[:2]
         assert expected[0] == 200
-        holders = set()
-        for _ in range(60):  # new connections each: the kernel spreads them over the processes
+        holders: set[int | None] = set()
+        deadline = time.monotonic() + 30
+        # new connections each, until a worker (serving once it has started) accepts one
+        while not holders & workers and time.monotonic() < deadline:
             conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
             conn.request("POST", "/", body=json.dumps(BODIES["decode"]),
                          headers={"Authorization": d.auth_header()})

@@ -47,6 +47,7 @@ import contextlib
 import logging
 import os
 import queue
+import socket
 import threading
 import time
 import urllib.parse
@@ -265,6 +266,8 @@ class RPCServer:
         # In a worker process (rpc/stateless): what this process does not answer goes to the main one
         self.relay = relay
         self.workers: WorkerProcesses | None = None  # in the main process: its -rpcworkers
+        self.listening: list[socket.socket] = []  # sockets accepted from one connection at a time
+        self.bound_ports: list[int] = []
 
     # -- lifecycle -------------------------------------------------------
 
@@ -275,8 +278,9 @@ class RPCServer:
         self.idle.set()
         self.failures = _FailureGate(self.auth_failure_delay)
         for sock in sockets or ():
-            self.servers.append(await loop.create_server(lambda: HTTPConnection(self), sock=sock,
-                                                         backlog=LISTEN_BACKLOG))
+            sock.setblocking(False)
+            self.listening.append(sock)
+            loop.add_reader(sock.fileno(), self._accept_one, sock)
         for host, port in self.binds:
             try:
                 server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True,
@@ -286,8 +290,36 @@ class RPCServer:
                 continue
             log.info("Binding RPC on address %s port %d", host, port)
             self.servers.append(server)
-        if not self.servers:
+        if not self.servers and not self.listening:
             raise OSError("Unable to bind any endpoint for RPC server")
+        self.bound_ports = [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]  # type: ignore[attr-defined]
+
+    def _accept_one(self, sock: socket.socket) -> None:
+        """A socket shared with other processes (rpc/stateless) is readable: one connection taken,
+        no more, so that the processes woken with this one get the next ones (the busiest,
+        which comes back last, takes fewest)."""
+        try:
+            conn, _ = sock.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return  # another process took it
+        except OSError as e:
+            log.warning("RPC accept failed: %s", e.strerror)
+            return
+        conn.setblocking(False)
+        asyncio.get_running_loop().create_task(self._connect(conn))
+
+    async def _connect(self, conn: socket.socket) -> None:
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(lambda: HTTPConnection(self), conn)
+        except OSError:
+            conn.close()
+
+    def _stop_accepting(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sock in self.listening:
+            loop.remove_reader(sock.fileno())
+            sock.close()
+        self.listening = []
 
     async def start_workers(self, size: int, settings: dict[str, Any]) -> None:
         """`size` worker processes serving the sockets bound by `start` beside this one (rpc/stateless);
@@ -295,17 +327,24 @@ class RPCServer:
         self.workers = WorkerProcesses(self, size, dict(
             settings, authenticator=self.authenticator, allowlist=self.allowlist, timeout=self.timeout,
             work_queue=self.queue.depth, threads=self.queue.threads, auth_failure_delay=self.auth_failure_delay))
+        # the main process accepts no more (it answers the workers' relays); it keeps the sockets
+        # for the workers it starts later
+        listening = [socket.socket(fileno=os.dup(sock.fileno())) for s in self.servers for sock in s.sockets]
+        for server in self.servers:
+            server.close()
+        self.workers.listening = listening
         await self.workers.start()
 
     @property
     def ports(self) -> list[int]:
-        return [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]  # type: ignore[attr-defined]
+        return self.bound_ports
 
     async def stop(self) -> None:
         """Refuse new requests, let in-flight ones finish, close everything."""
         self.stopping = True
         for server in self.servers:
             server.close()
+        self._stop_accepting()
         if self.workers is not None:
             await self.workers.stop()  # this loop answers their relays meanwhile
         if self.idle is not None:

@@ -156,10 +156,11 @@ class WorkerProcesses:
         self.size = size
         self.settings = settings
         self.workers: list[_MainEnd] = []
+        self.listening: list[socket.socket] = []  # the server's listening sockets, for the workers
         self.stopping = False
 
     def listening_fds(self) -> list[int]:
-        return [sock.fileno() for s in self.server.servers for sock in s.sockets]
+        return [sock.fileno() for sock in self.listening]
 
     async def start(self) -> None:
         while len(self.workers) < self.size and not self.stopping:
@@ -214,6 +215,8 @@ class WorkerProcesses:
         workers, self.workers = self.workers, []
         for end in workers:
             end.send(0, STOP)
+        for sock in self.listening:
+            sock.close()
         await asyncio.get_running_loop().run_in_executor(None, _reap, [w.proc for w in workers])
         for end in workers:
             if end.transport is not None:
