@@ -50,6 +50,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", default="8,64")
     parser.add_argument("--cases", default=",".join(label for label, _ in CASES))
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="quilld's -rpcworkers")
     opts = parser.parse_args()
     clients = [int(c) for c in opts.clients.split(",")]
     wanted = opts.cases.split(",")
@@ -57,7 +58,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp, \
             BitcoinD(Path(tmp) / "core", "-rpcworkqueue=256") as core, \
-            QuillDaemon(Path(tmp) / "quill", "-rpcworkqueue=256", f"-rpcworkers={os.cpu_count() or 1}",
+            QuillDaemon(Path(tmp) / "quill", "-rpcworkqueue=256", f"-rpcworkers={opts.workers}",
                         f"-rpcuser={RPC_USER}",
                         f"-rpcpassword={RPC_PASSWORD}") as quill, \
             QuillDaemon(Path(tmp) / "quill0", "-rpcworkqueue=256", "-rpcworkers=0", f"-rpcuser={RPC_USER}",

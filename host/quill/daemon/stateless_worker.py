@@ -7,7 +7,8 @@ entries for them) and relaying everything else to the daemon.
 Its settings come pickled on stdin from the daemon (RPCServer.start_workers): chain, deprecated
 (-deprecatedrpc), log_path, debug (-debug), authenticator (salted hashes, no password), allowlist,
 timeout, work_queue, threads, auth_failure_delay, listen (the inherited listening sockets' fds) and
-link (its end of the socketpair to the daemon). It stops when the daemon says so or goes.
+link (its end of the socketpair to the daemon), counts (the shared ConnectionCounts: fd, size, its
+slot). It stops when the daemon says so or goes.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from quill.handlers.errors import guarded_methods
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
-from quill.rpc.stateless import Relay
+from quill.rpc.stateless import ConnectionCounts, Relay
 
 # The handler modules that hold stateless methods (registry.Method.stateless)
 MODULES = (rawtransactions, psbt)
@@ -55,8 +56,10 @@ async def serve(settings: dict[str, Any]) -> None:
     server = RPCServer(dispatcher=Dispatcher(stateless_registry()), authenticator=settings["authenticator"],
                        allowlist=settings["allowlist"], node=WorkerNode(settings["chain"], settings["deprecated"]),
                        binds=[], work_queue=settings["work_queue"], threads=settings["threads"],
-                       timeout=settings["timeout"], auth_failure_delay=settings["auth_failure_delay"], relay=relay)
+                       timeout=settings["timeout"], auth_failure_delay=settings["auth_failure_delay"], relay=relay,
+                       balance=ConnectionCounts(*settings["counts"]))
     await server.start(sockets=[socket.socket(fileno=fd) for fd in settings["listen"]])
+    server.publish_load()  # from GONE: it takes connections now
     relay.ready()
     await stopped.wait()
     await server.stop()

@@ -61,7 +61,7 @@ from quill.device.pool import PoolQueue
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
-from quill.rpc.stateless import Relay, WorkerProcesses
+from quill.rpc.stateless import ConnectionCounts, Relay, WorkerProcesses
 from quill.rpc.univalue_sliced import Batch
 
 log = logging.getLogger("quill.http")
@@ -76,6 +76,7 @@ INLINE_BODY_LIMIT = 16384  # larger bodies are parsed and run on a worker, whate
 LARGE_BODY_LIMIT = 1 << 20  # from this size on, on the large lane, in bounded slices
 LARGE_LANE_NICE = 10  # the large lane's thread runs this much nicer than the rest of quilld
 TRIM_DELAYS = (0.25, 2.0)  # seconds after the last large request to give free memory back
+ACCEPT_RETRY = 0.001  # seconds before a worker process that was not the least busy looks again
 LISTEN_BACKLOG = 1024  # connections waiting to be accepted: a burst of them is not dropped
 AUTH_FAILURE_DELAY = 0.25
 WRITE_HIGH_WATER = 1 << 20
@@ -241,7 +242,8 @@ class RPCServer:
     def __init__(self, *, dispatcher: Dispatcher, authenticator: Any, allowlist: Any, node: Any,
                  binds: list[tuple[str, int]], work_queue: int = 64, threads: int = 16, timeout: float = 30.0,
                  device_queue: DeviceQueue | PoolQueue | None = None,
-                 auth_failure_delay: float = AUTH_FAILURE_DELAY, relay: Relay | None = None) -> None:
+                 auth_failure_delay: float = AUTH_FAILURE_DELAY, relay: Relay | None = None,
+                 balance: ConnectionCounts | None = None) -> None:
         self.dispatcher = dispatcher
         self.authenticator = authenticator
         self.allowlist = allowlist
@@ -267,6 +269,8 @@ class RPCServer:
         self.relay = relay
         self.workers: WorkerProcesses | None = None  # in the main process: its -rpcworkers
         self.listening: list[socket.socket] = []  # sockets accepted from one connection at a time
+        self.balance = balance  # in a worker process: the connections of each (rpc/stateless)
+        self.connecting = 0  # connections accepted, not made yet
         self.bound_ports: list[int] = []
 
     # -- lifecycle -------------------------------------------------------
@@ -296,8 +300,15 @@ class RPCServer:
 
     def _accept_one(self, sock: socket.socket) -> None:
         """A socket shared with other processes (rpc/stateless) is readable: one connection taken,
-        no more, so that the processes woken with this one get the next ones (the busiest,
-        which comes back last, takes fewest)."""
+        no more, and only by a process that has no more connections than any other (the kernel
+        wakes them all, and would leave most connections to the one that runs first); the
+        others look again after ACCEPT_RETRY, when the least busy has taken it."""
+        balance = self.balance
+        loop = asyncio.get_running_loop()
+        if balance is not None and not balance.least():
+            loop.remove_reader(sock.fileno())
+            loop.call_later(ACCEPT_RETRY, self._watch, sock)
+            return
         try:
             conn, _ = sock.accept()
         except (BlockingIOError, InterruptedError, ConnectionAbortedError):
@@ -306,19 +317,36 @@ class RPCServer:
             log.warning("RPC accept failed: %s", e.strerror)
             return
         conn.setblocking(False)
-        asyncio.get_running_loop().create_task(self._connect(conn))
+        self.connecting += 1
+        if balance is not None:
+            self.publish_load()
+        loop.create_task(self._connect(conn))
+
+    def _watch(self, sock: socket.socket) -> None:
+        if sock in self.listening:
+            asyncio.get_running_loop().add_reader(sock.fileno(), self._accept_one, sock)
 
     async def _connect(self, conn: socket.socket) -> None:
         try:
             await asyncio.get_running_loop().connect_accepted_socket(lambda: HTTPConnection(self), conn)
         except OSError:
             conn.close()
+        finally:
+            self.connecting -= 1
+            if self.balance is not None:
+                self.publish_load()
+
+    def publish_load(self) -> None:
+        assert self.balance is not None
+        self.balance.publish(len(self.connections) + self.connecting)
 
     def _stop_accepting(self) -> None:
         loop = asyncio.get_running_loop()
         for sock in self.listening:
             loop.remove_reader(sock.fileno())
             sock.close()
+        if self.balance is not None:
+            self.balance.publish(ConnectionCounts.GONE)  # the others take every connection now
         self.listening = []
 
     async def start_workers(self, size: int, settings: dict[str, Any]) -> None:
@@ -651,12 +679,16 @@ class HTTPConnection(asyncio.Protocol):
         self.peer = peer[0] if peer else ""
         self.allowed = self.server.allowlist.allows(self.peer)  # a connection's peer never changes
         self.server.connections.add(self)
+        if self.server.balance is not None:
+            self.server.publish_load()
         self.last_activity = self.loop.time()
         self.timer = self.loop.call_at(self.last_activity + self.server.timeout, self._check_idle)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.server.connections.discard(self)
+        if self.server.balance is not None:
+            self.server.publish_load()
         if self.timer is not None:
             self.timer.cancel()
         self._release_body_budget()

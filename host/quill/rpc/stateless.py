@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import mmap
+import os
 import pickle
 import socket
 import struct
@@ -87,10 +89,11 @@ class _Frames(asyncio.Protocol):
 class _MainEnd(_Frames):
     """The main process's end of one worker's socket: runs what the worker relays."""
 
-    def __init__(self, pool: WorkerProcesses, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, pool: WorkerProcesses, proc: subprocess.Popen[bytes], index: int) -> None:
         super().__init__()
         self.pool = pool
         self.proc = proc
+        self.index = index  # its slot of the connection counts
         self.ready = False
         self.contexts: dict[tuple[str | None, str], Any] = {}
 
@@ -148,6 +151,38 @@ class _MainEnd(_Frames):
         self.pool.lost(self)
 
 
+class ConnectionCounts:
+    """The open connections of each worker process, in memory they share (a memfd each inherits):
+    a worker accepts only while it has no more than any other (RPCServer._accept_one). A slot
+    holds GONE until its worker serves, and again once it has gone."""
+
+    GONE = 0x7FFFFFFF
+
+    def __init__(self, fd: int, size: int, index: int | None = None) -> None:
+        self.fd = fd
+        self.memory = mmap.mmap(fd, 4 * size)
+        self.slots = memoryview(self.memory).cast("i")
+        self.index = index
+
+    @classmethod
+    def create(cls, size: int) -> ConnectionCounts:
+        fd = os.memfd_create("quill-rpc-workers")
+        os.ftruncate(fd, 4 * size)
+        counts = cls(fd, size)
+        for i in range(size):
+            counts.slots[i] = cls.GONE
+        return counts
+
+    def least(self) -> bool:
+        assert self.index is not None
+        return self.slots[self.index] <= min(self.slots)
+
+    def publish(self, count: int, index: int | None = None) -> None:
+        at = self.index if index is None else index
+        assert at is not None
+        self.slots[at] = count
+
+
 class WorkerProcesses:
     """`size` worker processes serving `server`'s listening sockets beside it."""
 
@@ -157,6 +192,8 @@ class WorkerProcesses:
         self.settings = settings
         self.workers: list[_MainEnd] = []
         self.listening: list[socket.socket] = []  # the server's listening sockets, for the workers
+        self.counts = ConnectionCounts.create(size)
+        self.free = list(range(size))  # the counts' slots of no worker
         self.stopping = False
 
     def listening_fds(self) -> list[int]:
@@ -171,13 +208,15 @@ class WorkerProcesses:
         loop = asyncio.get_running_loop()
         ours, theirs = socket.socketpair()
         fds = self.listening_fds()
-        settings = dict(self.settings, listen=fds, link=theirs.fileno())
+        index = self.free.pop(0)
+        settings = dict(self.settings, listen=fds, link=theirs.fileno(), counts=(self.counts.fd, self.size, index))
         try:
             proc = subprocess.Popen([sys.executable, "-m", "quill.daemon.stateless_worker"],
-                                    pass_fds=(*fds, theirs.fileno()), stdin=subprocess.PIPE,
+                                    pass_fds=(*fds, theirs.fileno(), self.counts.fd), stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL)
         except OSError as e:
             log.warning("RPC worker not started: %s", e.strerror)
+            self.free.append(index)
             ours.close()
             return False
         finally:
@@ -186,7 +225,7 @@ class WorkerProcesses:
         with proc.stdin:
             proc.stdin.write(pickle.dumps(settings))
         ours.setblocking(False)
-        end = _MainEnd(self, proc)
+        end = _MainEnd(self, proc, index)
         self.workers.append(end)
         await loop.create_unix_connection(lambda: end, sock=ours)
         return True
@@ -199,6 +238,8 @@ class WorkerProcesses:
         if self.stopping or end not in self.workers:
             return  # stopping: `stop` reaps it
         self.workers.remove(end)
+        self.counts.publish(ConnectionCounts.GONE, end.index)  # its connections went with it
+        self.free.append(end.index)
         log.warning("RPC worker %d exited; a new one starts", end.proc.pid)
         loop = asyncio.get_running_loop()
         loop.run_in_executor(None, end.proc.wait)  # reaped
@@ -217,6 +258,7 @@ class WorkerProcesses:
             end.send(0, STOP)
         for sock in self.listening:
             sock.close()
+        os.close(self.counts.fd)
         await asyncio.get_running_loop().run_in_executor(None, _reap, [w.proc for w in workers])
         for end in workers:
             if end.transport is not None:
