@@ -5,10 +5,10 @@ notifications, bodies of every size, wrong credentials); a killed worker is repl
 left after the daemon stops. Each test checks which process holds the connection it uses."""
 import base64
 import http.client
-import threading
 import json
 import os
 import signal
+import threading
 import time
 
 import pytest

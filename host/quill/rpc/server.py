@@ -357,7 +357,8 @@ class RPCServer:
             work_queue=self.queue.depth, threads=self.queue.threads, auth_failure_delay=self.auth_failure_delay))
         # the main process accepts no more (it answers the workers' relays); it keeps the sockets
         # for the workers it starts later
-        listening = [socket.socket(fileno=os.dup(sock.fileno())) for s in self.servers for sock in s.sockets]
+        listening = [socket.socket(fileno=os.dup(sock.fileno())) for s in self.servers
+                     for sock in s.sockets]  # type: ignore[attr-defined]
         for server in self.servers:
             server.close()
         self.workers.listening = listening
@@ -513,7 +514,7 @@ class RPCServer:
         outcome = await self.queue.run(self._parse_and_run_stateless, body, ctx)
         if outcome is None:
             return await relay.call(body, ctx)
-        return outcome  # type: ignore[no-any-return]
+        return outcome
 
     def _parse_and_run_stateless(self, body: bytes | bytearray, ctx: CallContext) -> Any:
         """On a worker thread of a worker process: parse, then run if every call is stateless, else None."""
