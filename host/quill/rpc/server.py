@@ -39,6 +39,10 @@ its connection: while it runs the connection is still read, so a client that
 closes is seen at once and its place in the line is given up; a departed
 client costs nothing afterwards, and the next legitimate typo waits only for
 the guessers still connected. The comparison itself is constant-time (rpc/auth.py).
+
+With -rpcworkers=N (rpc/stateless) N worker processes run this same server on the listening
+sockets, answer the stateless calls themselves and relay every other request to the main
+process's `run` (`relay`); wrong credentials wait in the main process's failure line.
 """
 from __future__ import annotations
 
