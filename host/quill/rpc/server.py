@@ -304,12 +304,13 @@ class RPCServer:
 
     def _accept_one(self, sock: socket.socket) -> None:
         """A socket shared with other processes (rpc/stateless) is readable: one connection taken,
-        no more, and only by a process that has no more connections than any other (the kernel
-        wakes them all, and would leave most connections to the one that runs first); the
-        others look again after ACCEPT_RETRY, when the least busy has taken it."""
+        no more, and only by a worker process that has no more connections than any other (the
+        kernel wakes them all, and would leave most connections to the one that runs first), or
+        by the main process while none of its workers serves; the others look again after
+        ACCEPT_RETRY, when the least busy has taken it."""
         balance = self.balance
         loop = asyncio.get_running_loop()
-        if balance is not None and not balance.least():
+        if (balance is not None and not balance.least()) or (self.workers is not None and self.workers.ready):
             loop.remove_reader(sock.fileno())
             loop.call_later(ACCEPT_RETRY, self._watch, sock)
             return
@@ -359,14 +360,19 @@ class RPCServer:
         self.workers = WorkerProcesses(self, size, dict(
             settings, authenticator=self.authenticator, allowlist=self.allowlist, timeout=self.timeout,
             work_queue=self.queue.depth, threads=self.queue.threads, auth_failure_delay=self.auth_failure_delay))
-        # the main process accepts no more (it answers the workers' relays); it keeps the sockets
-        # for the workers it starts later
+        # the main process accepts only while no worker serves (it answers the workers' relays); it
+        # keeps the sockets for the workers it starts later
         listening = [socket.socket(fileno=os.dup(sock.fileno())) for s in self.servers
                      for sock in s.sockets]  # type: ignore[attr-defined]
         for server in self.servers:
             server.close()
         self.workers.listening = listening
         await self.workers.start()
+        loop = asyncio.get_running_loop()
+        for sock in listening:
+            sock.setblocking(False)
+            self.listening.append(sock)
+            loop.add_reader(sock.fileno(), self._accept_one, sock)
 
     @property
     def ports(self) -> list[int]:

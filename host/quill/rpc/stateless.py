@@ -6,10 +6,11 @@ hands them those listening sockets (inherited file descriptors, so every -rpcbin
 0 alike): each worker accepts connections and runs the same RPCServer/HTTPConnection (access rules,
 credentials, limits, replies), with a Dispatcher of the stateless methods only (registry.Method
 .stateless: decoderawtransaction, decodescript, decodepsbt, ...), which need nothing of the node but
-its chain name and -deprecatedrpc. The main process then accepts no more: it answers the workers'
-relays. The kernel wakes every worker for a new connection and would leave most of them to the
-one that runs first (7 of 8 in a measurement), so the workers share their connection counts
-(ConnectionCounts, a memfd each maps) and only one with no more than any other accepts.
+its chain name and -deprecatedrpc. The main process accepts only while none of its workers serves
+(at start, or all of them gone): it answers the workers' relays. The kernel wakes every worker
+for a new connection and would leave most of them to the one that runs first (7 of 8 in a
+measurement), so the workers share their connection counts (ConnectionCounts, a memfd each maps)
+and only one with no more than any other accepts.
 
 A worker answers a parse error and a request whose calls are all stateless itself. Anything else
 (another method, an unknown one, a batch with one such call, a body of LARGE_BODY_LIMIT or more) is
