@@ -16,6 +16,7 @@ import pytest
 from quill.daemon.stateless_worker import WorkerNode
 from quill.handlers.psbt import createpsbt
 from quill.rpc.jsonrpc import CallContext
+from quill.rpc.registry import INLINE, Method
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from tests.rpc_decode.rpc_harness import PASSWORD, USER, InProcessServer
 
@@ -166,6 +167,59 @@ def test_one_connection_mixes_stateless_calls_and_the_main_process_s(pair, on_wo
         _post(loop_only.port, b'{"id":2,"method":"help","params":["decodescript"]}')
     assert _ask(conn, script) == decoded
     assert _holder([pid], workers.port, conn) == pid
+
+
+def test_a_call_on_a_worker_is_relayed_in_its_wallet_and_user(pair, on_worker):
+    _, workers = pair
+    conn, pid = on_worker
+    if workers.registry.get("echocontext") is None:
+        workers.registry.add([Method("echocontext", "test", lambda ctx, params: [ctx.wallet_name, ctx.user],
+                                     lane=INLINE)])
+    body = b'{"id":1,"method":"echocontext","params":[]}'
+    for path, wallet in (("/", None), ("/wallet/w1", "w1"), ("/wallet/with%20space", "with space")):
+        conn.request("POST", path, body=body, headers={"Authorization": _token()})
+        reply = conn.getresponse()
+        assert reply.status == 200
+        assert json.loads(reply.read())["result"] == [wallet, USER]
+    assert _holder([pid], workers.port, conn) == pid
+
+
+def test_the_workers_share_new_connections_evenly(pair):
+    _, workers = pair
+    pids = [w.proc.pid for w in workers.server.workers.workers]
+    conns = [http.client.HTTPConnection("127.0.0.1", workers.port, timeout=60) for _ in range(8)]
+    try:
+        for conn in conns:
+            conn.connect()
+        for conn in conns:
+            assert _ask(conn, b'{"id":0,"method":"decodescript","params":["51"]}')[0] == 200
+        holders = [_holder(pids, workers.port, conn) for conn in conns]
+        assert None not in holders
+        assert all(holders.count(pid) >= 2 for pid in pids), holders
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+def test_a_worker_stops_when_the_daemon_dies(tmp_path):
+    from tests.kit.rpc_daemon import QuillDaemon
+    with QuillDaemon(tmp_path, "-rpcworkers=1") as d:
+        deadline = time.monotonic() + 30
+        while not _children(d.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (worker,) = _children(d.proc.pid)
+        os.kill(d.proc.pid, signal.SIGKILL)
+        d.proc.wait(10)
+        deadline = time.monotonic() + 15
+        while os.path.exists(f"/proc/{worker}") and time.monotonic() < deadline:
+            with open(f"/proc/{worker}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.05)
+        else:
+            if os.path.exists(f"/proc/{worker}"):
+                os.kill(worker, signal.SIGKILL)
+                raise AssertionError("the worker outlived its daemon")
 
 
 def test_wrong_credentials_on_a_worker_wait_in_the_main_process_s_line(pair):
