@@ -17,6 +17,7 @@ from quill.daemon.stateless_worker import WorkerNode
 from quill.handlers.psbt import createpsbt
 from quill.rpc.jsonrpc import CallContext
 from quill.rpc.registry import INLINE, Method
+from quill.rpc.stateless import ConnectionCounts
 from quill.tx.transaction import OutPoint, Transaction, TxIn, TxOut
 from tests.rpc_decode.rpc_harness import PASSWORD, USER, InProcessServer
 
@@ -199,6 +200,26 @@ def test_the_workers_share_new_connections_evenly(pair):
     finally:
         for conn in conns:
             conn.close()
+
+
+def test_only_a_worker_with_the_fewest_connections_accepts():
+    counts = ConnectionCounts.create(3)
+    try:
+        workers = [ConnectionCounts(counts.fd, 3, i) for i in range(3)]  # each maps the same memory
+        assert all(w.least() for w in workers)  # none serves yet: all GONE
+        workers[0].publish(0)
+        workers[1].publish(0)
+        assert workers[0].least() and workers[1].least()
+        assert not workers[2].least()  # GONE until it serves (and once it has gone)
+        workers[0].publish(1)
+        assert not workers[0].least() and workers[1].least()
+        workers[1].publish(1)
+        workers[2].publish(0)
+        assert [w.least() for w in workers] == [False, False, True]
+        counts.publish(ConnectionCounts.GONE, 2)  # the main process, for a worker that died
+        assert [w.least() for w in workers] == [True, True, False]
+    finally:
+        os.close(counts.fd)
 
 
 def test_a_worker_stops_when_the_daemon_dies(tmp_path):
