@@ -51,6 +51,7 @@ import contextlib
 import logging
 import os
 import queue
+import select
 import socket
 import threading
 import time
@@ -81,6 +82,8 @@ LARGE_BODY_LIMIT = 1 << 20  # from this size on, on the large lane, in bounded s
 LARGE_LANE_NICE = 10  # the large lane's thread runs this much nicer than the rest of quilld
 TRIM_DELAYS = (0.25, 2.0)  # seconds after the last large request to give free memory back
 ACCEPT_RETRY = 0.001  # seconds before a worker process that was not the least busy looks again
+ACCEPT_PATIENCE = 0.05  # seconds after which it takes a connection that no other process took
+MAIN_ACCEPT_PATIENCE = 1.0  # the same for the main process while it has a worker serving
 LISTEN_BACKLOG = 1024  # connections waiting to be accepted: a burst of them is not dropped
 AUTH_FAILURE_DELAY = 0.25
 WRITE_HIGH_WATER = 1 << 20
@@ -275,6 +278,7 @@ class RPCServer:
         self.listening: list[socket.socket] = []  # sockets accepted from one connection at a time
         self.balance = balance  # in a worker process: the connections of each (rpc/stateless)
         self.connecting = 0  # connections accepted, not made yet
+        self.deferred_since: float | None = None  # when _accept_one first left a connection to others
         self.bound_ports: list[int] = []
 
     # -- lifecycle -------------------------------------------------------
@@ -307,13 +311,19 @@ class RPCServer:
         no more, and only by a worker process that has no more connections than any other (the
         kernel wakes them all, and would leave most connections to the one that runs first), or
         by the main process while none of its workers serves; the others look again after
-        ACCEPT_RETRY, when the least busy has taken it."""
+        ACCEPT_RETRY, when the least busy has taken it, and take it themselves once it has waited
+        ACCEPT_PATIENCE (MAIN_ACCEPT_PATIENCE in the main process): the least busy may be stuck."""
         balance = self.balance
         loop = asyncio.get_running_loop()
         if (balance is not None and not balance.least()) or (self.workers is not None and self.workers.ready):
-            loop.remove_reader(sock.fileno())
-            loop.call_later(ACCEPT_RETRY, self._watch, sock)
-            return
+            now = loop.time()
+            if self.deferred_since is None:
+                self.deferred_since = now
+            if now - self.deferred_since < (ACCEPT_PATIENCE if balance is not None else MAIN_ACCEPT_PATIENCE):
+                loop.remove_reader(sock.fileno())
+                loop.call_later(ACCEPT_RETRY, self._watch, sock)
+                return
+        self.deferred_since = None
         try:
             conn, _ = sock.accept()
         except (BlockingIOError, InterruptedError, ConnectionAbortedError):
@@ -329,6 +339,8 @@ class RPCServer:
 
     def _watch(self, sock: socket.socket) -> None:
         if sock in self.listening:
+            if not select.select([sock], [], [], 0)[0]:
+                self.deferred_since = None  # another process took the connection it left
             asyncio.get_running_loop().add_reader(sock.fileno(), self._accept_one, sock)
 
     async def _connect(self, conn: socket.socket) -> None:
