@@ -60,7 +60,7 @@ DAEMON_OPTIONS = {**COMMON_OPTIONS, **_opts(
     Option("rpccookieperms", "Set permissions on the RPC auth cookie file so that it is readable by [owner|group|all] (default: owner)"),
     Option("rpcworkqueue", "Set the maximum depth of the work queue to service RPC calls (default: 64)"),
     Option("rpcthreads", "Set the number of threads to service RPC calls (default: 16)"),
-    Option("rpcworkers", "Worker processes that answer stateless calls (decoderawtransaction, decodepsbt, ...) beside the event loop (default: 0, none)"),
+    Option("rpcworkers", "Worker processes that serve the RPC connections, answer stateless calls (decoderawtransaction, decodepsbt, ...) themselves and pass the others to the main process (default: 0, none)"),
     Option("rpcservertimeout", "Timeout during HTTP requests (default: 30)"),
     Option("rpcauthfailuredelay", "(test only) How long a wrong password is answered after, in milliseconds; failures are answered one at a time (default: 250)"),
     Option("deprecatedrpc", "Allows deprecated RPC method(s) to be used"),

@@ -2,16 +2,18 @@
 quilld's requests per second >= Core's at 8 and 64 clients).
 
     .venv/bin/python -m tests.bench.bench_decode_throughput [--seconds 2] [--rounds 3] [--clients 8,64]
+        [--workers <cores>]
 
 Transactions: 1-in/2-out and 5-in/5-out P2WPKH spends, and a 500-input/2-output one. Both servers
-run with -rpcworkqueue=256 and their default -rpcthreads; quilld runs twice, with its stateless
-worker processes, one per core (-rpcworkers=<cores>), and with none (-rpcworkers=0, the default:
-every call on its event loop), and a third time with -rpcworkers=0 on the .py files of the modules
+run with -rpcworkqueue=256 and their default -rpcthreads; quilld runs twice, with its worker
+processes (-rpcworkers=--workers, one per core by default: they accept the connections and answer
+the decodes themselves, rpc/stateless), and with none (-rpcworkers=0, the default: every call on
+its event loop), and a third time with -rpcworkers=0 on the .py files of the modules
 mypyc compiled at install (QUILL_PURE_PYTHON=1, quill.compiled: 'pure'). The load generator
 (loadgen.py, keep-alive clients in a separate process) is the same for all. Each cell alternates
 the servers `--rounds` times (the order flips every round) and keeps each one's best round, so that
 load from other processes weighs on all alike. Printed: requests/s, p50 ms, the main process's CPU
-per request (a worker's is not counted), the ratios to Core (>= 1.0 is the goal) and the load
+per request (its workers' included), the ratios to Core (>= 1.0 is the goal) and the load
 average before and after.
 """
 from __future__ import annotations
@@ -50,6 +52,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", default="8,64")
     parser.add_argument("--cases", default=",".join(label for label, _ in CASES))
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="quilld's -rpcworkers")
     opts = parser.parse_args()
     clients = [int(c) for c in opts.clients.split(",")]
     wanted = opts.cases.split(",")
@@ -57,7 +60,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp, \
             BitcoinD(Path(tmp) / "core", "-rpcworkqueue=256") as core, \
-            QuillDaemon(Path(tmp) / "quill", "-rpcworkqueue=256", f"-rpcworkers={os.cpu_count() or 1}",
+            QuillDaemon(Path(tmp) / "quill", "-rpcworkqueue=256", f"-rpcworkers={opts.workers}",
                         f"-rpcuser={RPC_USER}",
                         f"-rpcpassword={RPC_PASSWORD}") as quill, \
             QuillDaemon(Path(tmp) / "quill0", "-rpcworkqueue=256", "-rpcworkers=0", f"-rpcuser={RPC_USER}",

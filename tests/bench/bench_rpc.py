@@ -39,8 +39,19 @@ CALLS = {
 
 
 def cpu_seconds(pid):
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The CPU time of `pid` and of its child processes (quilld's -rpcworkers)."""
+    total = 0
+    for one in (pid, *children(pid)):
+        fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid):
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        found += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+    return [int(c) for c in found]
 
 
 def load(port, pid, auth, body, conns, seconds):

@@ -8,7 +8,6 @@ import asyncio
 import base64
 import http.client
 import json
-import sys
 import tempfile
 import threading
 import time
@@ -19,20 +18,13 @@ from quill.handlers import rawtransactions
 from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.server import RPCServer
-from quill.rpc.stateless import StatelessPool
 
 USER, PASSWORD = "quill", "decode-tests"
 
 
-def stateless_pool(chain: str, deprecated=(), size: int = 1) -> StatelessPool:
-    """The daemon's stateless workers (quill.daemon.main.Daemon.stateless_pool), without a log."""
-    return StatelessPool([sys.executable, "-m", "quill.daemon.stateless_worker", chain, "", "",
-                          ",".join(deprecated)], size)
-
-
 class InProcessServer:
-    """`workers`: that many stateless worker processes answer the stateless calls (started with
-    the server, waited for until ready); 0: every call is answered on the server's loop."""
+    """`workers`: that many -rpcworkers processes serve its socket beside it (rpc/stateless; started
+    with the server, waited for until each serves); 0: every call is answered on the server's loop."""
 
     def __init__(self, chain="main", deprecated=(), workers=0):
         self.registry = build_registry()
@@ -46,8 +38,8 @@ class InProcessServer:
         self.server = RPCServer(dispatcher=dispatcher,
                                 authenticator=auth.Authenticator([auth.Credential.from_password(USER, PASSWORD)]),
                                 allowlist=auth.AllowList([]), node=self.node,
-                                binds=[("127.0.0.1", 0)], threads=4,
-                                stateless=stateless_pool(chain, deprecated, workers) if workers else None)
+                                binds=[("127.0.0.1", 0)], threads=4)
+        self.chain, self.deprecated, self.worker_count = chain, list(deprecated), workers
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
@@ -55,16 +47,20 @@ class InProcessServer:
         self.thread.start()
         asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(10)
         self.port = self.server.ports[0]
-        pool = self.server.stateless
-        if pool is not None:
-            # the workers start at the first stateless call; until one is ready the loop answers
-            self.connection().call_raw("decodescript", [""])
-            deadline = time.monotonic() + 30
-            while not (len(pool.workers) == pool.size and all(w.ready for w in pool.workers)):
-                if time.monotonic() > deadline:
-                    raise TimeoutError("stateless workers not ready")
-                time.sleep(0.02)
+        if self.worker_count:
+            settings = {"chain": self.chain, "deprecated": self.deprecated, "log_path": "", "debug": []}
+            asyncio.run_coroutine_threadsafe(self.server.start_workers(self.worker_count, settings),
+                                             self.loop).result(30)
+            self.wait_for_workers()
         return self
+
+    def wait_for_workers(self, timeout=30):
+        """Until each of the -rpcworkers processes serves."""
+        deadline = time.monotonic() + timeout
+        while self.server.workers.ready < self.worker_count:
+            if time.monotonic() > deadline:
+                raise TimeoutError("RPC workers not serving")
+            time.sleep(0.02)
 
     def stop(self):
         asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(10)

@@ -28,7 +28,6 @@ from quill.rpc import auth
 from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
 from quill.rpc.server import RPCServer
-from quill.rpc.stateless import StatelessPool
 from quill.wallet.fallbackfee import FallbackFee
 from quill.wallet.manager import WalletManager
 from quill.wallet.settings import SettingsError
@@ -143,15 +142,10 @@ class Daemon:
             return [("::1", port), ("127.0.0.1", port)]
         return [split_host_port(b, port) for b in rpcbinds]
 
-    def stateless_pool(self) -> StatelessPool | None:
-        """-rpcworkers processes for the stateless calls (started at the first one), or None.
-        None by default: on two cores they won nothing (docs/under-load.md has the figures)."""
-        size = self.args.get_int("rpcworkers", 0)
-        if size <= 0:
-            return None
-        argv = [sys.executable, "-m", "quill.daemon.stateless_worker", self.chain, self.log_path or "",
-                ",".join(self.args.get_all("debug")), ",".join(self.args.get_all("deprecatedrpc"))]
-        return StatelessPool(argv, size)
+    def worker_settings(self) -> dict[str, Any]:
+        """What the -rpcworkers processes take of the daemon (RPCServer.start_workers)."""
+        return {"chain": self.chain, "deprecated": self.args.get_all("deprecatedrpc"),
+                "log_path": self.log_path or "", "debug": self.args.get_all("debug")}
 
     # -- device ----------------------------------------------------------
 
@@ -451,8 +445,7 @@ class Daemon:
                            node=node, binds=self.binds(), work_queue=work_queue, device_queue=device_queue,
                            threads=max(1, self.args.get_int("rpcthreads", 16)),
                            timeout=max(1, self.args.get_int("rpcservertimeout", 30)),
-                           auth_failure_delay=max(0, self.args.get_int("rpcauthfailuredelay", 250)) / 1000,
-                           stateless=self.stateless_pool())
+                           auth_failure_delay=max(0, self.args.get_int("rpcauthfailuredelay", 250)) / 1000)
         try:
             self.take_chain()
         except postgres.StoreConfigError as e:
@@ -492,6 +485,9 @@ class Daemon:
                 print(f"Error: cannot open the chain: {e}", file=sys.stderr)
                 return 1
             await server.start()
+            workers = self.args.get_int("rpcworkers", 0)
+            if workers > 0:  # beside this process, on its sockets (rpc/stateless)
+                await server.start_workers(workers, self.worker_settings())
             if self.store != "sqlite" and server.ports:
                 from quill.daemon.cluster import reachable_host
                 self.rpc_endpoint = (reachable_host(server.binds), server.ports[0])

@@ -1,26 +1,32 @@
-"""A stateless RPC worker process (quill.rpc.stateless): answers the stateless calls the daemon's
-event loop hands it over a socket, with the daemon's registry entries for them and its Dispatcher,
-so that its replies are the ones the loop would have made, byte for byte.
+"""An RPC worker process (quill.rpc.stateless, -rpcworkers): serves the daemon's listening sockets
+beside it with the same RPCServer, answering the stateless calls itself (the daemon's registry
+entries for them) and relaying everything else to the daemon.
 
-    python -m quill.daemon.stateless_worker CHAIN LOG_PATH DEBUG DEPRECATED FD
+    python -m quill.daemon.stateless_worker
 
-CHAIN is the daemon's chain, LOG_PATH its debug.log ("" for none), DEBUG and DEPRECATED its -debug
-and -deprecatedrpc values joined with commas, FD the worker's end of the socket. It ends when the
-socket closes (the daemon stopped or died).
+Its settings come pickled on stdin from the daemon (RPCServer.start_workers): chain, deprecated
+(-deprecatedrpc), log_path, debug (-debug), authenticator (salted hashes, no password), allowlist,
+timeout, work_queue, threads, auth_failure_delay, listen (the inherited listening sockets' fds) and
+link (its end of the socketpair to the daemon), counts (the shared ConnectionCounts: fd, size, its
+slot). It stops when the daemon says so or goes.
 """
 from __future__ import annotations
 
-import io
+import asyncio
+import pickle
+import signal
 import socket
 import sys
+from typing import Any
 
 from quill.daemon import logging_setup
 from quill.handlers import psbt, rawtransactions
 from quill.handlers.core_help import with_cores_help
 from quill.handlers.errors import guarded_methods
-from quill.rpc import stateless
-from quill.rpc.jsonrpc import CallContext, Dispatcher
+from quill.rpc.jsonrpc import Dispatcher
 from quill.rpc.registry import Registry
+from quill.rpc.server import RPCServer
+from quill.rpc.stateless import ConnectionCounts, Relay
 
 # The handler modules that hold stateless methods (registry.Method.stateless)
 MODULES = (rawtransactions, psbt)
@@ -42,53 +48,31 @@ def stateless_registry() -> Registry:
     return registry
 
 
-def serve(dispatcher: Dispatcher, ctx: CallContext, body: bytes) -> tuple[int, int, bytes]:
-    """(status, kind, reply bytes) for one request body."""
-    value = dispatcher.parse_body(body)
-    if isinstance(value, tuple):
-        return value[0], stateless.ANSWER, value[1]
-    if not dispatcher.stateless(value):
-        return 0, stateless.NOT_MINE, b""
-    status, reply = dispatcher.process_value(value, ctx)
-    if reply is None:
-        return status, stateless.NO_CONTENT, b""
-    return status, stateless.ANSWER, bytes(reply)
+async def serve(settings: dict[str, Any]) -> None:
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+    relay = Relay(stopped.set)
+    await loop.create_unix_connection(lambda: relay, sock=socket.socket(fileno=settings["link"]))
+    server = RPCServer(dispatcher=Dispatcher(stateless_registry()), authenticator=settings["authenticator"],
+                       allowlist=settings["allowlist"], node=WorkerNode(settings["chain"], settings["deprecated"]),
+                       binds=[], work_queue=settings["work_queue"], threads=settings["threads"],
+                       timeout=settings["timeout"], auth_failure_delay=settings["auth_failure_delay"], relay=relay,
+                       balance=ConnectionCounts(*settings["counts"]))
+    await server.start(sockets=[socket.socket(fileno=fd) for fd in settings["listen"]])
+    server.publish_load()  # from GONE: it takes connections now
+    relay.ready()
+    await stopped.wait()
+    await server.stop()
 
 
-def _read_exactly(stream: "io.BufferedReader[socket.SocketIO]", size: int) -> bytes | None:
-    data = stream.read(size)
-    return data if data is not None and len(data) == size else None
-
-
-def run(chain: str, deprecated: list[str], fd: int) -> None:
-    dispatcher = Dispatcher(stateless_registry())
-    ctx = CallContext(node=WorkerNode(chain, deprecated))
-    sock = socket.socket(fileno=fd)
-    sock.setblocking(True)
-    reader = io.BufferedReader(socket.SocketIO(sock, "rb"), 1 << 16)
-    sock.sendall(stateless.REPLY.pack(0, 0, stateless.READY, 0))
-    while True:
-        head = _read_exactly(reader, stateless.REQUEST.size)
-        if head is None:
-            return
-        job, length = stateless.REQUEST.unpack(head)
-        body = _read_exactly(reader, length)
-        if body is None:
-            return
-        status, kind, reply = serve(dispatcher, ctx, body)
-        del body
-        sock.sendall(stateless.REPLY.pack(job, status, kind, len(reply)) + reply)
-
-
-def main(argv: list[str]) -> int:
-    chain, log_path, debug, deprecated, fd = argv
-    logging_setup.setup(log_path or None, False, [d for d in debug.split(",") if d])
-    try:
-        run(chain, [d for d in deprecated.split(",") if d], int(fd))
-    except (BrokenPipeError, ConnectionResetError):
-        pass
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C: the daemon stops its workers
+    settings = pickle.load(sys.stdin.buffer)
+    logging_setup.setup(settings["log_path"] or None, False, settings["debug"])
+    from quill.daemon.main import run_loop
+    run_loop(serve(settings))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -39,6 +39,10 @@ its connection: while it runs the connection is still read, so a client that
 closes is seen at once and its place in the line is given up; a departed
 client costs nothing afterwards, and the next legitimate typo waits only for
 the guessers still connected. The comparison itself is constant-time (rpc/auth.py).
+
+With -rpcworkers=N (rpc/stateless) N worker processes run this same server on the listening
+sockets, answer the stateless calls themselves and relay every other request to the main
+process's `run` (`relay`); wrong credentials wait in the main process's failure line.
 """
 from __future__ import annotations
 
@@ -47,6 +51,8 @@ import contextlib
 import logging
 import os
 import queue
+import select
+import socket
 import threading
 import time
 import urllib.parse
@@ -60,7 +66,7 @@ from quill.device.pool import PoolQueue
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
-from quill.rpc.stateless import StatelessPool, WorkerLost, answer, worker_log_level_ok
+from quill.rpc.stateless import ConnectionCounts, Relay, WorkerProcesses
 from quill.rpc.univalue_sliced import Batch
 
 log = logging.getLogger("quill.http")
@@ -75,6 +81,9 @@ INLINE_BODY_LIMIT = 16384  # larger bodies are parsed and run on a worker, whate
 LARGE_BODY_LIMIT = 1 << 20  # from this size on, on the large lane, in bounded slices
 LARGE_LANE_NICE = 10  # the large lane's thread runs this much nicer than the rest of quilld
 TRIM_DELAYS = (0.25, 2.0)  # seconds after the last large request to give free memory back
+ACCEPT_RETRY = 0.001  # seconds before a worker process that was not the least busy looks again
+ACCEPT_PATIENCE = 0.05  # seconds after which it takes a connection that no other process took
+MAIN_ACCEPT_PATIENCE = 1.0  # the same for the main process while it has a worker serving
 LISTEN_BACKLOG = 1024  # connections waiting to be accepted: a burst of them is not dropped
 AUTH_FAILURE_DELAY = 0.25
 WRITE_HIGH_WATER = 1 << 20
@@ -240,7 +249,8 @@ class RPCServer:
     def __init__(self, *, dispatcher: Dispatcher, authenticator: Any, allowlist: Any, node: Any,
                  binds: list[tuple[str, int]], work_queue: int = 64, threads: int = 16, timeout: float = 30.0,
                  device_queue: DeviceQueue | PoolQueue | None = None,
-                 auth_failure_delay: float = AUTH_FAILURE_DELAY, stateless: StatelessPool | None = None) -> None:
+                 auth_failure_delay: float = AUTH_FAILURE_DELAY, relay: Relay | None = None,
+                 balance: ConnectionCounts | None = None) -> None:
         self.dispatcher = dispatcher
         self.authenticator = authenticator
         self.allowlist = allowlist
@@ -262,17 +272,27 @@ class RPCServer:
         self.in_flight = 0
         self.stopping = False
         self.idle: asyncio.Event | None = None
-        # Stateless calls answered by worker processes beside the loop (rpc/stateless), when given
-        self.stateless = stateless
-        self._stateless_names: tuple[bytes, ...] | None = None
+        # In a worker process (rpc/stateless): what this process does not answer goes to the main one
+        self.relay = relay
+        self.workers: WorkerProcesses | None = None  # in the main process: its -rpcworkers
+        self.listening: list[socket.socket] = []  # sockets accepted from one connection at a time
+        self.balance = balance  # in a worker process: the connections of each (rpc/stateless)
+        self.connecting = 0  # connections accepted, not made yet
+        self.deferred_since: float | None = None  # when _accept_one first left a connection to others
+        self.bound_ports: list[int] = []
 
     # -- lifecycle -------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(self, sockets: list[Any] | None = None) -> None:
+        """Bind `binds`, or serve `sockets` already listening (a worker process's, inherited)."""
         loop = asyncio.get_running_loop()
         self.idle = asyncio.Event()
         self.idle.set()
         self.failures = _FailureGate(self.auth_failure_delay)
+        for sock in sockets or ():
+            sock.setblocking(False)
+            self.listening.append(sock)
+            loop.add_reader(sock.fileno(), self._accept_one, sock)
         for host, port in self.binds:
             try:
                 server = await loop.create_server(lambda: HTTPConnection(self), host, port, reuse_address=True,
@@ -282,18 +302,102 @@ class RPCServer:
                 continue
             log.info("Binding RPC on address %s port %d", host, port)
             self.servers.append(server)
-        if not self.servers:
+        if not self.servers and not self.listening:
             raise OSError("Unable to bind any endpoint for RPC server")
+        self.bound_ports = [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]  # type: ignore[attr-defined]
+
+    def _accept_one(self, sock: socket.socket) -> None:
+        """A socket shared with other processes (rpc/stateless) is readable: one connection taken,
+        no more, and only by a worker process that has no more connections than any other (the
+        kernel wakes them all, and would leave most connections to the one that runs first), or
+        by the main process while none of its workers serves; the others look again after
+        ACCEPT_RETRY, when the least busy has taken it, and take it themselves once it has waited
+        ACCEPT_PATIENCE (MAIN_ACCEPT_PATIENCE in the main process): the least busy may be stuck."""
+        balance = self.balance
+        loop = asyncio.get_running_loop()
+        if (balance is not None and not balance.least()) or (self.workers is not None and self.workers.ready):
+            now = loop.time()
+            if self.deferred_since is None:
+                self.deferred_since = now
+            if now - self.deferred_since < (ACCEPT_PATIENCE if balance is not None else MAIN_ACCEPT_PATIENCE):
+                loop.remove_reader(sock.fileno())
+                loop.call_later(ACCEPT_RETRY, self._watch, sock)
+                return
+        self.deferred_since = None
+        try:
+            conn, _ = sock.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return  # another process took it
+        except OSError as e:
+            log.warning("RPC accept failed: %s", e.strerror)
+            return
+        conn.setblocking(False)
+        self.connecting += 1
+        if balance is not None:
+            self.publish_load()
+        loop.create_task(self._connect(conn))
+
+    def _watch(self, sock: socket.socket) -> None:
+        if sock in self.listening:
+            if not select.select([sock], [], [], 0)[0]:
+                self.deferred_since = None  # another process took the connection it left
+            asyncio.get_running_loop().add_reader(sock.fileno(), self._accept_one, sock)
+
+    async def _connect(self, conn: socket.socket) -> None:
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(lambda: HTTPConnection(self), conn)
+        except OSError:
+            conn.close()
+        finally:
+            self.connecting -= 1
+            if self.balance is not None:
+                self.publish_load()
+
+    def publish_load(self) -> None:
+        assert self.balance is not None
+        self.balance.publish(len(self.connections) + self.connecting)
+
+    def _stop_accepting(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sock in self.listening:
+            loop.remove_reader(sock.fileno())
+            sock.close()
+        if self.balance is not None:
+            self.balance.publish(ConnectionCounts.GONE)  # the others take every connection now
+        self.listening = []
+
+    async def start_workers(self, size: int, settings: dict[str, Any]) -> None:
+        """`size` worker processes serving the sockets bound by `start` beside this one (rpc/stateless);
+        `settings`: chain, deprecated, log_path, debug of the daemon."""
+        self.workers = WorkerProcesses(self, size, dict(
+            settings, authenticator=self.authenticator, allowlist=self.allowlist, timeout=self.timeout,
+            work_queue=self.queue.depth, threads=self.queue.threads, auth_failure_delay=self.auth_failure_delay))
+        # the main process accepts only while no worker serves (it answers the workers' relays); it
+        # keeps the sockets for the workers it starts later
+        listening = [socket.socket(fileno=os.dup(sock.fileno())) for s in self.servers
+                     for sock in s.sockets]  # type: ignore[attr-defined]
+        for server in self.servers:
+            server.close()
+        self.workers.listening = listening
+        await self.workers.start()
+        loop = asyncio.get_running_loop()
+        for sock in listening:
+            sock.setblocking(False)
+            self.listening.append(sock)
+            loop.add_reader(sock.fileno(), self._accept_one, sock)
 
     @property
     def ports(self) -> list[int]:
-        return [s.sockets[0].getsockname()[1] for s in self.servers if s.sockets]  # type: ignore[attr-defined]
+        return self.bound_ports
 
     async def stop(self) -> None:
         """Refuse new requests, let in-flight ones finish, close everything."""
         self.stopping = True
         for server in self.servers:
             server.close()
+        self._stop_accepting()
+        if self.workers is not None:
+            await self.workers.stop()  # this loop answers their relays meanwhile
         if self.idle is not None:
             await self.idle.wait()
         for connection in list(self.connections):
@@ -304,9 +408,6 @@ class RPCServer:
         await loop.run_in_executor(None, self.queue.shutdown)
         await loop.run_in_executor(None, self.large.shutdown)
         await loop.run_in_executor(None, self.device_queue.close)
-        if self.stateless is not None:
-            self.stateless.close()
-            await loop.run_in_executor(None, self.stateless.wait)
 
     def begin(self) -> None:
         self.in_flight += 1
@@ -387,61 +488,64 @@ class RPCServer:
             conn.admit(ex)
 
     async def _refuse_later(self) -> tuple[int, bytes, bool]:
-        assert self.failures is not None
-        await self.failures.wait()
+        if self.relay is not None:
+            await self.relay.refused()  # the main process's gate, for all processes
+        else:
+            assert self.failures is not None
+            await self.failures.wait()
         return 401, b"", False
 
     # -- running a request -------------------------------------------------------------
 
     def run(self, body: bytes | bytearray, ctx: CallContext) -> Any:
         """(status, reply bytes) at once for inline calls, else an awaitable of it."""
+        if self.relay is not None:
+            return self._run_in_worker(body, ctx, self.relay)
         if len(body) >= LARGE_BODY_LIMIT:
             return self._run_sliced([body], ctx)
-        pool = self.stateless
         if len(body) > INLINE_BODY_LIMIT:
-            if pool is not None and self._may_be_stateless(body) and worker_log_level_ok():
-                future = pool.submit(body, False)
-                if future is not None:  # the worker parses it, and says if it is not stateless after all
-                    return self._from_worker(future, body, None, ctx)
             return self._run_large(body, ctx)
         value = self.dispatcher.parse_body(body)
         if isinstance(value, tuple):
             return value
         lane = self.dispatcher.lane(value)
-        if pool is not None and self.dispatcher.stateless(value) and worker_log_level_ok():
-            # an inline call is answered here when every worker is busy: the loop is a third worker
-            future = pool.submit(body, lane == INLINE)
-            if future is not None:
-                return self._from_worker(future, body, value, ctx)
         if lane == INLINE:
             return self.dispatcher.process_value(value, ctx)
         if lane == DEVICE:
             return self._on_device(value, ctx)
         return self.queue.run(self.dispatcher.process_value, value, ctx)
 
-    def _may_be_stateless(self, body: bytes | bytearray) -> bool:
-        """A stateless method's quoted name is in `body` (a hint: the worker decides)."""
-        names = self._stateless_names
-        if names is None:
-            names = self._stateless_names = tuple(
-                f'"{name}"'.encode() for name, method in self.dispatcher.registry.methods.items() if method.stateless)
-        return any(name in body for name in names)
-
-    async def _from_worker(self, future: asyncio.Future[tuple[int, int, bytes]], body: bytes | bytearray,
-                           value: Any, ctx: CallContext) -> tuple[int, bytes | None]:
-        """A stateless worker's answer; the request run here as without workers when the worker went
-        (a stateless call may run twice) or found a call in it that is not stateless."""
-        try:
-            outcome = answer(await future)
-        except WorkerLost:
-            outcome = None
-        if outcome is not None:
-            return outcome
-        if value is None:
-            return await self._run_large(body, ctx)
+    def _run_in_worker(self, body: bytes | bytearray, ctx: CallContext, relay: Relay) -> Any:
+        """In a worker process: a parse error or a wholly stateless request answered here, as the
+        main process would, anything else relayed to it (rpc/stateless)."""
+        if len(body) >= LARGE_BODY_LIMIT:
+            return relay.call(body, ctx)
+        if len(body) > INLINE_BODY_LIMIT:
+            return self._run_medium_in_worker(body, ctx, relay)
+        value = self.dispatcher.parse_body(body)
+        if isinstance(value, tuple):
+            return value
+        if not self.dispatcher.stateless(value):
+            return relay.call(body, ctx)
         if self.dispatcher.lane(value) == INLINE:
             return self.dispatcher.process_value(value, ctx)
-        return await self.queue.run(self.dispatcher.process_value, value, ctx)
+        return self.queue.run(self.dispatcher.process_value, value, ctx)
+
+    async def _run_medium_in_worker(self, body: bytes | bytearray, ctx: CallContext,
+                                    relay: Relay) -> tuple[int, bytes | None]:
+        outcome = await self.queue.run(self._parse_and_run_stateless, body, ctx)
+        if outcome is None:
+            return await relay.call(body, ctx)
+        return outcome
+
+    def _parse_and_run_stateless(self, body: bytes | bytearray, ctx: CallContext) -> Any:
+        """On a worker thread of a worker process: parse, then run if every call is stateless, else None."""
+        value = self.dispatcher.parse_body(body)
+        if isinstance(value, tuple):
+            return value
+        if not self.dispatcher.stateless(value):
+            return None
+        return self.dispatcher.process_value(value, ctx)
 
     async def _run_large(self, body: bytes | bytearray, ctx: CallContext) -> tuple[int, bytes | None]:
         outcome = await self.queue.run(self._parse_and_run, body, ctx)
@@ -598,12 +702,16 @@ class HTTPConnection(asyncio.Protocol):
         self.peer = peer[0] if peer else ""
         self.allowed = self.server.allowlist.allows(self.peer)  # a connection's peer never changes
         self.server.connections.add(self)
+        if self.server.balance is not None:
+            self.server.publish_load()
         self.last_activity = self.loop.time()
         self.timer = self.loop.call_at(self.last_activity + self.server.timeout, self._check_idle)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.server.connections.discard(self)
+        if self.server.balance is not None:
+            self.server.publish_load()
         if self.timer is not None:
             self.timer.cancel()
         self._release_body_budget()
