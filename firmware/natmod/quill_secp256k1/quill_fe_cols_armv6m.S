@@ -335,6 +335,7 @@
         KLOAD \k, \n, \i, \yo, 1
         KLOAD \k, \n, \i, \yo, 2
     .endif
+    KDIAG \k, \n, \i
     .set lastc, -1
     KLAST \k, \n, \i, 2, \ihi
     KLAST \k, \n, \i, 1, \ihi
@@ -348,6 +349,7 @@
 .endm
 
 .macro KIND k, n, xo, yo
+    .set dg, -1
     .set fa0, 1
     .set fa1, 1
     .set fa2, 1
@@ -371,8 +373,48 @@
     .endif
 .endm
 
+// squaring, step i: when column 2i (x_i^2's) is in the group, its cross products are
+// all summed by now (they come from the steps below i), so it is doubled and x_i^2
+// added here, from x_i in r0 (no reload); KSQUARE then leaves that column (dg) alone
+.macro KDIAG k, n, i
+    .if ksqr
+        .if 2 * \i >= \k
+            .if 2 * \i - \k < \n
+                .set dg, 2 * \i - \k
+                .if dg == 0
+                    .set fst, fa0
+                    .set fa0, 0
+                .elseif dg == 1
+                    .set fst, fa1
+                    .set fa1, 0
+                .else
+                    .set fst, fa2
+                    .set fa2, 0
+                .endif
+                KDSQ %(5 + dg), %fst
+            .endif
+        .endif
+    .endif
+.endm
+
+.macro KDSQ acc, first
+    .if \first
+        movs r\acc, r0
+        muls r\acc, r0
+    .else
+        lsls r\acc, r\acc, #1
+        movs r1, r0
+        muls r1, r0
+        adds r\acc, r1
+    .endif
+.endm
+
 // squaring: column k + c's cross products twice, then a_{(k+c)/2}'s square of the kind
+// (unless KDIAG has done both in its step)
 .macro KSQUARE k, c, xo
+    .if \c == dg
+        .exitm
+    .endif
     .if \c == 0
         .set fst, fa0
     .elseif \c == 1
