@@ -31,7 +31,10 @@ native module before (firmware/natmod at NATIVE_BASELINE, main before the ARMv6-
 field code: libgcc's __aeabi_lmul, 2 KB comb, window 2) and after (this tree's, with
 the board's table sizes from boards/<board>/board.json "natmod"). "module RAM" is
 what importing the module takes from the heap (gc.mem_free() before and after);
-"same bytes" says whether every column signed the same ECDSA and BIP340 bytes.
+"same bytes" says whether every column that ran signed the same ECDSA and BIP340 bytes.
+A column whose script runs out of the board's heap (the pyboard's ~97 KiB with the
+94 signatures' sample and a native module: MemoryError) shows "out of memory" in
+its cells, with a footnote giving the error and the module's RAM; the run goes on.
 The instructions are counted at the board's own heap (collections included);
 bytes per signature in a second boot with a 2 MB heap, as the collector must
 stay off for the whole signature. "after" signs with the inline-assembler field
