@@ -26,8 +26,9 @@
 // three MULS (the three finished sums of the first two kinds wait in r8-r12 and lr).
 // MULS overwrites a y_j at its last use, so a step of three products copies one
 // register. At a column's end a limb below 2^30.5 is kept and the rest carried; the
-// twenty limbs are then folded to ten (FOLD). ~2,075 cycles per multiplication and
-// ~1,500 per squaring on the Cortex-M0+ (2,285 and 1,630 before the last-use MULS, the
+// twenty limbs are then folded to ten (FOLD). ~2,060 cycles per multiplication and
+// ~1,480 per squaring on the Cortex-M0+ (~1,500 before the squares added in their
+// steps, KDIAG; 2,285 and 1,630 before the last-use MULS, the
 // STM of the split and the shorter column end; two columns at a time, 2,490 and
 // 1,690; the C it replaced, four MULS per limb product, 2,495 and 1,645 instructions).
 //

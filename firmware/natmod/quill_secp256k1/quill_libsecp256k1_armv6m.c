@@ -1,5 +1,5 @@
 // libsecp256k1 (its src/secp256k1.c, compiled from ../shared as on every other core) for
-// ARMv6-M, with two of its static functions swapped for ones the Cortex-M0+ runs
+// ARMv6-M, with some of its static functions swapped for ones the Cortex-M0+ runs
 // faster, each keeping the library's constant-time property and its exact result:
 //   * the k*G comb's table lookup, in Thumb-1 (quill_comb_armv6m.S);
 //   * the constant-time modular inverse (safegcd, secp256k1_modinv32: the field
