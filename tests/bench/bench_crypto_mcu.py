@@ -31,7 +31,10 @@ native module before (firmware/natmod at NATIVE_BASELINE, main before the ARMv6-
 field code: libgcc's __aeabi_lmul, 2 KB comb, window 2) and after (this tree's, with
 the board's table sizes from boards/<board>/board.json "natmod"). "module RAM" is
 what importing the module takes from the heap (gc.mem_free() before and after);
-"same bytes" says whether every column signed the same ECDSA and BIP340 bytes.
+"same bytes" says whether every column that ran signed the same ECDSA and BIP340 bytes.
+A column whose script runs out of the board's heap (the pyboard's ~97 KiB with the
+94 signatures' sample and a native module: MemoryError) shows "out of memory" in
+its cells, with a footnote giving the error and the module's RAM; the run goes on.
 The instructions are counted at the board's own heap (collections included);
 bytes per signature in a second boot with a 2 MB heap, as the collector must
 stay off for the whole signature. "after" signs with the inline-assembler field
@@ -271,6 +274,11 @@ def mcu_romfs(firmware_dir, native=None):
     return qemu.romfs_of(files)
 
 
+class OutOfMemory(RuntimeError):
+    """The script stopped with a MemoryError at the board's heap: the column's cells are
+    reported as such, not left out."""
+
+
 def run_mcu(target, romfs, count, heap=None):
     """SCRIPT's results on the target: ticks are thousands of instructions."""
     board = qemu.Board(target, heap, icount=True, romfs=romfs)
@@ -279,6 +287,8 @@ def run_mcu(target, romfs, count, heap=None):
         out, err = board.exec("import sys\nsys.path.insert(0, '/rom')\n" + script(count), timeout=3600)
     finally:
         board.close()
+    if "MemoryError" in err:
+        raise OutOfMemory(err.strip().splitlines()[-1])
     if err:
         raise RuntimeError(f"{target}: {err[-1500:]}")
     res = json.loads(out.strip().splitlines()[-1])
@@ -287,9 +297,22 @@ def run_mcu(target, romfs, count, heap=None):
     return res
 
 
+OOM = "out of memory"
+
+
+def cell(col, key, fmt):
+    """A column's cell, or "out of memory" (marked *) where its script ran out of heap."""
+    return OOM + "*" if "oom" in col else fmt(col[key])
+
+
+def ratio(cols, key, i, j):
+    return "%7.2fx" % (cols[i][key] / cols[j][key]) if "oom" not in cols[i] and "oom" not in cols[j] else "       -"
+
+
 def print_mcu_table(target, columns):
     """One board's table: instructions and chip ms per column; the speed-ups are
-    pure before/after and native before/after."""
+    pure before/after and native before/after. A column whose script ran out of the
+    board's heap shows "out of memory" with a footnote of its error."""
     chip = mcu_bench.CHIPS[target][0]
     names = [name for name, _ in columns]
     head = "%-22s" % "operation" + "".join(" %17s" % (n + " instr") for n in names) \
@@ -297,24 +320,31 @@ def print_mcu_table(target, columns):
     print(f"{target} ({chip} ms)")
     print(head)
     print("-" * len(head))
+    cols = [col for _, col in columns]
     for label, key in ROWS:
-        vals = [col[key] for _, col in columns]
-        line = "%-22s" % label + "".join(" %17s" % f"{v:,.0f}" for v in vals)
-        line += "".join(" %14.2f" % mcu_bench.milliseconds(target, v) for v in vals)
-        line += " %7.2fx" % (vals[0] / vals[1])
-        line += " %7.2fx" % (vals[2] / vals[3]) if len(vals) == 4 else ""
+        line = "%-22s" % label + "".join(" %17s" % cell(col, key, lambda v: f"{v:,.0f}") for col in cols)
+        line += "".join(" %14s" % cell(col, key, lambda v: "%.2f" % mcu_bench.milliseconds(target, v))
+                        for col in cols)
+        line += " " + ratio(cols, key, 0, 1)
+        line += " " + ratio(cols, key, 2, 3) if len(cols) == 4 else ""
         print(line)
     print("%-22s" % "bytes / ECDSA sig" + "".join(
-        " %17s" % ("-" if col.get("bytes") is None else f"{col['bytes']:,}") for _, col in columns))
+        " %17s" % ("-" if col.get("bytes") is None else f"{col['bytes']:,}") for col in cols))
     print("%-22s" % "module RAM (bytes)" + "".join(
-        " %17s" % (f"{col['ram']:,}" if "ram" in col else "-") for _, col in columns))
-    same = len({col["sigs"] for _, col in columns}) == 1
-    print("same bytes (ECDSA with grinding, BIP340) in every column: %s" % ("yes" if same else "NO"))
-    print(nonce_line(columns[0][1]["count"]))
+        " %17s" % (f"{col['ram']:,}" if "ram" in col else "-") for col in cols))
+    ran = [col for col in cols if "oom" not in col]
+    same = len({col["sigs"] for col in ran}) == 1
+    print("same bytes (ECDSA with grinding, BIP340) in every column that ran: %s" % ("yes" if same else "NO"))
+    print(nonce_line(ran[0]["count"]))
     print("one more nonce:" + "".join(
         " %s %s (%.2f ms)" % (name, f"{col['ecdsa2'] - col['ecdsa1']:,.0f}",
                               mcu_bench.milliseconds(target, col["ecdsa2"] - col["ecdsa1"]))
-        for name, col in columns))
+        for name, col in columns if "oom" not in col))
+    for name, col in columns:
+        if "oom" in col:
+            print(f"* {name}: the {col['count']}-signature script ran out of the board's heap "
+                  f"({col['oom']}); its module takes {col['ram']:,} bytes of it" if "ram" in col else
+                  f"* {name}: the {col['count']}-signature script ran out of the board's heap ({col['oom']})")
 
 
 def mcu_tables(old, count, targets=tuple(MCU_ARCH)):
@@ -335,7 +365,10 @@ def mcu_tables(old, count, targets=tuple(MCU_ARCH)):
             print(f"{target}: no native columns: {exc}")
         results = []
         for name, image in columns:
-            col = run_mcu(target, image, count)
+            try:
+                col = run_mcu(target, image, count)
+            except OutOfMemory as exc:
+                col = {"oom": str(exc)}
             col["count"] = count
             col["bytes"] = run_mcu(target, image, 2, BIG_HEAP)["bytes"]
             if name.startswith("native"):

@@ -9,57 +9,92 @@
 // abs is; abs only enters data operations (no branch, no address depends on it).
 // First one mask per entry, -1 for row[abs] and 0 for the others, on the stack:
 // ((i ^ abs) - 1) >> 31 (arithmetic), as i ^ abs is below 2^31. Then the 16 words in
-// six passes of three (words 0-2, 3-5, 6-8, 9-11, 12-14, 13-15: the last overlaps
-// the one before, recomputing the same two words): each pass ORs every entry's
-// three words, ANDed with that entry's mask, into three registers and stores them.
-// Thumb-1's eight low registers: three sums, three loaded words, the mask and the
-// entry pointer; the pass over the entries is unrolled (.rept), so no counter.
-// 13 cycles per entry and pass (LDR mask 2, LDM 4, 3 ANDS, 3 ORRS, ADDS), ~78 per
-// entry against the C loop's ~188.
+// three passes of five (words 0-4, 5-9, 10-14) and one of word 15: each pass adds
+// every entry's words, ANDed with that entry's mask, into registers and stores them.
+// Exactly one mask is all ones, so the sum of the masked words is row[abs]'s word
+// (an OR would give the same); ADD, unlike ORRS, takes the high registers r8-r12,
+// which hold a five-word pass's sums while the low ones hold the five loaded words,
+// the mask and the entry pointer. The pass over the entries is unrolled (.rept), and
+// so is the masks' loop: no counter.
+// 19 cycles per entry and pass of five (LDR mask 2, LDM 6, 5 ANDS, 5 ADDS, ADDS), 7
+// for the last word's, ~64 per entry against the C loop's ~188.
 
 #define POINTS (1 << (COMB_TEETH - 1))
 #if POINTS > 64
 #error "quill_comb_scan keeps one mask per entry in a 4-byte slot under SP (LDR SP-relative: 1020 bytes)"
 #endif
 
+// the frame: the masks, then r and row
+#define OUT (4 * POINTS)
+#define ROW (4 * POINTS + 4)
+#define FRAME (4 * POINTS + 8)
+
     .syntax unified
     .thumb
     .text
 
-// one pass: r7 = &row[0] + pass's byte offset; r0-r2 = 0; ORs the three words of
-// every entry under its mask (at [sp, #4*i]) into r0-r2. Clobbers r3-r7.
+// one pass of five words: r7 = &row[0] + the pass's byte offset; r8-r12 = 0; adds
+// the five words of every entry under its mask (at [sp, #4*i]) into r8-r12.
+// Clobbers r0-r4, r6, r7.
     .type quill_comb_pass, %function
     .thumb_func
 quill_comb_pass:
     .set entry, 0
     .rept POINTS
     ldr r6, [sp, #4*entry]
-    ldm r7!, {r3, r4, r5}
+    ldm r7!, {r0, r1, r2, r3, r4}
+    ands r0, r6
+    ands r1, r6
+    ands r2, r6
     ands r3, r6
     ands r4, r6
-    ands r5, r6
-    orrs r0, r3
-    orrs r1, r4
-    orrs r2, r5
-    adds r7, #64 - 12
+    add r8, r0
+    add r9, r1
+    add r10, r2
+    add r11, r3
+    add r12, r4
+    adds r7, #64 - 20
     .set entry, entry + 1
     .endr
     bx lr
     .size quill_comb_pass, . - quill_comb_pass
 
-// one pass at word w of each entry, its three sums stored at r's word w (r in r8,
-// row in r9)
+// the last word's pass: r7 = &row[0] + 60, r0 = 0; ORs word 15 of every entry under
+// its mask into r0. Clobbers r3, r6, r7.
+    .type quill_comb_pass1, %function
+    .thumb_func
+quill_comb_pass1:
+    .set entry, 0
+    .rept POINTS
+    ldr r6, [sp, #4*entry]
+    ldm r7!, {r3}
+    ands r3, r6
+    orrs r0, r3
+    adds r7, #64 - 4
+    .set entry, entry + 1
+    .endr
+    bx lr
+    .size quill_comb_pass1, . - quill_comb_pass1
+
+// one pass at words w..w+4 of each entry, its five sums stored at r's words w..w+4
 .macro PASS w
-    mov r7, r9
+    ldr r7, [sp, #ROW]
     adds r7, #4*\w
     movs r0, #0
-    movs r1, #0
-    movs r2, #0
+    mov r8, r0
+    mov r9, r0
+    mov r10, r0
+    mov r11, r0
+    mov r12, r0
     bl quill_comb_pass
-    mov r3, r8
-    str r0, [r3, #4*\w]
-    str r1, [r3, #4*\w + 4]
-    str r2, [r3, #4*\w + 8]
+    ldr r7, [sp, #OUT]
+    adds r7, #4*\w
+    mov r0, r8
+    mov r1, r9
+    mov r2, r10
+    mov r3, r11
+    mov r4, r12
+    stm r7!, {r0, r1, r2, r3, r4}
 .endm
 
     .global quill_comb_scan
@@ -69,31 +104,36 @@ quill_comb_scan:
     push {r4, r5, r6, r7, lr}
     mov r4, r8
     mov r5, r9
-    push {r4, r5}
-    mov r8, r0
-    mov r9, r1
-    sub sp, #4*POINTS
+    mov r6, r10
+    mov r7, r11
+    push {r4, r5, r6, r7}
+    sub sp, #FRAME
+    str r0, [sp, #OUT]
+    str r1, [sp, #ROW]
     // the masks: [sp, #4*i] = -1 if i == abs else 0
-    mov r6, sp
-    movs r3, #0
-1:
-    movs r4, r3
+    .set entry, 0
+    .rept POINTS
+    movs r4, #entry
     eors r4, r2
     subs r4, #1
     asrs r4, r4, #31
-    stm r6!, {r4}
-    adds r3, #1
-    cmp r3, #POINTS
-    bne 1b
+    str r4, [sp, #4*entry]
+    .set entry, entry + 1
+    .endr
     PASS 0
-    PASS 3
-    PASS 6
-    PASS 9
-    PASS 12
-    PASS 13
-    add sp, #4*POINTS
-    pop {r4, r5}
+    PASS 5
+    PASS 10
+    ldr r7, [sp, #ROW]
+    adds r7, #60
+    movs r0, #0
+    bl quill_comb_pass1
+    ldr r3, [sp, #OUT]
+    str r0, [r3, #60]
+    add sp, #FRAME
+    pop {r4, r5, r6, r7}
     mov r8, r4
     mov r9, r5
+    mov r10, r6
+    mov r11, r7
     pop {r4, r5, r6, r7, pc}
     .size quill_comb_scan, . - quill_comb_scan

@@ -26,8 +26,9 @@
 // three MULS (the three finished sums of the first two kinds wait in r8-r12 and lr).
 // MULS overwrites a y_j at its last use, so a step of three products copies one
 // register. At a column's end a limb below 2^30.5 is kept and the rest carried; the
-// twenty limbs are then folded to ten (FOLD). ~2,075 cycles per multiplication and
-// ~1,500 per squaring on the Cortex-M0+ (2,285 and 1,630 before the last-use MULS, the
+// twenty limbs are then folded to ten (FOLD). ~2,060 cycles per multiplication and
+// ~1,480 per squaring on the Cortex-M0+ (~1,500 before the squares added in their
+// steps, KDIAG; 2,285 and 1,630 before the last-use MULS, the
 // STM of the split and the shorter column end; two columns at a time, 2,490 and
 // 1,690; the C it replaced, four MULS per limb product, 2,495 and 1,645 instructions).
 //
@@ -335,6 +336,7 @@
         KLOAD \k, \n, \i, \yo, 1
         KLOAD \k, \n, \i, \yo, 2
     .endif
+    KDIAG \k, \n, \i
     .set lastc, -1
     KLAST \k, \n, \i, 2, \ihi
     KLAST \k, \n, \i, 1, \ihi
@@ -348,6 +350,7 @@
 .endm
 
 .macro KIND k, n, xo, yo
+    .set dg, -1
     .set fa0, 1
     .set fa1, 1
     .set fa2, 1
@@ -371,8 +374,48 @@
     .endif
 .endm
 
+// squaring, step i: when column 2i (x_i^2's) is in the group, its cross products are
+// all summed by now (they come from the steps below i), so it is doubled and x_i^2
+// added here, from x_i in r0 (no reload); KSQUARE then leaves that column (dg) alone
+.macro KDIAG k, n, i
+    .if ksqr
+        .if 2 * \i >= \k
+            .if 2 * \i - \k < \n
+                .set dg, 2 * \i - \k
+                .if dg == 0
+                    .set fst, fa0
+                    .set fa0, 0
+                .elseif dg == 1
+                    .set fst, fa1
+                    .set fa1, 0
+                .else
+                    .set fst, fa2
+                    .set fa2, 0
+                .endif
+                KDSQ %(5 + dg), %fst
+            .endif
+        .endif
+    .endif
+.endm
+
+.macro KDSQ acc, first
+    .if \first
+        movs r\acc, r0
+        muls r\acc, r0
+    .else
+        lsls r\acc, r\acc, #1
+        movs r1, r0
+        muls r1, r0
+        adds r\acc, r1
+    .endif
+.endm
+
 // squaring: column k + c's cross products twice, then a_{(k+c)/2}'s square of the kind
+// (unless KDIAG has done both in its step)
 .macro KSQUARE k, c, xo
+    .if \c == dg
+        .exitm
+    .endif
     .if \c == 0
         .set fst, fa0
     .elseif \c == 1

@@ -1,9 +1,11 @@
 // libsecp256k1 (its src/secp256k1.c, compiled from ../shared as on every other core) for
-// ARMv6-M, with two of its static functions swapped for ones the Cortex-M0+ runs
+// ARMv6-M, with some of its static functions swapped for ones the Cortex-M0+ runs
 // faster, each keeping the library's constant-time property and its exact result:
 //   * the k*G comb's table lookup, in Thumb-1 (quill_comb_armv6m.S);
 //   * the constant-time modular inverse (safegcd, secp256k1_modinv32: the field
-//     inverse that makes each nonce's R affine, and the scalar inverse of the nonce).
+//     inverse that makes each nonce's R affine, and the scalar inverse of the nonce);
+//   * the point arithmetic's field cmov, add and negate, in Thumb-1
+//     (quill_fe_ops_armv6m.S; below, before group_impl.h).
 //
 // How: a function's header is included first, so its definition keeps its name; then
 // the name becomes a macro for the rest of the library.
@@ -166,6 +168,23 @@ static void quill_modinv32(secp256k1_modinv32_signed30 *x, const secp256k1_modin
 #define secp256k1_modinv32(x, modinfo) quill_modinv32((x), (modinfo))
 
 #include "field_impl.h"
+
+// the point arithmetic's conditional move, addition and negation of field elements
+// in Thumb-1 (quill_fe_ops_armv6m.S): the library's results, limbs moved by LDM/STM.
+// The field's own definitions above keep their names; the library's names for the
+// calls, field.h's macros, point at these for the code that follows (group_impl.h,
+// the k*G comb, ECDSA and BIP340).
+void quill_fe_cmov(secp256k1_fe *r, const secp256k1_fe *a, int flag);
+void quill_fe_add(secp256k1_fe *r, const secp256k1_fe *a);
+void quill_fe_negate(secp256k1_fe *r, const secp256k1_fe *a, int m);
+typedef char quill_fe_layout[sizeof(secp256k1_fe) == 40 ? 1 : -1];
+#undef secp256k1_fe_cmov
+#define secp256k1_fe_cmov quill_fe_cmov
+#undef secp256k1_fe_add
+#define secp256k1_fe_add quill_fe_add
+#undef secp256k1_fe_negate_unchecked
+#define secp256k1_fe_negate_unchecked quill_fe_negate
+
 #include "group_impl.h"
 
 // r = row[abs], reading every entry of row[0 .. COMB_POINTS) (quill_comb_armv6m.S)

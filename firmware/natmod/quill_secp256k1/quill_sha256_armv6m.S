@@ -4,38 +4,66 @@
 //
 //   void quill_sha256_compress(uint32_t state[8], const unsigned char *blocks, size_t n);
 //
-// FIPS 180-4 section 6.2.2 for each 64-byte block (any alignment). First the whole
-// message schedule on the stack, each W[t] replaced by W[t] + K[t] once the schedule
-// has read it for the last time (so a round reads one word); then the 64 rounds, as
-// four passes of one unrolled body of 16. The working variables a..h are eight stack
-// slots whose roles rotate with the round (16 is a multiple of 8, so every slot is a
-// constant offset in the body), with a and e also kept in registers from the round
-// that computes them. Maj(a,b,c) is ((a^b) & (b^c)) ^ b, where b^c is the round
-// before's a^b (kept in r4). Rotations by a register (RORS), each sum of three
-// rotations as two: Sigma1(e) = ror(ror(ror(e,14) ^ e, 5) ^ e, 6), Sigma0(a) =
-// ror(ror(ror(a,9) ^ a, 11) ^ a, 2), sigma0(x) = ror(ror(x,11) ^ x, 7) ^ x >> 3,
-// sigma1(x) = ror(ror(x,2) ^ x, 17) ^ x >> 10. No branch or address depends on the
-// data: constant time. ~5,000 cycles a block on the Cortex-M0+ (GCC's -Os C: ~6,000).
+// FIPS 180-4 section 6.2.2 for each 64-byte block (any alignment). The message
+// schedule W is a ring of 16 words on the stack (W[t] overwrites W[t-16]); the
+// working variables a..h are eight stack slots whose roles rotate with the round (the
+// 16 rounds of a pass are unrolled, so every slot is a constant offset), with a and e
+// also kept in registers from the round that computes them. Maj(a,b,c) is
+// ((a^b) & (b^c)) ^ b, where b^c is the round before's a^b (kept in r4). Rotations
+// by a register (RORS), each sum of three rotations as two: Sigma1(e) =
+// ror(ror(ror(e,14) ^ e, 5) ^ e, 6), Sigma0(a) = ror(ror(ror(a,9) ^ a, 11) ^ a, 2),
+// sigma0(x) = ror(ror(x,11) ^ x, 7) ^ x >> 3, sigma1(x) = ror(ror(x,2) ^ x, 17) ^ x >> 10.
+// No branch or address depends on the data: constant time.
 //
-// Registers in the rounds: r0 the round's sum, r1-r3 scratch, r4 b^c, r5 &(W+K)[pass],
+// Registers in the rounds: r0 the round's sum, r1-r3 scratch, r4 b^c, r5 &K[pass],
 // r6 e, r7 a.
 
     .syntax unified
     .thumb
     .text
 
-#define SLOTS 256
-#define STATE 288
-#define INPUT 292
-#define COUNT 296
-#define PASS 300
-#define FRAME 304
+#define SLOTS 64
+#define STATE 96
+#define INPUT 100
+#define COUNT 104
+#define PASS 108
+#define FRAME 112
 
 // the stack offset of working variable x (0 = a .. 7 = h) at round i
 #define VAR(x, i) (SLOTS + 4 * (((x) - (i)) & 7))
 
-// round i of a pass (r0 = W[i] + K[i] on entry)
+// r0 = W[j] (mod 16) + sigma0(W[j+1]) + W[j+9] + sigma1(W[j+14]), stored as W[j]
+.macro SCHED j
+    ldr r1, [sp, #4 * (((\j) + 1) & 15)]
+    mov r2, r1
+    movs r3, #11
+    rors r2, r3
+    eors r2, r1
+    movs r3, #7
+    rors r2, r3
+    lsrs r1, r1, #3
+    eors r2, r1                 // sigma0(W[j+1])
+    ldr r1, [sp, #4 * (((\j) + 14) & 15)]
+    mov r0, r1
+    movs r3, #2
+    rors r0, r3
+    eors r0, r1
+    movs r3, #17
+    rors r0, r3
+    lsrs r1, r1, #10
+    eors r0, r1                 // sigma1(W[j+14])
+    adds r0, r2
+    ldr r1, [sp, #4 * (((\j) + 9) & 15)]
+    adds r0, r1
+    ldr r1, [sp, #4 * (\j)]
+    adds r0, r1
+    str r0, [sp, #4 * (\j)]
+.endm
+
+// round i of a pass (r0 = W[i] on entry)
 .macro ROUND i
+    ldr r1, [r5, #4 * (\i)]
+    adds r0, r1                 // W + K
     ldr r1, [sp, #VAR(7, \i)]
     adds r0, r1                 // + h
     mov r1, r6
@@ -56,7 +84,7 @@
     adds r0, r1                 // + Ch(e, f, g): t1
     ldr r1, [sp, #VAR(3, \i)]
     adds r6, r1, r0
-    str r6, [sp, #VAR(3, \i)]  // e = d + t1 (d's slot is the next round's e)
+    str r6, [sp, #VAR(3, \i)]   // e = d + t1 (d's slot is the next round's e)
     mov r1, r7
     movs r3, #9
     rors r1, r3
@@ -75,7 +103,7 @@
     adds r0, r4
     mov r4, r2                  // the next round's b ^ c
     mov r7, r0
-    str r0, [sp, #VAR(7, \i)]  // a = t1 + t2 (h's slot is the next round's a)
+    str r0, [sp, #VAR(7, \i)]   // a = t1 + t2 (h's slot is the next round's a)
 .endm
 
     .global quill_sha256_compress
@@ -91,7 +119,7 @@ quill_sha256_compress:
     bne 1f
     add sp, #FRAME
     pop {r4-r7, pc}
-1:  // the block's 16 words, big-endian: W[0..15]
+1:  // the block's 16 words, big-endian, into W
     ldr r1, [sp, #INPUT]
     movs r2, #0
 2:  ldrb r0, [r1, #0]
@@ -111,52 +139,6 @@ quill_sha256_compress:
     cmp r2, #64
     bne 2b
     str r1, [sp, #INPUT]
-    // W[16..63]; W[t] += K[t] after its last read (r6 = &W[t], r5 = &K[t])
-    ldr r5, .Lk_offset
-.Lk_base:
-    add r5, pc                  // &K[0]
-    b 9f
-    .p2align 2
-.Lk_offset:
-    .word .Lk - (.Lk_base + 4)
-9:  mov r6, sp
-    movs r4, #48
-3:  ldr r1, [r6, #4]            // W[t+1]
-    mov r2, r1
-    movs r3, #11
-    rors r2, r3
-    eors r2, r1
-    movs r3, #7
-    rors r2, r3
-    lsrs r1, r1, #3
-    eors r2, r1                 // sigma0(W[t+1])
-    ldr r1, [r6, #56]           // W[t+14]
-    mov r0, r1
-    movs r3, #2
-    rors r0, r3
-    eors r0, r1
-    movs r3, #17
-    rors r0, r3
-    lsrs r1, r1, #10
-    eors r0, r1                 // sigma1(W[t+14])
-    adds r0, r2
-    ldr r1, [r6, #36]           // W[t+9]
-    adds r0, r1
-    ldr r1, [r6, #0]            // W[t]
-    adds r0, r1
-    str r0, [r6, #64]           // W[t+16]
-    ldm r5!, {r2}
-    adds r1, r2
-    stm r6!, {r1}               // W[t] + K[t]
-    subs r4, #1
-    bne 3b
-    movs r4, #16
-4:  ldr r1, [r6]
-    ldm r5!, {r2}
-    adds r1, r2
-    stm r6!, {r1}               // W[48..63] + K[48..63]
-    subs r4, #1
-    bne 4b
     // a..h into their slots; a, e and b^c into registers
     ldr r0, [sp, #STATE]
     ldm r0!, {r1-r4}
@@ -169,35 +151,47 @@ quill_sha256_compress:
     stm r5!, {r1-r4}
     mov r4, r6
     mov r6, r1                  // e
-    mov r5, sp
-    movs r0, #4
-    str r0, [sp, #PASS]
-5:  .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-    ldr r0, [r5, #4 * \i]
+    ldr r5, .Lk_offset
+.Lk_base:
+    add r5, pc                  // &K[0]
+    b 5f
+    .p2align 2
+.Lk_offset:
+    .word .Lk - (.Lk_base + 4)
+5:
+    .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+    ldr r0, [sp, #4 * \i]
     ROUND \i
     .endr
-    adds r5, #64                // the next 16 words of W + K
+    movs r0, #3
+    str r0, [sp, #PASS]
+3:  adds r5, #64                // the next 16 round constants
+    .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+    SCHED \i
+    ROUND \i
+    .endr
     ldr r0, [sp, #PASS]
     subs r0, #1
     str r0, [sp, #PASS]
     beq 6f
-    bl 5b                       // BL: the one branch that reaches back over a pass (LR is saved)
-6:  // state += a..h
+    bl 3b                       // BL: the one branch that reaches back over a pass (LR is saved)
+6:
+    // state += a..h
     ldr r0, [sp, #STATE]
     add r5, sp, #SLOTS
     movs r6, #8
-7:  ldr r1, [r0]
+4:  ldr r1, [r0]
     ldm r5!, {r2}
     adds r1, r2
     stm r0!, {r1}
     subs r6, #1
-    bne 7b
+    bne 4b
     ldr r2, [sp, #COUNT]
     subs r2, #1
     str r2, [sp, #COUNT]
-    beq 8f
+    beq 7f
     bl 1b
-8:  add sp, #FRAME
+7:  add sp, #FRAME
     pop {r4-r7, pc}
 
     .p2align 2

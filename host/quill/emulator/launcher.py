@@ -325,7 +325,7 @@ def _native_first(native: Path | None) -> str:
     """Boot code that loads the native module first, from its folder, while the heap is
     empty (the loader's temporary buffers then come and go without fragmenting it).
     The unix port maps the module's code and tables outside the heap, where a board
-    copies them into its heap (72,656 bytes on the Pico,
+    copies them into its heap (78,384 bytes on the Pico,
     tests/bench/bench_crypto_mcu.py), and the model does not take
     them from the heap: its 64-bit objects take ~1.5x a 32-bit board's instead. Measured
     at boot, without the key methods: the Pico's model here leaves 116.5 KB free, the
