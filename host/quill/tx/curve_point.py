@@ -14,10 +14,15 @@ from quillfw.crypto.secp256k1 import P
 _P = mpz(P)
 
 
+def is_x_on_curve(x: int) -> bool:
+    """Some point of secp256k1 has this x: x < p and x^3 + 7 is a square mod p (BIP340's lift_x
+    succeeds; SEC1's decompression too)."""
+    # x^3 + 7 is never 0 mod p (the group has prime order: no point with y = 0)
+    return x < P and jacobi(x * x * x + 7, _P) == 1
+
+
 def is_valid_compressed_pubkey(key: bytes) -> bool:
     """A 33-byte SEC1 compressed key (0x02/0x03 header) whose x is on the curve."""
     if len(key) != 33 or key[0] not in (2, 3):
         return False
-    x = int.from_bytes(key[1:], "big")
-    # x^3 + 7 is never 0 mod p (the group has prime order: no point with y = 0)
-    return x < P and jacobi(x * x * x + 7, _P) == 1
+    return is_x_on_curve(int.from_bytes(key[1:], "big"))

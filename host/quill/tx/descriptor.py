@@ -13,6 +13,7 @@ from quill import compiled
 
 from . import script as S
 from .address import encode_destination
+from .curve_point import is_x_on_curve
 from .hashes import sha256
 from .polymod import Polymod
 
@@ -100,19 +101,12 @@ def add_checksum(desc: str) -> str:
 
 # -- inference --------------------------------------------------------------------
 
-_P = 2 ** 256 - 2 ** 32 - 977
-
 TOP, P2SH, P2WSH = "top", "p2sh", "p2wsh"
 
 
 def is_valid_xonly(x: bytes) -> bool:
     """BIP340 lift_x succeeds: x < p and x^3 + 7 is a square mod p."""
-    xi = int.from_bytes(x, "big")
-    if xi >= _P:
-        return False
-    v = (pow(xi, 3, _P) + 7) % _P
-    y = pow(v, (_P + 1) // 4, _P)
-    return y * y % _P == v
+    return is_x_on_curve(int.from_bytes(x, "big"))
 
 
 def _infer_pubkey(key: bytes, ctx):
