@@ -277,6 +277,21 @@
 .endm
 
 // whether step i has column c's product (x_i * y_{k+c-i}): pr
+// fst: whether column `col` gets its first product now (its accumulator register is
+// written, not added to); after this, it has had one
+.macro TAKE_FIRST col
+    .if \col == 0
+        .set fst, fa0
+        .set fa0, 0
+    .elseif \col == 1
+        .set fst, fa1
+        .set fa1, 0
+    .else
+        .set fst, fa2
+        .set fa2, 0
+    .endif
+.endm
+
 .macro KHAS k, n, i, c, ihi
     .set jj, \k + \c - \i
     .set pr, 0
@@ -300,16 +315,7 @@
     .set ynext, pr
     KHAS \k, \n, \i, \c, \ihi
     .if pr
-        .if \c == 0
-            .set fst, fa0
-            .set fa0, 0
-        .elseif \c == 1
-            .set fst, fa1
-            .set fa1, 0
-        .else
-            .set fst, fa2
-            .set fa2, 0
-        .endif
+        TAKE_FIRST \c
         .if ynext == 0
             .set md, 0
         .elseif \c == lastc
@@ -382,16 +388,7 @@
         .if 2 * \i >= \k
             .if 2 * \i - \k < \n
                 .set dg, 2 * \i - \k
-                .if dg == 0
-                    .set fst, fa0
-                    .set fa0, 0
-                .elseif dg == 1
-                    .set fst, fa1
-                    .set fa1, 0
-                .else
-                    .set fst, fa2
-                    .set fa2, 0
-                .endif
+                TAKE_FIRST %dg
                 KDSQ %(5 + dg), %fst
             .endif
         .endif
