@@ -50,6 +50,42 @@ def test_nesting_is_bounded():
         univalue.loads("[" * 513 + "]" * 513)
 
 
+def _nested(depth: int) -> str:
+    """Arrays and objects alternating, `depth` deep, inside a long request-like string."""
+    opens = "".join("[" if i % 2 else '{"k":' for i in range(depth))
+    closes = "".join("]" if i % 2 else "}" for i in reversed(range(depth)))
+    return '{"hex": "' + "ab" * 40_000 + '", "v": ' + opens + "1" + closes + "}"
+
+
+@pytest.mark.parametrize("depth, fits", [(511, True), (512, False), (600, False)])
+def test_nesting_of_both_kinds_is_bounded_in_long_text(depth, fits):
+    text = _nested(depth)  # the outer object adds one level
+    if fits:
+        assert univalue.loads(text)["hex"] == "ab" * 40_000
+    else:
+        with pytest.raises(univalue.JSONParseError):
+            univalue.loads(text)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    value = univalue.loads('["' + "[{" * 600 + '", {"a": ["]]"]}]')
+    assert value == ["[{" * 600, {"a": ["]]"]}]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('["' + "-" * 1000 + '", -0]', "-0"),  # a minus sign long before the minus zero
+    ('["' + "\\" * 1000 + '", -0]', "-0"),
+])
+def test_minus_zero_is_kept_after_other_minus_signs_and_escapes(text, expected):
+    assert univalue.dumps(univalue.loads(text)[1]) == expected
+
+
+def test_a_lone_surrogate_escape_after_other_backslashes_is_refused():
+    with pytest.raises(univalue.JSONParseError):
+        univalue.loads('["' + "\\n" * 1000 + '\\ud800"]')
+    assert univalue.loads('["' + "\\n" * 1000 + '\\ud83d\\ude00"]')[0].endswith("\U0001f600")
+
+
 def test_repeated_keys_keep_the_first_value_and_are_reported():
     obj = univalue.loads('{"a": 1, "b": 2, "a": 3}')
     assert obj["a"] == 1 and obj.duplicate_keys == ["a"]

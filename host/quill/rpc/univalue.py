@@ -122,9 +122,23 @@ def _reject_constant(name):
     raise JSONParseError(f"invalid JSON constant {name}")
 
 
+def _opens_at_most(text: str, limit: int) -> bool:
+    """True when `text` holds at most `limit` of '[' and '{' together. One find per bracket
+    (memchr) rather than counting every character: a request is mostly its hex strings."""
+    n = 0
+    for bracket in "[{":
+        at = text.find(bracket)
+        while at >= 0:
+            n += 1
+            if n > limit:
+                return False
+            at = text.find(bracket, at + 1)
+    return True
+
+
 def _depth_ok(text: str) -> bool:
     """Cheap nesting bound before handing text to the recursive parser."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+    if _opens_at_most(text, MAX_DEPTH):
         return True
     depth = 0
     in_str = esc = False
@@ -157,11 +171,12 @@ def loads(text):
         text = decode_utf8(bytes(text))
     elif isinstance(text, (bytes, bytearray)):
         text = decode_utf8(text)
-    if "\\u" in text and _has_lone_surrogate_escape(text):
+    # A one-character search first (memchr): the two-character one reads every character
+    if "\\" in text and "\\u" in text and _has_lone_surrogate_escape(text):
         raise JSONParseError("lone surrogate escape")
     if len(text) > MAX_DEPTH and not _depth_ok(text):  # shorter text cannot nest deeper
         raise JSONParseError("nesting too deep")
-    minus_zero = "-0" in text
+    minus_zero = "-" in text and "-0" in text
     # json.JSONDecoder.decode without its Python layers: leading whitespace,
     # one value, trailing whitespace, nothing else.
     start = _WHITESPACE(text, 0).end() if text[:1] in _WS else 0
