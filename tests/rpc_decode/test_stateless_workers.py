@@ -154,6 +154,25 @@ def test_a_worker_answers_byte_for_byte_as_the_daemon_alone(pair, on_worker, nam
         assert expected[0] in (200, 204)
 
 
+def _minor_faults(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])  # field 10, minflt
+
+
+def test_a_worker_reuses_the_heap_a_large_request_freed(pair, on_worker):
+    """A worker sets the daemon's malloc thresholds (daemon.main.tune_process): with glibc's
+    defaults each 500-input decode grew the heap and trimmed it after, ~130 fresh pages a time."""
+    conn, pid = on_worker
+    body = json.dumps({"id": 1, "method": "decoderawtransaction", "params": [_tx_hex(500)]}).encode()
+    for _ in range(3):
+        assert _ask(conn, body)[0] == 200
+    before = _minor_faults(pid)
+    for _ in range(10):
+        assert _ask(conn, body)[0] == 200
+    assert (_minor_faults(pid) - before) / 10 < 30
+    assert _holder([pid], pair[1].port, conn) == pid
+
+
 def test_one_connection_mixes_stateless_calls_and_the_main_process_s(pair, on_worker):
     loop_only, workers = pair
     conn, pid = on_worker

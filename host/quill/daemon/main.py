@@ -559,8 +559,7 @@ def main(argv=None) -> int:
         for warning in args.warnings:
             log.warning("Warning: %s", warning)
         log.info("Quill version v%s, chain=%s, datadir=%s", __version__, daemon.chain, daemon.datadir)
-        return_large_blocks_to_the_system()
-        sys.setswitchinterval(SWITCH_INTERVAL)
+        tune_process()
         return run_loop(daemon.run())
     except (config.ConfigError, auth.AuthConfigError) as e:
         print(f"Error: {e}", file=sys.stderr)
@@ -568,6 +567,15 @@ def main(argv=None) -> int:
     except OSError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
+
+
+def tune_process() -> None:
+    """What every process that serves RPC sets at start, the daemon and its -rpcworkers alike: glibc's
+    fixed malloc thresholds (daemon/memory: without them, each large request grows the heap and
+    each end trims it, ~130 page faults and ~0.25 ms of system time per 500-input decode) and
+    SWITCH_INTERVAL (a large body runs on a thread of the process's own lanes)."""
+    return_large_blocks_to_the_system()
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 if __name__ == "__main__":

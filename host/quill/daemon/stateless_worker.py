@@ -69,7 +69,8 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C: the daemon stops its workers
     settings = pickle.load(sys.stdin.buffer)
     logging_setup.setup(settings["log_path"] or None, False, settings["debug"])
-    from quill.daemon.main import run_loop
+    from quill.daemon.main import run_loop, tune_process
+    tune_process()
     run_loop(serve(settings))
     return 0
 
