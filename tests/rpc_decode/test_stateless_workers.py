@@ -173,6 +173,36 @@ def test_a_worker_reuses_the_heap_a_large_request_freed(pair, on_worker):
     assert _holder([pid], pair[1].port, conn) == pid
 
 
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def test_a_worker_runs_its_larger_bodies_on_one_thread(pair):
+    """stateless.WORKER_THREADS, not -rpcthreads: a worker's calls never wait, so more threads under
+    its one interpreter lock would only switch. Eight clients decoding medium bodies at once on a
+    new worker start one thread in it."""
+    body = json.dumps(BODIES["decode, medium body"]).encode()
+    expected = _post(pair[0].port, body)
+    with InProcessServer("main", workers=1) as server:
+        conn, pid = _worker_connection(server)
+        conns = [conn, *(http.client.HTTPConnection("127.0.0.1", server.port, timeout=60) for _ in range(7))]
+        try:
+            before = _threads(pid)
+            for _ in range(5):
+                answers: list[tuple[int, bytes]] = []
+                threads = [threading.Thread(target=lambda c=c, out=answers: out.append(_ask(c, body))) for c in conns]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert answers == [expected] * len(conns)
+            assert {_holder([pid, os.getpid()], server.port, c) for c in conns} == {pid}
+            assert _threads(pid) - before == 1
+        finally:
+            for c in conns:
+                c.close()
+
+
 def test_one_connection_mixes_stateless_calls_and_the_main_process_s(pair, on_worker):
     loop_only, workers = pair
     conn, pid = on_worker

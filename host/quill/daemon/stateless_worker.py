@@ -6,9 +6,9 @@ entries for them) and relaying everything else to the daemon.
 
 Its settings come pickled on stdin from the daemon (RPCServer.start_workers): chain, deprecated
 (-deprecatedrpc), log_path, debug (-debug), authenticator (salted hashes, no password), allowlist,
-timeout, work_queue, threads, auth_failure_delay, listen (the inherited listening sockets' fds) and
-link (its end of the socketpair to the daemon), counts (the shared ConnectionCounts: fd, size, its
-slot). It stops when the daemon says so or goes.
+timeout, work_queue, threads (stateless.WORKER_THREADS), auth_failure_delay, listen (the inherited
+listening sockets' fds) and link (its end of the socketpair to the daemon), counts (the shared
+ConnectionCounts: fd, size, its slot). It stops when the daemon says so or goes.
 """
 from __future__ import annotations
 

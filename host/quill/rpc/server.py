@@ -66,7 +66,7 @@ from quill.device.pool import PoolQueue
 from quill.device.queue import DeviceQueue, DeviceQueueFull
 from quill.rpc.jsonrpc import CallContext, Dispatcher
 from quill.rpc.registry import DEVICE, INLINE
-from quill.rpc.stateless import ConnectionCounts, Relay, WorkerProcesses
+from quill.rpc.stateless import WORKER_THREADS, ConnectionCounts, Relay, WorkerProcesses
 from quill.rpc.univalue_sliced import Batch
 
 log = logging.getLogger("quill.http")
@@ -371,7 +371,7 @@ class RPCServer:
         `settings`: chain, deprecated, log_path, debug of the daemon."""
         self.workers = WorkerProcesses(self, size, dict(
             settings, authenticator=self.authenticator, allowlist=self.allowlist, timeout=self.timeout,
-            work_queue=self.queue.depth, threads=self.queue.threads, auth_failure_delay=self.auth_failure_delay))
+            work_queue=self.queue.depth, threads=WORKER_THREADS, auth_failure_delay=self.auth_failure_delay))
         # the main process accepts only while no worker serves (it answers the workers' relays); it
         # keeps the sockets for the workers it starts later
         listening = [socket.socket(fileno=os.dup(sock.fileno())) for s in self.servers

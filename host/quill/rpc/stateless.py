@@ -51,6 +51,10 @@ STATUS = struct.Struct("<H")
 READY, RELAY, REFUSED, ANSWER, NO_CONTENT, STOP = range(6)
 RESTART_DELAY = 1.0  # seconds before a worker that died is replaced
 STOP_WAIT = 10.0  # seconds the workers have to finish their requests at shutdown
+# A worker's threads for the bodies above the loop's inline limit, not -rpcthreads: its calls never
+# wait on anything, so under one interpreter lock a second thread only adds switching. With 16, a
+# 500-input decode at 64 clients took ~15 % more CPU and ~20 % fewer requests were answered.
+WORKER_THREADS = 1
 
 
 class _Frames(asyncio.Protocol):
