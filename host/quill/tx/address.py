@@ -10,7 +10,7 @@
 from dataclasses import dataclass
 from functools import reduce
 from operator import getitem, xor
-from typing import Iterable
+from typing import Final, Iterable
 
 from quill import compiled
 from quill.consensus import SECP256K1_ORDER
@@ -120,7 +120,7 @@ _GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
 
 
 # Bech32 strings are at most 90 characters: the hrp expansion, data and checksum fit in 256 symbols.
-_polymod = Polymod(_GEN, 30, 256)
+_polymod: Final = Polymod(_GEN, 30, 256)
 
 
 def _hrp_expand(hrp: str):
@@ -163,6 +163,7 @@ def _hrp_residue(hrp: str) -> int:
 
 
 _HRP_RESIDUES: dict[str, int] = {}
+_SIX_ZEROS: Final = bytes(6)  # the checksum's place, fed to the polymod
 # This module is compiled by mypyc (quill.compiled): a loop over the symbols beats the tables then.
 _NATIVE = compiled.PURE_REASON is None
 
@@ -170,7 +171,7 @@ _NATIVE = compiled.PURE_REASON is None
 def bech32_encode(hrp: str, data5, encoding: str) -> str:
     data = bytes(data5)
     if _NATIVE and hrp.isascii():
-        mod = _polymod.continued(_hrp_residue(hrp), data + bytes(6)) ^ _CONST[encoding]
+        mod = _polymod.continued(_polymod.continued(_hrp_residue(hrp), data), _SIX_ZEROS) ^ _CONST[encoding]
     elif 2 * len(hrp) + 1 + len(data) + 6 > _polymod.positions:  # beyond the tables
         values = _hrp_expand(hrp) + list(data)
         mod = _polymod(values + [0] * 6) ^ _CONST[encoding]

@@ -157,15 +157,26 @@ class Transaction:
         return wit, nowit
 
     def _state(self) -> tuple:
-        # Everything the serialization depends on. Comparing two states is
-        # cheap when nothing changed: tuple comparison short-cuts identical objects.
-        # Typed views of the vectors: compiled, each item's fields are read directly.
-        vin: Sequence[TxIn] = self.vin
+        # Everything the serialization depends on, as one flat tuple (fewer objects than a tuple
+        # per input): each input's fixed fields and its stack's length, then the stack's items.
+        # Comparing two states is cheap when nothing changed: tuple comparison short-cuts
+        # identical objects.
+        vin: Sequence[TxIn] = self.vin  # typed views: compiled, each item's fields are read directly
         vout: Sequence[TxOut] = self.vout
-        return (self.version, self.locktime,
-                tuple([(i.prevout.hash, i.prevout.n, i.script_sig, i.sequence, tuple(i.witness))
-                       for i in vin]),
-                tuple([(o.value, o.script_pubkey) for o in vout]))
+        fields: list = [self.version, self.locktime, len(vin), len(vout)]
+        for i in vin:
+            prevout = i.prevout
+            witness = i.witness
+            fields.append(prevout.hash)
+            fields.append(prevout.n)
+            fields.append(i.script_sig)
+            fields.append(i.sequence)
+            fields.append(len(witness))
+            fields.extend(witness)
+        for o in vout:
+            fields.append(o.value)
+            fields.append(o.script_pubkey)
+        return tuple(fields)
 
     # -- identity and size ---------------------------------------------------
 
