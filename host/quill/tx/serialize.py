@@ -7,6 +7,11 @@ MAX_SIZE, so a hostile length never allocates memory for it.
 """
 import struct
 
+from quill import compiled
+
+# This module is compiled by mypyc (quill.compiled): byte-level code is native then.
+_NATIVE = compiled.PURE_REASON is None
+
 # Core's MAX_SIZE: the largest CompactSize a reader accepts.
 MAX_SIZE = 0x02000000
 
@@ -119,8 +124,10 @@ class BufferReader(Reader):
         if p + 4 > self.end:
             raise DeserializationError("end of data")
         self.pos = p + 4
-        d = self.data  # byte by byte: native code once compiled, cheaper than a struct call
-        return d[p] | (d[p + 1] << 8) | (d[p + 2] << 16) | (d[p + 3] << 24)
+        d = self.data
+        if _NATIVE:  # byte by byte: native code once compiled, cheaper than the struct call
+            return d[p] | (d[p + 1] << 8) | (d[p + 2] << 16) | (d[p + 3] << 24)
+        return _U32.unpack_from(d, p)[0]  # interpreted, the struct call is the cheaper
 
     def i64(self) -> int:
         p = self.pos
