@@ -145,3 +145,8 @@ def test_both_checksum_loops_give_the_bips_checksums(monkeypatch, native):
         assert address.bech32_encode(hrp, data, encoding) == bip173_encode(hrp, data, const)
         desc = "".join(rng.choice(descriptor.INPUT_CHARSET) for _ in range(rng.randrange(0, 300)))
         assert descriptor.descriptor_checksum(desc) == bip380_checksum(desc)
+        # a character outside INPUT_CHARSET anywhere (ASCII, Latin-1 or beyond): no checksum
+        at = rng.randrange(len(desc) + 1)
+        bad = desc[:at] + rng.choice(["\n", "\x7f", "\xe9", "\xff", "\u20ac", "\U0001f600"]) + desc[at:]
+        assert bip380_checksum(bad) is None
+        assert descriptor.descriptor_checksum(bad) is None

@@ -10,6 +10,7 @@
 from dataclasses import dataclass
 from functools import reduce
 from operator import getitem, xor
+from typing import Final, Iterable
 
 from quill import compiled
 from quill.consensus import SECP256K1_ORDER
@@ -119,7 +120,7 @@ _GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
 
 
 # Bech32 strings are at most 90 characters: the hrp expansion, data and checksum fit in 256 symbols.
-_polymod = Polymod(_GEN, 30, 256)
+_polymod: Final = Polymod(_GEN, 30, 256)
 
 
 def _hrp_expand(hrp: str):
@@ -162,6 +163,7 @@ def _hrp_residue(hrp: str) -> int:
 
 
 _HRP_RESIDUES: dict[str, int] = {}
+_SIX_ZEROS: Final = bytes(6)  # the checksum's place, fed to the polymod
 # This module is compiled by mypyc (quill.compiled): a loop over the symbols beats the tables then.
 _NATIVE = compiled.PURE_REASON is None
 
@@ -169,7 +171,7 @@ _NATIVE = compiled.PURE_REASON is None
 def bech32_encode(hrp: str, data5, encoding: str) -> str:
     data = bytes(data5)
     if _NATIVE and hrp.isascii():
-        mod = _polymod.continued(_hrp_residue(hrp), data + bytes(6)) ^ _CONST[encoding]
+        mod = _polymod.continued(_polymod.continued(_hrp_residue(hrp), data), _SIX_ZEROS) ^ _CONST[encoding]
     elif 2 * len(hrp) + 1 + len(data) + 6 > _polymod.positions:  # beyond the tables
         values = _hrp_expand(hrp) + list(data)
         mod = _polymod(values + [0] * 6) ^ _CONST[encoding]
@@ -214,13 +216,15 @@ def bech32_decode(text: str, limit: int = BECH32_MAX_LENGTH):
     return None
 
 
-def convert_bits(data, frombits: int, tobits: int, pad: bool):
+def convert_bits(data: Iterable[int], frombits: int, tobits: int, pad: bool) -> list[int] | None:
     """Regroup bits (Core's ConvertBits); None if the padding is invalid."""
     acc = bits = 0
     out = []
     maxv = (1 << tobits) - 1
+    # Core's max_acc: only the bits not yet taken are kept, so that the accumulator stays small
+    max_acc = (1 << (frombits + tobits - 1)) - 1
     for v in data:
-        acc = (acc << frombits) | v
+        acc = ((acc << frombits) | v) & max_acc
         bits += frombits
         while bits >= tobits:
             bits -= tobits
@@ -263,7 +267,11 @@ def _spread_plan(nbytes: int) -> tuple[int, int, list[tuple[int, int, int]]]:
 
 def _five_bit_groups(data: bytes) -> bytes:
     """convert_bits(data, 8, 5, pad=True) as bytes, by whole-integer masks and shifts (the hot path
-    of address encoding)."""
+    of address encoding) when interpreted; compiled (quill.compiled), convert_bits' loop is the faster."""
+    if _NATIVE:
+        groups = convert_bits(data, 8, 5, True)
+        assert groups is not None  # padded: never None
+        return bytes(groups)
     plan = _SPREADS.get(len(data))
     if plan is None:
         plan = _spread_plan(len(data))
@@ -360,10 +368,10 @@ def decode_destination(text: str, chain) -> bytes:
         raise AddressError("Version 0 witness address must use Bech32 checksum")
     if version != 0 and encoding != BECH32M:
         raise AddressError("Version 1+ witness address must use Bech32m checksum")
-    program = convert_bits(data5[1:], 5, 8, False)
-    if program is None:
+    groups = convert_bits(data5[1:], 5, 8, False)
+    if groups is None:
         raise AddressError("Invalid padding in Bech32 data section")
-    program = bytes(program)
+    program = bytes(groups)
     unit = "byte" if len(program) == 1 else "bytes"
     if version == 0:
         if len(program) in (20, 32):

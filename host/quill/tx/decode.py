@@ -5,6 +5,8 @@ key order; amounts are quill.amount.Amount. They are shared by
 decoderawtransaction, decodescript and (later) gettransaction's `decoded`,
 getrawtransaction and getblock.
 """
+from typing import Sequence
+
 from quill.amount import Amount
 
 from . import script as S
@@ -12,7 +14,7 @@ from .address import encode_destination, pkh_address, script_hash_address
 from .descriptor import infer_descriptor, known_witness_script
 from .hashes import hash160, hash_to_hex, sha256d
 from .serialize import DeserializationError
-from .transaction import Transaction
+from .transaction import Transaction, TxIn, TxOut
 
 
 class TxDecodeError(DeserializationError):
@@ -36,12 +38,15 @@ def parse_hex(hexstr: str):
 
 def check_tx_scripts_sanity(tx: Transaction) -> bool:
     """Core's CheckTxScriptsSanity: scripts parse, use opcodes <= OP_NOP10, pushes <= 520, size <= 10000."""
+    # typed views of the vectors: compiled, the scripts are read as native fields
+    vin: Sequence[TxIn] = tx.vin
+    vout: Sequence[TxOut] = tx.vout
     if not tx.is_coinbase():
-        for txin in tx.vin:
+        for txin in vin:
             s = txin.script_sig
             if len(s) > S.MAX_SCRIPT_SIZE or not S.has_valid_ops(s):
                 return False
-    for txout in tx.vout:
+    for txout in vout:
         s = txout.script_pubkey
         if len(s) > S.MAX_SCRIPT_SIZE or not S.has_valid_ops(s):
             return False
@@ -145,22 +150,24 @@ def tx_to_univ(tx: Transaction, chain, include_hex: bool = False, block_hash: by
         "locktime": tx.locktime,
     }
     coinbase = tx.is_coinbase()
-    to_asm = S.script_to_asm
+    tx_vin: Sequence[TxIn] = tx.vin  # typed views: compiled, native field reads
+    tx_vout: Sequence[TxOut] = tx.vout
     vin = []
-    for txin in tx.vin:
+    item: dict[str, object]
+    for txin in tx_vin:
         if coinbase:
             item = {"coinbase": txin.script_sig.hex()}
         else:
             s = txin.script_sig
             item = {"txid": txin.prevout.hash[::-1].hex(), "vout": txin.prevout.n,
-                    "scriptSig": {"asm": to_asm(s, True), "hex": s.hex()}}
+                    "scriptSig": {"asm": S.script_to_asm(s, True), "hex": s.hex()}}
         if txin.witness:
             item["txinwitness"] = [w.hex() for w in txin.witness]
         item["sequence"] = txin.sequence
         vin.append(item)
     entry["vin"] = vin
     vout = []
-    for n, txout in enumerate(tx.vout):
+    for n, txout in enumerate(tx_vout):
         item = {"value": Amount(txout.value), "n": n,
                 "scriptPubKey": script_to_univ(txout.script_pubkey, chain,
                                                deprecated_addresses=deprecated_addresses)}

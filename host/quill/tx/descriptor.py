@@ -8,6 +8,7 @@ to addr(), whereas Core prints wsh(<miniscript>) for sane miniscripts.
 """
 from functools import reduce
 from operator import getitem, xor
+from typing import Final
 
 from quill import compiled
 
@@ -31,12 +32,12 @@ _GEN = (0xF5DEE51989, 0xA9FDCA3312, 0x1BAB10E32D, 0x3706B1677A, 0x644D626FFD)
 
 
 # Each character's INPUT_CHARSET position as a byte (0xFF for characters outside it).
-_POS_TABLE = bytes(_POS.get(chr(i), 0xFF) for i in range(256))
+_POS_TABLE: Final = bytes(_POS.get(chr(i), 0xFF) for i in range(256))
 # A position's symbol (its low 5 bits), and its class (the high bits, 0-2) times 9, 3 and 1.
 _SYMBOL = bytes(p & 31 for p in range(256))
 _CLASS_9, _CLASS_3, _CLASS_1 = (bytes((p >> 5) * w if p < 96 else 0 for p in range(256)) for w in (9, 3, 1))
 # Descriptors of up to 290 characters use the tables (4 symbols per 3 characters, and 8 more).
-_polymod = Polymod(_GEN, 40, 400)
+_polymod: Final = Polymod(_GEN, 40, 400)
 # Each pair of checksum characters, by its 10 bits: the 8 characters are 4 lookups.
 _CHECKSUM_PAIRS = [CHECKSUM_CHARSET[i >> 5] + CHECKSUM_CHARSET[i & 31] for i in range(1024)]
 # Number of symbols -> the residue of the initial 1 after them and the 8 zeros, and each symbol's
@@ -53,8 +54,44 @@ def _plan(n: int) -> tuple[int, list[tuple[int, ...]]]:
     return plan
 
 
+def _symbol_loop_residue(desc: str) -> int:
+    """BIP380's polymod of `desc` as its reference loop feeds it, one character at a time, or -1 for a
+    character outside INPUT_CHARSET: the compiled form (native integers, no intermediate bytes)."""
+    pm = _polymod
+    table = _POS_TABLE
+    c = 1
+    cls = 0
+    count = 0
+    for i in range(len(desc)):
+        o = ord(desc[i])
+        if o > 255:
+            return -1
+        p = table[o]
+        if p == 0xFF:
+            return -1
+        c = pm.step(c, p & 31)
+        # after each group of 3 characters, their 3 classes as one base-3 number
+        cls = cls * 3 + (p >> 5)
+        count += 1
+        if count == 3:
+            c = pm.step(c, cls)
+            cls = 0
+            count = 0
+    if count:
+        c = pm.step(c, cls)
+    for _ in range(8):
+        c = pm.step(c, 0)
+    return c ^ 1
+
+
 def descriptor_checksum(desc: str):
     """The 8-character BIP380 checksum, or None if `desc` has a character outside INPUT_CHARSET."""
+    if _NATIVE:
+        c = _symbol_loop_residue(desc)
+        if c < 0:
+            return None
+        pairs = _CHECKSUM_PAIRS
+        return pairs[c >> 30] + pairs[(c >> 20) & 1023] + pairs[(c >> 10) & 1023] + pairs[c & 1023]
     try:
         positions = desc.encode("latin-1").translate(_POS_TABLE)
     except UnicodeEncodeError:
@@ -84,9 +121,7 @@ def descriptor_checksum(desc: str):
             cls = cls * 3 + (p >> 5)
         values[body + rest] = cls
     n = len(values)
-    if _NATIVE:
-        c = _polymod.continued(1, bytes(values) + bytes(8)) ^ 1
-    elif n + 8 <= _polymod.positions:
+    if n + 8 <= _polymod.positions:
         residue, tables = _plan(n)
         c = reduce(xor, map(getitem, tables, values), residue) ^ 1
     else:

@@ -34,6 +34,8 @@ class Polymod:
 
     def __init__(self, generators: Sequence[int], bits: int, positions: int) -> None:
         self._table = xor_table(generators)
+        # the five generators one by one, for step(): compiled, attributes of native integers
+        self._g0, self._g1, self._g2, self._g3, self._g4 = generators
         self._top = bits - 5
         self._mask = (1 << self._top) - 1
         self._positions = positions
@@ -69,13 +71,30 @@ class Polymod:
             return self.stepwise(values)
         return reduce(xor, map(getitem, by_position[n - 1::-1], values), by_position[n][1])
 
+    def step(self, chk: int, v: int) -> int:
+        """One symbol of BIP173's loop: multiply by x, add `v`, and reduce by the generators the
+        residue's top 5 bits select. Compiled by mypyc (quill.compiled) this is native integer
+        code with no lookup in a table of Python integers: the compiled loops feed symbols here."""
+        top = chk >> self._top
+        chk = ((chk & self._mask) << 5) ^ v
+        if top & 1:
+            chk ^= self._g0
+        if top & 2:
+            chk ^= self._g1
+        if top & 4:
+            chk ^= self._g2
+        if top & 8:
+            chk ^= self._g3
+        if top & 16:
+            chk ^= self._g4
+        return chk
+
     def continued(self, chk: int, values: bytes) -> int:
-        """The polymod from residue `chk` on, fed `values` one symbol at a time. Compiled by mypyc
-        (quill.compiled) this loop is native integer code, faster than the tables' reduce, whose
-        every step makes a Python integer; interpreted, the reduce is the faster."""
-        table, top, mask = self._table, self._top, self._mask
-        for v in values:
-            chk = ((chk & mask) << 5) ^ v ^ table[chk >> top]
+        """The polymod from residue `chk` on, fed `values` one symbol at a time (step()). Compiled,
+        this loop is native integer code, faster than the tables' reduce, whose every step makes a
+        Python integer; interpreted, the reduce is the faster."""
+        for i in range(len(values)):
+            chk = self.step(chk, values[i])
         return chk
 
     def stepwise(self, values: Sequence[int]) -> int:

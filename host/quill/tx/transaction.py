@@ -11,11 +11,12 @@ Scripts and witness items must be `bytes` (immutable): the serialized forms are
 cached and the cache is checked against the current field values.
 """
 import struct
+from typing import Sequence
 
 from quill.consensus import WITNESS_SCALE_FACTOR
 
 from .hashes import hash_to_hex, sha256d
-from .serialize import COMPACT_SIZE_SMALL, DeserializationError, compact_size, reader_for
+from .serialize import COMPACT_SIZE_SMALL, BufferReader, DeserializationError, Reader, compact_size, reader_for
 
 _U32 = struct.Struct("<I")
 _Q_I = struct.Struct("<q")
@@ -155,13 +156,27 @@ class Transaction:
         self._cache = [state, wit, nowit, None, None]
         return wit, nowit
 
-    def _state(self):
-        # Everything the serialization depends on. Comparing two states is
-        # cheap when nothing changed: tuple comparison short-cuts identical objects.
-        return (self.version, self.locktime,
-                tuple([(i.prevout.hash, i.prevout.n, i.script_sig, i.sequence, tuple(i.witness))
-                       for i in self.vin]),
-                tuple([(o.value, o.script_pubkey) for o in self.vout]))
+    def _state(self) -> tuple:
+        # Everything the serialization depends on, as one flat tuple (fewer objects than a tuple
+        # per input): each input's fixed fields and its stack's length, then the stack's items.
+        # Comparing two states is cheap when nothing changed: tuple comparison short-cuts
+        # identical objects.
+        vin: Sequence[TxIn] = self.vin  # typed views: compiled, each item's fields are read directly
+        vout: Sequence[TxOut] = self.vout
+        fields: list = [self.version, self.locktime, len(vin), len(vout)]
+        for i in vin:
+            prevout = i.prevout
+            witness = i.witness
+            fields.append(prevout.hash)
+            fields.append(prevout.n)
+            fields.append(i.script_sig)
+            fields.append(i.sequence)
+            fields.append(len(witness))
+            fields.extend(witness)
+        for o in vout:
+            fields.append(o.value)
+            fields.append(o.script_pubkey)
+        return tuple(fields)
 
     # -- identity and size ---------------------------------------------------
 
@@ -263,33 +278,29 @@ def _serialize(tx):
     return b"".join(wparts), nowit
 
 
-def _count(r):
+def _count(r: Reader) -> int:
     """A vector's CompactSize count (at most MAX_SIZE). Its items are then read one by one, as
     Core does: a count larger than the data allocates nothing and fails at the first item that
     does not fit, with that item's error (Core's message, which decodepsbt shows)."""
     return r.compact_size()
 
 
-def _read_inputs(r):
+def _read_inputs(r: Reader) -> list[TxIn]:
     vin = []
-    append = vin.append
-    read, u32, var_bytes = r.read, r.u32, r.var_bytes
     for _ in range(_count(r)):
-        prev = OutPoint(read(32), u32())
-        append(TxIn(prev, var_bytes(), u32(), []))
+        prev = OutPoint(r.read(32), r.u32())
+        vin.append(TxIn(prev, r.var_bytes(), r.u32(), []))
     return vin
 
 
-def _read_outputs(r):
+def _read_outputs(r: Reader) -> list[TxOut]:
     vout = []
-    append = vout.append
-    i64, var_bytes = r.i64, r.var_bytes
     for _ in range(_count(r)):
-        append(TxOut(i64(), var_bytes()))
+        vout.append(TxOut(r.i64(), r.var_bytes()))
     return vout
 
 
-def _read_transaction(r, allow_witness):
+def _read_transaction(r: Reader, allow_witness: bool) -> Transaction:
     """Core's UnserializeTransaction (primitives/transaction.h), BIP144 when allowed."""
     start = r.tell()
     version = r.u32()
@@ -311,9 +322,8 @@ def _read_transaction(r, allow_witness):
         has_witness = False
         for txin in vin:
             stack = txin.witness
-            var_bytes = r.var_bytes
             for _ in range(_count(r)):
-                stack.append(var_bytes())
+                stack.append(r.var_bytes())
             if stack:
                 has_witness = True
         if not has_witness:
@@ -323,9 +333,9 @@ def _read_transaction(r, allow_witness):
     locktime_pos = r.tell()
     locktime = r.u32()
     tx = Transaction(version, vin, vout, locktime)
-    data = getattr(r, "data", None)
-    if data is not None:
+    if isinstance(r, BufferReader):
         # Cache the serialized forms straight from the input bytes.
+        data = r.data
         end = r.tell()
         wit = data[start:end]
         if witness_start == locktime_pos:
