@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from quill import atomic_store
-from quill.chain.pg_store import take_chain
+from quill.chain.pg_store import CHAIN_LOCK_CLASS, lock_key, take_chain
 from tests.durability import checks
 from tests.durability.scenario import Journal, Scenario, make_template, prepare, reopen
 from tests.durability.test_injected_faults import run_killed
@@ -60,8 +60,13 @@ def released(url: str) -> None:
     """Waits until PostgreSQL has ended the killed quilld's sessions, and the chain's lock with
     them (a backend learns its client is gone a moment after the kill). A restarted quilld
     serves as a replica until the lock is free; reopen's in-process store takes it at once or
-    not at all."""
-    take_chain(url, "regtest", wait=10.0).close()
+    not at all: the lock taken here is given back before the connection closes (a closed session's
+    backend ends, and frees what it held, a moment later)."""
+    conn = take_chain(url, "regtest", wait=10.0)
+    try:
+        assert conn.execute("SELECT pg_advisory_unlock(%s, %s)", (CHAIN_LOCK_CLASS, lock_key("regtest"))).fetchone()[0]
+    finally:
+        conn.close()
 
 
 def test_kill_9_at_each_commit_point_on_postgresql_loses_nothing_acknowledged(tmp_path, pg_template):
